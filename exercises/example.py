@@ -1,0 +1,220 @@
+"""Lesson 11, the focused example: four positions, eight features, two heads of four.
+
+    python exercises/example.py              # your code: exercises/multi_head_attention.py
+    python exercises/example.py --solution   # the reference: solutions/multi_head_attention.py
+    python exercises/example.py --heads 1    # the lesson's experiment: one head against two
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import traceback
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parent.parent
+STUDENT_FILE = REPO / "exercises" / "multi_head_attention.py"
+SOLUTION_FILE = REPO / "solutions" / "multi_head_attention.py"
+SEED = 0
+BATCH, SEQ, WIDTH = 1, 4, 8  # one sequence of four positions, eight features each
+
+
+def shown(path: Path) -> str:
+    """``path`` as the student would type it: relative to the repository when possible."""
+    path = Path(path).resolve()
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
+
+
+def load(path: Path):
+    """Import the file at ``path`` itself (never another multi_head_attention on sys.path)."""
+    spec = importlib.util.spec_from_file_location("lesson_multi_head_attention", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while being built
+    spec.loader.exec_module(module)
+    return module
+
+
+def explain(error: BaseException, code: Path) -> str:
+    """One short line for an exception from the code under test, instead of a traceback."""
+    message = (str(error).strip().splitlines() or [""])[0][:160]
+    if isinstance(error, NotImplementedError) and message.endswith(" is not written yet"):
+        return f"not written yet: {message.removesuffix(' is not written yet')} — fill it in {shown(code)}"
+    if isinstance(error, SyntaxError) and error.lineno:
+        return f"SyntaxError: {error.msg} ({shown(code)}:{error.lineno})"
+    frames = traceback.extract_tb(error.__traceback__)
+    in_code = [frame for frame in frames if Path(frame.filename).resolve() == code.resolve()]
+    in_here = [frame for frame in frames if Path(frame.filename).resolve() == Path(__file__).resolve()]
+    if in_code:  # the deepest line of the code under test
+        return f"{type(error).__name__}: {message} ({shown(code)}:{in_code[-1].lineno})"
+    if in_here:  # the code under test returned something this example could not use
+        return f"{type(error).__name__}: {message} (at `{in_here[-1].line.split('  #')[0]}`)"
+    return f"{type(error).__name__}: {message}"
+
+
+def shape(value) -> str:
+    return str(tuple(value.shape)) if isinstance(value, torch.Tensor) else type(value).__name__
+
+
+def configuration_problem(mha, heads: int, code: Path) -> str | None:
+    """The lesson: a width that does not divide by the head count fails when the model is built."""
+    try:
+        mha.MultiHeadSelfAttention(WIDTH, heads)
+    except ValueError as error:
+        return explain(error, code)
+    if heads < 1 or WIDTH % heads:
+        return f"{WIDTH} features do not split into {heads} heads, yet no ValueError was raised"
+
+
+def run(mha, heads: int):
+    """Build the layer with a fixed seed and send the example through it, step by step."""
+    torch.manual_seed(SEED)
+    model = mha.MultiHeadSelfAttention(WIDTH, heads)  # ValueError unless 8 % heads == 0
+    inputs = torch.randn(BATCH, SEQ, WIDTH)  # (1, 4, 8)
+    allowed_mask = mha.causal_mask(SEQ)  # (4, 4): True where key <= query
+    head_results = [head(inputs, allowed_mask) for head in model.heads]  # each (1, 4, 8 / heads)
+    concatenated = mha.concatenate_heads(head_results)  # (1, 4, 8): head 0's features first
+    combined = model.output_projection(concatenated)  # (1, 4, 8): the heads mixed together
+    print(f"  inputs {shape(inputs)} -> {heads} x head output {shape(head_results[0].output)}"
+          f" -> concatenated {shape(concatenated)} -> combined {shape(combined)}")
+    return model, model(inputs)  # the same steps inside forward; the mask defaults to causal
+
+
+def print_weights(weights) -> None:
+    """Each head's attention matrix side by side: rows are queries, columns are keys."""
+    if not (isinstance(weights, torch.Tensor) and weights.dim() == 4):
+        return
+    matrices = weights[0].detach()  # (heads, seq, seq)
+    print("  attention weights (row = query position, column = key position):")
+    print("    " + "".join(f"head {h:<19}" for h in range(matrices.shape[0])).rstrip())
+    for query in range(matrices.shape[1]):
+        rows = [" ".join(f"{w:.2f}" for w in matrix[query].tolist()) for matrix in matrices]
+        print("    " + "   ".join(f"{row:<21}" for row in rows).rstrip())
+
+
+# Each check returns None when it passes, or a few words on what came back instead.
+def output_shape(model, result, heads):
+    if tuple(result.output.shape) != (BATCH, SEQ, WIDTH):
+        return f"got {shape(result.output)}"
+
+
+def weights_shape(model, result, heads):
+    if tuple(result.weights.shape) != (BATCH, heads, SEQ, SEQ):
+        return f"got {shape(result.weights)}"
+
+
+def rows_sum_to_one(model, result, heads):
+    sums = result.weights.detach().sum(dim=-1)  # (batch, heads, seq)
+    bad = ((sums - 1).abs() > 1e-5).nonzero()
+    if len(bad):
+        *_, head, query = bad[0].tolist()
+        return f"head {head}, query {query} sums to {sums[tuple(bad[0])]:.4f}"
+
+
+def future_is_zero(model, result, heads):
+    future = ~torch.tril(torch.ones(SEQ, SEQ, dtype=torch.bool))  # True where key > query
+    bad = ((result.weights.detach() != 0) & future).nonzero()
+    if len(bad):
+        *_, head, query, key = bad[0].tolist()
+        return f"head {head}: query {query} gives future key {key} weight {result.weights[tuple(bad[0])]:.2f}"
+
+
+def heads_differ(model, result, heads):
+    if heads == 1:
+        return "not applicable"
+    if tuple(result.weights.shape[:2]) != (BATCH, heads):
+        return f"cannot compare: the weights are shaped {shape(result.weights)}"
+    weights = result.weights.detach()[0]  # (heads, seq, seq)
+    for first in range(heads):
+        for second in range(first + 1, heads):
+            if torch.allclose(weights[first], weights[second]):
+                return f"heads {first} and {second} have the same matrix"
+
+
+def gradients_reach(model, result, heads):
+    if not result.output.requires_grad:
+        return "the output is cut off from the parameters (requires_grad is False)"
+    (result.output ** 2).mean().backward()
+    parts = [(f"head {h} {name}", getattr(head, name).weight)
+             for h, head in enumerate(model.heads) for name in ("query", "key", "value")]
+    for name, parameter in parts + [("output projection", model.output_projection.weight)]:
+        if parameter.grad is None or not parameter.grad.abs().sum() > 0:
+            return f"no gradient reaches {name}"
+
+
+CHECKS = [
+    (f"output shape is ({BATCH}, {SEQ}, {WIDTH})", output_shape),
+    ("attention weights are shaped (1, {heads}, 4, 4)", weights_shape),
+    ("every probability row sums to one", rows_sum_to_one),
+    ("every future weight is zero", future_is_zero),
+    ("the seeded heads produce different matrices", heads_differ),
+    ("gradients reach every head (query, key, value) and the output projection", gradients_reach),
+]
+
+
+def compare_with_two_heads(mha, model, result, code: Path) -> None:
+    """The lesson's experiment: one head against two, at the same width of eight."""
+    print("\nExperiment: one head against two, both at width 8")
+    try:
+        model_2, result_2 = run(mha, 2)
+    except Exception as error:
+        print(f"  two heads could not run: {explain(error, code)}")
+        return
+    for label, one, two in [("features per head", model.head_dim, model_2.head_dim),
+                            ("output shape", shape(result.output), shape(result_2.output)),
+                            ("attention matrices", result.weights.shape[1], result_2.weights.shape[1])]:
+        print(f"  {label:<20} 1 head: {str(one):<12} 2 heads: {two}")
+    print("  The width passed to the next layer is unchanged; with one attention matrix instead\n"
+          "  of two, the layer has one retrieval pattern fewer per position.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--solution", action="store_true", help="run on solutions/ instead")
+    parser.add_argument("--heads", type=int, default=2, help="number of heads (default 2)")
+    arguments = parser.parse_args(argv)
+    heads, code = arguments.heads, SOLUTION_FILE if arguments.solution else STUDENT_FILE
+    if not code.exists():
+        print(f"✗ {shown(code)} is absent: this copy has no solutions/ folder (the student"
+              " release ships without it); run without --solution to try your own code.")
+        return 1
+    print(f"Lesson 11 focused example on {shown(code)}: {SEQ} positions, {WIDTH} features,"
+          f" {heads} head{'s' * (heads != 1)}")
+
+    try:
+        mha = load(code)
+        problem = configuration_problem(mha, heads, code)
+        if problem:
+            print(f"✗ configuration ({WIDTH} features, {heads} heads): {problem}")
+            return 1
+        print(f"  head dimension = {WIDTH} features / {heads} = {mha.head_dimension(WIDTH, heads)}")
+        model, result = run(mha, heads)
+    except Exception as error:
+        print(f"✗ {explain(error, code)}")
+        return 1
+    print_weights(getattr(result, "weights", None))
+
+    failures = 0
+    for description, check in CHECKS:
+        description = description.format(heads=heads)
+        try:
+            problem = check(model, result, heads)
+        except Exception as error:
+            problem = explain(error, code)
+        if problem == "not applicable":
+            print(f"– {description}: not applicable with one head")
+        elif problem is None:
+            print(f"✓ {description}")
+        else:
+            failures += 1
+            print(f"✗ {description} — {problem}")
+    if heads == 1 and failures == 0:
+        compare_with_two_heads(mha, model, result, code)
+    print("\nAll checks pass." if not failures else f"\n{failures} of the checks fail.")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

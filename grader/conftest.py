@@ -1,0 +1,155 @@
+"""pytest wiring for the grader: options, the ``submission`` fixture, scoring.
+
+``pytest grader`` grades exercises/; ``pytest grader --submission PATH`` grades a .py
+file of any name or a folder holding multi_head_attention.py. ``--submission`` may be
+repeated: the tests then run once per submission, each against a fresh handle.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from grader import loading, results, timeouts
+from grader.scoring import GROUPS, Scoreboard, group_of
+from grader.submission import ErrorDescription, InProcessBackend, StudentCodeError, Submission
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SUBMISSION = REPO_ROOT / "exercises"
+
+scoreboard_key = pytest.StashKey[Scoreboard]()
+targets_key = pytest.StashKey[dict]()
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    path: Path
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("grader", "multi-head attention grader")
+    group.addoption(
+        "--submission",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a .py file or a folder holding multi_head_attention.py (repeatable); default: exercises/",
+    )
+    group.addoption("--results-json", metavar="PATH", help="also write every test's outcome to this JSON file")
+    group.addoption(
+        "--grading-seed",
+        type=int,
+        default=None,
+        help="seed for the data the hidden tests draw (default: a fresh random seed)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "points(n): the points a test is worth")
+    if config.getoption("grading_seed") is None:
+        config.option.grading_seed = secrets.randbelow(2**31)
+    scoreboard = Scoreboard()
+    config.stash[scoreboard_key] = scoreboard
+    config.pluginmanager.register(scoreboard, "grader-scoreboard")
+    config.pluginmanager.register(timeouts, "grader-timeouts")
+    config.stash[targets_key] = _targets(config.getoption("submission") or [str(DEFAULT_SUBMISSION)])
+
+
+def _targets(paths: list[str]) -> dict[str, Target]:
+    targets: dict[str, Target] = {}
+    for raw in paths:
+        path = Path(raw).expanduser().resolve()
+        name = path.stem if path.suffix else path.name
+        unique, counter = name, 2
+        while unique in targets:
+            unique, counter = f"{name}-{counter}", counter + 1
+        targets[unique] = Target(unique, path)
+    return targets
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    targets = config.stash[targets_key]
+    shown = ", ".join(str(t.path) for t in list(targets.values())[:3]) + (" ..." if len(targets) > 3 else "")
+    return [f"grading: {shown}", f"grading seed: {config.getoption('grading_seed')}"]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "submission" in metafunc.fixturenames:
+        names = list(metafunc.config.stash[targets_key])
+        metafunc.parametrize("submission", names, indirect=True, scope="session", ids=names)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # One submission at a time, its groups in the lesson's order (hidden tests last).
+    submissions = list(config.stash[targets_key])
+    position = {item: index for index, item in enumerate(items)}
+
+    def order(item: pytest.Item) -> tuple:
+        submission = item.callspec.params.get("submission") if hasattr(item, "callspec") else None
+        rank = submissions.index(submission) if submission in submissions else -1
+        return rank, GROUPS.index(group_of(item)), position[item]
+
+    items.sort(key=order)
+    timeouts.apply_default_timeout(config, items)
+
+
+@pytest.fixture(scope="session")
+def submission(request: pytest.FixtureRequest):
+    """The submission under test, behind the plain-data interface of grader.submission."""
+    target: Target = request.config.stash[targets_key][request.param]
+    try:
+        source = loading.locate_source(target.path)
+    except loading.SubmissionNotFound as error:
+        _not_gradable(request.config, target.name, ErrorDescription("import", "SubmissionNotFound", str(error)))
+    handle = Submission(target.name, source, InProcessBackend(source)).open()
+    if handle.import_error is not None:
+        _not_gradable(request.config, target.name, handle.import_error)
+    yield handle
+    handle.close()
+
+
+def _not_gradable(config: pytest.Config, name: str, error: ErrorDescription) -> None:
+    """Show the reason once, in the summary; each test then fails with one short line."""
+    config.stash[scoreboard_key].record_import_error(name, error.for_student())
+    pytest.fail(f"not graded: {name} could not be imported ({error.type_name}; details below the tests)", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def grading_seed(request: pytest.FixtureRequest) -> int:
+    return request.config.getoption("grading_seed")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Show a student's exception as one readable paragraph, not a grader traceback."""
+    report = yield
+    if call.excinfo is not None and isinstance(call.excinfo.value, StudentCodeError):
+        report.longrepr = student_error_message(call.excinfo.value)
+    return report
+
+
+def student_error_message(error: StudentCodeError) -> str:
+    described = error.error
+    if described.kind == "not_written":
+        return f"{described.message}: this test needs it (it still raises NotImplementedError)."
+    if described.kind in ("contract", "timeout", "crashed"):
+        return described.message
+    return (
+        f"your code raised {described.type_name}: {described.message}"
+        + (f"\n  at {described.location}" if described.location else "")
+    )
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    path = session.config.getoption("results_json")
+    if path:
+        results.write_results_json(
+            Path(path),
+            session.config.stash[scoreboard_key].results,
+            session.config.getoption("grading_seed"),
+            backend="in-process",
+        )

@@ -1,0 +1,107 @@
+"""Configurations, inputs, weights and masks, all chosen on the grader's side.
+
+Every tensor comes from a ``torch.Generator`` owned by the grader, so a submission
+cannot predict or influence the data it is graded on.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Config:
+    batch: int
+    seq: int
+    model_dim: int
+    num_heads: int
+
+    @property
+    def head_dim(self) -> int:
+        return self.model_dim // self.num_heads
+
+    @property
+    def id(self) -> str:
+        return f"b{self.batch}-s{self.seq}-d{self.model_dim}-h{self.num_heads}"
+
+    def describe(self) -> str:
+        return (
+            f"batch={self.batch}, seq={self.seq}, model_dim={self.model_dim}, "
+            f"num_heads={self.num_heads} (head_dim={self.head_dim})"
+        )
+
+
+LESSON = Config(batch=1, seq=4, model_dim=8, num_heads=2)
+# The lesson's example, uneven sizes, a single position with a single head, batch > 1.
+SHAPE_CONFIGS = (
+    LESSON,
+    Config(batch=3, seq=5, model_dim=12, num_heads=3),
+    Config(batch=2, seq=1, model_dim=6, num_heads=1),
+    Config(batch=2, seq=6, model_dim=16, num_heads=4),
+)
+# Several heads, batch > 1 and heads != seq, so misplaced axes cannot hide.
+PROPERTY_CONFIGS = (
+    Config(batch=2, seq=5, model_dim=12, num_heads=3),
+    Config(batch=3, seq=7, model_dim=16, num_heads=2),
+)
+
+
+def generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def random_inputs(config: Config, rng: torch.Generator, scale: float = 1.0, dtype=torch.float32):
+    """(batch, seq, model_dim) standard-normal inputs times ``scale``."""
+    shape = (config.batch, config.seq, config.model_dim)
+    return (torch.randn(shape, generator=rng, dtype=torch.float64) * scale).to(dtype)
+
+
+def _linear_weight(out_features: int, in_features: int, rng: torch.Generator, dtype) -> torch.Tensor:
+    bound = 1.0 / math.sqrt(in_features)
+    weight = torch.rand((out_features, in_features), generator=rng, dtype=torch.float64)
+    return ((weight * 2 - 1) * bound * 2).to(dtype)  # a little wider than nn.Linear's init
+
+
+def head_parameters(config: Config, rng: torch.Generator, dtype=torch.float32) -> dict:
+    """State dict of one AttentionHead: query, key, value weights (head_dim, model_dim)."""
+    return {
+        f"{name}.weight": _linear_weight(config.head_dim, config.model_dim, rng, dtype)
+        for name in ("query", "key", "value")
+    }
+
+
+def attention_parameters(config: Config, rng: torch.Generator, dtype=torch.float32) -> dict:
+    """State dict of MultiHeadSelfAttention, every head with weights of its own."""
+    parameters = {}
+    for index in range(config.num_heads):
+        for name, value in head_parameters(config, rng, dtype).items():
+            parameters[f"heads.{index}.{name}"] = value
+    parameters["output_projection.weight"] = _linear_weight(config.model_dim, config.model_dim, rng, dtype)
+    parameters["output_projection.bias"] = _linear_weight(1, config.model_dim, rng, dtype)[0]
+    return parameters
+
+
+def causal_allowed(seq: int) -> torch.Tensor:
+    """The grader's own causal mask: True where key <= query."""
+    positions = torch.arange(seq)
+    return positions[None, :] <= positions[:, None]
+
+
+def scattered_allowed(config: Config, rng: torch.Generator) -> torch.Tensor:
+    """A (batch, seq, seq) mask that is not causal: future keys allowed, past ones hidden.
+
+    Each row allows at least one position, and some rows allow only a later one, so
+    code that applies its own causal mask instead of this one cannot pass by luck.
+    """
+    allowed = torch.rand((config.batch, config.seq, config.seq), generator=rng) < 0.5
+    only_future = torch.zeros((config.seq, config.seq), dtype=torch.bool)
+    for query in range(config.seq - 1):
+        only_future[query, query + 1] = True  # the row allows exactly the next position
+    for query in range(0, config.seq - 1, 2):
+        allowed[:, query] = only_future[query]
+    empty_rows = ~allowed.any(dim=-1)  # (batch, seq)
+    allowed[..., 0] |= empty_rows  # every row allows at least one key
+    return allowed

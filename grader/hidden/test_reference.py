@@ -1,0 +1,110 @@
+"""Group 7 — reference (hidden): the numbers match the reference solution.
+
+Configurations, inputs, weights and masks are drawn at grading time from the grading
+seed (printed in the header; pass --grading-seed to replay a run), so a submission
+cannot know them in advance. The submission runs with the grader's weights; the
+reference runs with the same weights on the same data, here in the grader's process.
+
+Tolerances (see grader.checks.FLOAT32_TOLERANCE): |got - expected| <= 1e-5 + 1e-4*|expected|
+in float32. Valid rewrites (einsum, -1e9 fill, a hand-written stable softmax, softmax in
+float64, F.scaled_dot_product_attention) stay within 1e-6; real mistakes miss by 1e-2.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from grader import checks, data
+from grader.data import Config
+from grader.reference import reference
+
+DRAWS = range(3)
+VALUES_HINT = (
+    "shapes and masks are right but the numbers are not: check the 1/sqrt(head_dim) scale, "
+    "that values (not queries or keys) are weighted, the order of the heads in the "
+    "concatenation, and that output_projection is applied once at the end."
+)
+
+
+def drawn_config(grading_seed: int, draw: int) -> Config:
+    rng = random.Random(grading_seed * 7919 + draw)
+    num_heads = rng.randint(1, 4)
+    return Config(batch=rng.randint(1, 3), seq=rng.randint(1, 8), model_dim=num_heads * rng.randint(1, 6), num_heads=num_heads)
+
+
+def drawn_mask(config: Config, rng: torch.Generator, draw: int) -> torch.Tensor:
+    return data.causal_allowed(config.seq) if draw % 2 == 0 else data.scattered_allowed(config, rng)
+
+
+def reference_module(config: Config, parameters: dict) -> torch.nn.Module:
+    module = reference().MultiHeadSelfAttention(config.model_dim, config.num_heads)
+    module.load_state_dict(parameters)
+    return module
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("draw", DRAWS)
+def test_head_matches_the_reference(submission, grading_seed, draw):
+    config = drawn_config(grading_seed, draw)
+    rng = data.generator(grading_seed + 100 + draw)
+    parameters = data.head_parameters(config, rng)
+    inputs = data.random_inputs(config, rng)
+    allowed = drawn_mask(config, rng, draw)
+    got = submission.run_head(
+        model_dim=config.model_dim, head_dim=config.head_dim, parameters=parameters, inputs=inputs, allowed_mask=allowed
+    )
+    head = reference().AttentionHead(config.model_dim, config.head_dim)
+    head.load_state_dict(parameters)
+    with torch.no_grad():
+        expected = head(inputs, allowed)
+    checks.expect_close(got["weights"], expected.weights, f"AttentionHead weights ({config.describe()})", VALUES_HINT)
+    checks.expect_close(got["output"], expected.output, f"AttentionHead output ({config.describe()})", VALUES_HINT)
+
+
+@pytest.mark.points(3)
+@pytest.mark.parametrize("draw", DRAWS)
+def test_module_matches_the_reference(submission, grading_seed, draw):
+    config = drawn_config(grading_seed, 10 + draw)
+    rng = data.generator(grading_seed + 200 + draw)
+    parameters = data.attention_parameters(config, rng)
+    inputs = data.random_inputs(config, rng)
+    allowed = None if draw < 2 else data.scattered_allowed(config, rng)
+    got = submission.run_attention(
+        model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, parameters=parameters, allowed_mask=allowed
+    )
+    with torch.no_grad():
+        expected = reference_module(config, parameters)(inputs, allowed)
+    what = f"MultiHeadSelfAttention ({config.describe()}, {'causal' if allowed is None else 'custom'} mask)"
+    checks.expect_close(got["weights"], expected.weights, f"{what} weights", VALUES_HINT)
+    checks.expect_close(got["output"], expected.output, f"{what} output", VALUES_HINT)
+
+
+@pytest.mark.points(5)
+def test_module_gradients_match_the_reference(submission, grading_seed):
+    config = drawn_config(grading_seed, 20)
+    config = Config(config.batch, max(config.seq, 2), config.model_dim, config.num_heads)
+    rng = data.generator(grading_seed + 300)
+    parameters = data.attention_parameters(config, rng)
+    inputs = data.random_inputs(config, rng)
+    output_gradient = torch.randn((config.batch, config.seq, config.model_dim), generator=rng)
+    got = submission.run_attention(
+        model_dim=config.model_dim,
+        num_heads=config.num_heads,
+        inputs=inputs,
+        parameters=parameters,
+        output_gradient=output_gradient,
+    )
+    module = reference_module(config, parameters)
+    leaf = inputs.clone().requires_grad_()
+    module(leaf).output.backward(output_gradient)
+    expected = {name: parameter.grad for name, parameter in module.named_parameters()}
+    expected["inputs"] = leaf.grad
+    got_gradients = dict(got["parameter_gradients"], inputs=got["input_gradient"])
+    for name, expected_gradient in expected.items():
+        gradient = got_gradients.get(name)
+        if gradient is None:
+            checks.fail(f"no gradient reaches {name}.", "the reference's gradient", "None", VALUES_HINT)
+        checks.expect_close(gradient, expected_gradient, f"the gradient of {name} ({config.describe()})", VALUES_HINT)

@@ -1,0 +1,53 @@
+"""Find a submission's source file and import it as a module.
+
+Importing runs student code, so this module is only ever used on the student's side of
+the boundary: by the in-process backend at a student's own desk, or inside the worker.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+from pathlib import Path
+from types import ModuleType
+
+MODULE_FILE_NAME = "multi_head_attention.py"
+
+_unique_names = itertools.count()
+
+
+class SubmissionNotFound(Exception):
+    """The path given does not hold a gradable file."""
+
+
+def locate_source(path: Path) -> Path:
+    """The .py file to grade: the path itself, or multi_head_attention.py inside a folder."""
+    path = Path(path)
+    if path.is_dir():
+        candidates = sorted(path.rglob(MODULE_FILE_NAME), key=lambda p: (len(p.parts), str(p)))
+        if not candidates:
+            raise SubmissionNotFound(f"no {MODULE_FILE_NAME} anywhere inside {path.name}/")
+        return candidates[0]
+    if not path.exists():
+        raise SubmissionNotFound(f"{path} does not exist")
+    if path.suffix != ".py":
+        raise SubmissionNotFound(f"{path.name} is not a Python file (.py)")
+    return path
+
+
+def import_source(source: Path) -> ModuleType:
+    """Import ``source`` under a fresh module name, so several submissions never collide."""
+    name = f"submission_{next(_unique_names)}_{source.stem}"
+    spec = importlib.util.spec_from_file_location(name, source)
+    if spec is None or spec.loader is None:
+        raise SubmissionNotFound(f"{source.name} cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    # dataclasses look the module up in sys.modules while the class body runs.
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module

@@ -1,0 +1,169 @@
+"""The calls the grader can make on a submission.
+
+This is the only code that touches the student's objects. It runs beside the student's
+code (in the grader's process at a student's desk, in the sandboxed worker when
+grading for real) and speaks plain data only: every argument and every result is a
+number, a string, a list/dict of those, or a ``torch.Tensor``. The grader chooses all
+inputs and weights; nothing here decides whether an answer is right.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import torch
+
+
+class ContractViolation(Exception):
+    """The student's code returned something of the wrong kind (not a wrong number)."""
+
+
+def head_dimension(student: ModuleType, model_dim: int, num_heads: int) -> Any:
+    return student.head_dimension(model_dim, num_heads)
+
+
+def causal_mask(student: ModuleType, seq_len: int) -> Any:
+    return _plain(student.causal_mask(seq_len))
+
+
+def construct_attention(student: ModuleType, model_dim: int, num_heads: int) -> str:
+    """Build the module and nothing else: configuration errors must surface here."""
+    student.MultiHeadSelfAttention(model_dim, num_heads)
+    return "constructed"
+
+
+def run_head(
+    student: ModuleType,
+    model_dim: int,
+    head_dim: int,
+    parameters: dict[str, torch.Tensor],
+    inputs: torch.Tensor,
+    allowed_mask: torch.Tensor,
+    output_gradient: torch.Tensor | None = None,
+) -> dict[str, Any]:
+    """One AttentionHead with the grader's weights; optionally backpropagate."""
+    head = student.AttentionHead(model_dim, head_dim).to(inputs.dtype)
+    _load(head, parameters)
+    inputs = inputs.clone().requires_grad_(output_gradient is not None)
+    with torch.enable_grad():  # the grader may call this from inside a backward pass
+        result = head(inputs, allowed_mask)
+    output, weights = _fields(result, "AttentionHead.forward", "HeadResult")
+    return {"output": _plain(output), "weights": _plain(weights)} | _gradients(
+        head, inputs, output, output_gradient
+    )
+
+
+def concatenate_heads(
+    student: ModuleType, head_outputs: list[torch.Tensor], head_weights: list[torch.Tensor]
+) -> Any:
+    results = [
+        student.HeadResult(output=output, weights=weights)
+        for output, weights in zip(head_outputs, head_weights)
+    ]
+    return _plain(student.concatenate_heads(results))
+
+
+def run_attention(
+    student: ModuleType,
+    model_dim: int,
+    num_heads: int,
+    inputs: torch.Tensor,
+    allowed_mask: torch.Tensor | None = None,
+    seed: int = 0,
+    parameters: dict[str, torch.Tensor] | None = None,
+    output_gradient: torch.Tensor | None = None,
+) -> dict[str, Any]:
+    """MultiHeadSelfAttention built under ``seed``; the grader's weights loaded if given."""
+    torch.manual_seed(seed)
+    module = student.MultiHeadSelfAttention(model_dim, num_heads).to(inputs.dtype)
+    if parameters is not None:
+        _load(module, parameters)
+    inputs = inputs.clone().requires_grad_(output_gradient is not None)
+    with torch.enable_grad():  # the grader may call this from inside a backward pass
+        result = module(inputs) if allowed_mask is None else module(inputs, allowed_mask)
+    output, weights = _fields(result, "MultiHeadSelfAttention.forward", "MultiHeadResult")
+    return {"output": _plain(output), "weights": _plain(weights)} | _gradients(
+        module, inputs, output, output_gradient
+    )
+
+
+def initial_parameters(student: ModuleType, model_dim: int, num_heads: int, seed: int) -> dict:
+    """The module's parameters right after construction under ``seed``.
+
+    ``shared`` lists groups of parameter names that are one tensor in memory: a head
+    reused for every position of the ModuleList shows up here.
+    """
+    torch.manual_seed(seed)
+    module = student.MultiHeadSelfAttention(model_dim, num_heads)
+    named = list(module.named_parameters(remove_duplicate=False))
+    by_storage: dict[int, list[str]] = {}
+    for name, parameter in named:
+        by_storage.setdefault(parameter.untyped_storage().data_ptr(), []).append(name)
+    return {
+        "parameters": {name: _plain(parameter) for name, parameter in named},
+        "shared": [names for names in by_storage.values() if len(names) > 1],
+    }
+
+
+def _load(module: torch.nn.Module, parameters: dict[str, torch.Tensor]) -> None:
+    try:
+        module.load_state_dict(parameters, strict=True)
+    except RuntimeError as error:
+        raise ContractViolation(
+            "the grader could not load its weights into your module; keep the given "
+            f"constructor's layers and names. PyTorch said: {str(error).splitlines()[0]}"
+        ) from None
+
+
+def _fields(result: Any, function: str, expected: str) -> tuple[Any, Any]:
+    if not (hasattr(result, "output") and hasattr(result, "weights")):
+        raise ContractViolation(
+            f"{function} must return a {expected} (with .output and .weights), "
+            f"but it returned {type(result).__name__}"
+        )
+    return result.output, result.weights
+
+
+def _gradients(
+    module: torch.nn.Module,
+    inputs: torch.Tensor,
+    output: Any,
+    output_gradient: torch.Tensor | None,
+) -> dict[str, Any]:
+    """Gradients of sum(output * output_gradient) for the inputs and every parameter.
+
+    ``None`` stands for "no gradient reached it" (detached, no_grad, or unused).
+    """
+    if output_gradient is None:
+        return {}
+    named = list(module.named_parameters(remove_duplicate=False))
+    unique = list({id(p): p for _, p in named}.values())
+    targets = [inputs, *unique]
+    if not (isinstance(output, torch.Tensor) and output.requires_grad):
+        gradients: tuple = (None,) * len(targets)
+    elif output.shape != output_gradient.shape:
+        raise ContractViolation(
+            f"the output has shape {tuple(output.shape)}, so no gradient of shape "
+            f"{tuple(output_gradient.shape)} can flow back through it"
+        )
+    else:
+        gradients = torch.autograd.grad(
+            output, targets, output_gradient, allow_unused=True, materialize_grads=False
+        )
+    by_parameter = {id(p): g for p, g in zip(unique, gradients[1:])}
+    return {
+        "input_gradient": _plain(gradients[0]),
+        "parameter_gradients": {name: _plain(by_parameter[id(p)]) for name, p in named},
+    }
+
+
+def _plain(value: Any) -> Any:
+    """Detach tensors so the grader gets values, not a handle on the student's graph.
+
+    A parameter becomes a plain tensor; any other ``torch.Tensor`` subclass is passed on
+    unchanged, and the grader rejects it by type.
+    """
+    if type(value) in (torch.Tensor, torch.nn.Parameter):
+        return value.detach().clone()
+    return value

@@ -1,0 +1,20 @@
+"""The reference solution, loaded into the grader's process.
+
+It is the instructor's own code (trusted), so importing it here is safe. It is absent
+from the student release; only the hidden tests use it.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from types import ModuleType
+
+from grader import loading
+
+SOLUTION_PATH = Path(__file__).resolve().parent.parent / "solutions" / "multi_head_attention.py"
+
+
+@functools.cache
+def reference() -> ModuleType:
+    return loading.import_source(SOLUTION_PATH)

@@ -1,0 +1,38 @@
+"""Writes grading results to disk. The only module that does.
+
+Files are written atomically (a temporary file beside the target, then a rename), so a
+reader never sees half a file and an interrupted run never leaves a corrupt one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from grader import __version__
+
+
+def write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_results_json(path: Path, results: dict, grading_seed: int, backend: str) -> None:
+    document = {
+        "grader_version": __version__,
+        "grading_seed": grading_seed,
+        "backend": backend,
+        "submissions": {name: result.to_dict() for name, result in sorted(results.items())},
+    }
+    write_atomically(Path(path), json.dumps(document, indent=2) + "\n")

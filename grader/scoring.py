@@ -1,0 +1,169 @@
+"""Points, groups and the score table: a pytest plugin that watches the test outcomes.
+
+A test's points come from its ``@pytest.mark.points(n)`` marker; its group from the
+module it lives in (``test_causal_masking.py`` is the group ``causal_masking``). A test
+earns its points only when its setup, call and teardown all pass.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pytest
+
+GROUP_TITLES = {
+    "shapes": "1. shapes",
+    "probabilities": "2. probabilities",
+    "causal_masking": "3. causal masking",
+    "head_distinctness": "4. head distinctness",
+    "gradient_flow": "5. gradient flow",
+    "configuration": "6. configuration",
+    "reference": "7. reference (hidden)",
+}
+GROUPS = tuple(GROUP_TITLES)
+HIDDEN_TESTS = Path(__file__).resolve().parent / "hidden"  # absent from the student release
+
+
+@dataclass
+class TestRecord:
+    name: str
+    group: str
+    submission: str
+    max_points: int
+    outcome: str = "not run"
+    message: str = ""
+    duration: float = 0.0
+
+    @property
+    def points(self) -> int:
+        return self.max_points if self.outcome == "passed" else 0
+
+
+@dataclass
+class SubmissionResult:
+    submission: str
+    tests: list[TestRecord] = field(default_factory=list)
+    import_error: str = ""
+
+    @property
+    def score(self) -> int:
+        return sum(test.points for test in self.tests)
+
+    @property
+    def max_score(self) -> int:
+        return sum(test.max_points for test in self.tests)
+
+    def group_points(self) -> dict[str, tuple[int, int]]:
+        totals = {group: [0, 0] for group in GROUPS}
+        for test in self.tests:
+            totals[test.group][0] += test.points
+            totals[test.group][1] += test.max_points
+        return {group: (earned, total) for group, (earned, total) in totals.items() if total}
+
+    def to_dict(self) -> dict:
+        return {
+            "submission": self.submission,
+            "score": self.score,
+            "max_score": self.max_score,
+            "groups": {group: {"earned": e, "max": m} for group, (e, m) in self.group_points().items()},
+            "import_error": self.import_error,
+            "tests": [asdict(test) | {"points": test.points} for test in self.tests],
+        }
+
+
+def group_of(item: pytest.Item) -> str:
+    module_name = item.module.__name__.rsplit(".", 1)[-1]
+    group = module_name.removeprefix("test_")
+    if group not in GROUP_TITLES:
+        raise pytest.UsageError(f"{item.nodeid}: module {module_name} is not one of the groups {GROUPS}")
+    return group
+
+
+def points_of(item: pytest.Item) -> int:
+    marker = item.get_closest_marker("points")
+    if marker is None or not marker.args:
+        raise pytest.UsageError(f"{item.nodeid} has no @pytest.mark.points(n) marker")
+    return int(marker.args[0])
+
+
+class Scoreboard:
+    """Collects every test's outcome, per submission, and prints the score table."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, TestRecord] = {}
+        self.results: dict[str, SubmissionResult] = {}
+        self.started = time.monotonic()
+
+    def submission_result(self, name: str) -> SubmissionResult:
+        return self.results.setdefault(name, SubmissionResult(name))
+
+    def record_import_error(self, name: str, message: str) -> None:
+        self.submission_result(name).import_error = message
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            submission = item.callspec.params.get("submission", "") if hasattr(item, "callspec") else ""
+            record = TestRecord(item.name, group_of(item), str(submission), points_of(item))
+            self.records[item.nodeid] = record
+            self.submission_result(record.submission).tests.append(record)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = self.records.get(report.nodeid)
+        if record is None:
+            return
+        record.duration += report.duration
+        if report.when == "call" or report.failed or report.skipped:
+            if record.outcome in ("not run", "passed"):
+                record.outcome = "passed" if report.passed else report.outcome
+                if not report.passed:
+                    record.message = _message_of(report)
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        for result in self.results.values():
+            if result.import_error:
+                terminalreporter.section(f"{result.submission} could not be imported", sep="!")
+                terminalreporter.write_line(result.import_error)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """The score table goes last, after pytest's own summary, so it is what a student sees."""
+        terminal = config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is None or not self.results or not any(r.tests for r in self.results.values()):
+            return
+        terminal.write_sep("=", "score")
+        if len(self.results) == 1:
+            self._write_single_table(terminal.write_line, next(iter(self.results.values())))
+        else:
+            self._write_class_table(terminal.write_line)
+
+    def _write_single_table(self, write, result: SubmissionResult) -> None:
+        points = result.group_points()
+        width = max(len(GROUP_TITLES[group]) for group in GROUPS)
+        write(f"{'group':<{width}}  points")
+        for group, (earned, total) in points.items():
+            write(f"{GROUP_TITLES[group]:<{width}}  {earned:>3}/{total}")
+        if "reference" not in points and not HIDDEN_TESTS.is_dir():
+            write(f"{GROUP_TITLES['reference']:<{width}}  run when your work is graded")
+        write(f"Score: {result.score}/{result.max_score}")
+
+    def _write_class_table(self, write) -> None:
+        names = [group for group in GROUPS if any(group in r.group_points() for r in self.results.values())]
+        width = max(len(name) for name in self.results) + 2
+        write(f"{'submission':<{width}}" + "".join(f"{g[:12]:>13}" for g in names) + f"{'score':>10}")
+        for name in sorted(self.results):
+            result = self.results[name]
+            points = result.group_points()
+            cells = "".join(f"{f'{points[g][0]}/{points[g][1]}':>13}" for g in names)
+            write(f"{name:<{width}}{cells}{f'{result.score}/{result.max_score}':>10}")
+        for name in sorted(self.results):
+            write(f"Score {name}: {self.results[name].score}/{self.results[name].max_score}")
+
+
+def _message_of(report: pytest.TestReport) -> str:
+    text = report.longreprtext.strip()
+    if report.skipped and isinstance(report.longrepr, tuple):
+        text = str(report.longrepr[2])
+    return text
+

@@ -1,0 +1,197 @@
+"""The grader's handle on one submission: plain data in, checked plain data out.
+
+Tests talk to a ``Submission`` and never to the student's module. A backend runs the
+calls of ``grader.operations`` wherever the student's code lives and hands back either a
+result or an ``ErrorDescription``; this module then makes sure every tensor that comes
+back is a genuine ``torch.Tensor`` before any test looks at it.
+"""
+
+from __future__ import annotations
+
+import linecache
+import traceback
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import torch
+
+from grader import loading, operations
+
+
+@dataclass(frozen=True)
+class ErrorDescription:
+    """What went wrong on the student's side, as plain data."""
+
+    kind: str  # "not_written" | "raised" | "contract" | "import" | "timeout" | "crashed"
+    type_name: str
+    message: str
+    location: str = ""  # "multi_head_attention.py:57 in AttentionHead.forward: <line>"
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+    def for_student(self) -> str:
+        if self.kind == "not_written":
+            return f"not implemented yet: {self.message}"
+        if self.kind in ("contract", "timeout", "crashed"):
+            return self.message
+        where = f"\n  at {self.location}" if self.location else ""
+        return f"{self.type_name}: {self.message}{where}"
+
+
+class StudentCodeError(Exception):
+    """Raised on the grader's side when a call into the submission did not return."""
+
+    def __init__(self, operation: str, error: ErrorDescription) -> None:
+        super().__init__(f"{operation}: {error.for_student()}")
+        self.operation = operation
+        self.error = error
+
+    @property
+    def type_name(self) -> str:
+        return self.error.type_name
+
+
+def describe_exception(error: BaseException, source: Path) -> ErrorDescription:
+    """Turn an exception raised by student code into plain data a student can read."""
+    if isinstance(error, operations.ContractViolation):
+        return ErrorDescription("contract", "ContractViolation", str(error))
+    location = _innermost_student_frame(error, source)
+    message = str(error) or type(error).__name__
+    if isinstance(error, NotImplementedError):
+        return ErrorDescription("not_written", "NotImplementedError", message, location)
+    return ErrorDescription("raised", type(error).__name__, message, location)
+
+
+def _innermost_student_frame(error: BaseException, source: Path) -> str:
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if Path(frame.filename).resolve() == source.resolve()
+    ]
+    if isinstance(error, SyntaxError) and error.lineno:
+        line = (error.text or linecache.getline(str(source), error.lineno)).strip()
+        return f"{source.name}:{error.lineno}: {line}"
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f"{source.name}:{frame.lineno} in {frame.name}: {(frame.line or '').strip()}"
+
+
+class Backend(Protocol):
+    """Runs ``grader.operations`` calls next to the student's code."""
+
+    def open(self) -> ErrorDescription | None:
+        """Import the submission; the error if it does not import."""
+
+    def call(self, operation: str, **arguments: Any) -> tuple[Any, ErrorDescription | None]:
+        """Run one operation; its result, or the error that stopped it."""
+
+    def close(self) -> None: ...
+
+
+class InProcessBackend:
+    """Student code in the grader's own process: for a student at their desk.
+
+    ``pdb`` and ``print`` work; nothing is isolated. Batch grading uses the worker.
+    """
+
+    def __init__(self, source: Path) -> None:
+        self.source = source
+        self.module = None
+
+    def open(self) -> ErrorDescription | None:
+        try:
+            self.module = loading.import_source(self.source)
+        except (Exception, SystemExit) as error:
+            described = describe_exception(error, self.source)
+            return ErrorDescription("import", described.type_name, described.message, described.location)
+        return None
+
+    def call(self, operation: str, **arguments: Any) -> tuple[Any, ErrorDescription | None]:
+        function = getattr(operations, operation)
+        try:
+            return function(self.module, **arguments), None
+        # SystemExit too: sys.exit() inside a forward pass is the student's bug, not ours.
+        # Test outcomes (pytest's timeout, Ctrl-C) derive from BaseException and pass.
+        except (Exception, SystemExit) as error:
+            return None, describe_exception(error, self.source)
+
+    def close(self) -> None:
+        self.module = None
+
+
+class Submission:
+    """One student's work, seen from the grader: every call returns checked plain data."""
+
+    def __init__(self, name: str, source: Path, backend: Backend) -> None:
+        self.name = name
+        self.source = source
+        self.backend = backend
+        self.import_error: ErrorDescription | None = None
+
+    def open(self) -> Submission:
+        self.import_error = self.backend.open()
+        return self
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def _call(self, operation: str, **arguments: Any) -> Any:
+        result, error = self.backend.call(operation, **arguments)
+        if error is not None:
+            raise StudentCodeError(operation, error)
+        return result
+
+    # The calls tests make. Each checks the kinds of what comes back, never the values.
+
+    def head_dimension(self, model_dim: int, num_heads: int) -> Any:
+        return self._call("head_dimension", model_dim=model_dim, num_heads=num_heads)
+
+    def causal_mask(self, seq_len: int) -> torch.Tensor:
+        return _tensor(self._call("causal_mask", seq_len=seq_len), "causal_mask(...)")
+
+    def construct_attention(self, model_dim: int, num_heads: int) -> None:
+        self._call("construct_attention", model_dim=model_dim, num_heads=num_heads)
+
+    def run_head(self, **arguments: Any) -> dict[str, Any]:
+        return _checked_run(self._call("run_head", **arguments), "AttentionHead.forward")
+
+    def concatenate_heads(self, head_outputs: list, head_weights: list) -> torch.Tensor:
+        result = self._call("concatenate_heads", head_outputs=head_outputs, head_weights=head_weights)
+        return _tensor(result, "concatenate_heads(...)")
+
+    def run_attention(self, **arguments: Any) -> dict[str, Any]:
+        return _checked_run(self._call("run_attention", **arguments), "MultiHeadSelfAttention.forward")
+
+    def initial_parameters(self, model_dim: int, num_heads: int, seed: int) -> dict[str, Any]:
+        result = self._call("initial_parameters", model_dim=model_dim, num_heads=num_heads, seed=seed)
+        if not isinstance(result, dict) or not isinstance(result.get("parameters"), dict):
+            raise _contract("initial_parameters", "the module's parameters could not be read")
+        for name, value in result["parameters"].items():
+            _tensor(value, f"parameter {name}")
+        return result
+
+
+def _tensor(value: Any, what: str) -> torch.Tensor:
+    # `type(...) is` and not isinstance: a subclass with __torch_function__ can make
+    # torch.allclose, ==, and every other comparison say whatever it likes.
+    if type(value) is not torch.Tensor:
+        raise _contract(what, f"{what} returned a {type(value).__name__}, expected a plain torch.Tensor")
+    return value
+
+
+def _checked_run(result: Any, function: str) -> dict[str, Any]:
+    _tensor(result["output"], f"{function} (.output)")
+    _tensor(result["weights"], f"{function} (.weights)")
+    if result.get("input_gradient") is not None:
+        _tensor(result["input_gradient"], f"{function} (gradient of the inputs)")
+    for name, gradient in result.get("parameter_gradients", {}).items():
+        if gradient is not None:
+            _tensor(gradient, f"{function} (gradient of {name})")
+    return result
+
+
+def _contract(operation: str, message: str) -> StudentCodeError:
+    return StudentCodeError(operation, ErrorDescription("contract", "ContractViolation", message))

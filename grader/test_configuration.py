@@ -1,0 +1,68 @@
+"""Group 6 — configuration: a width that does not divide fails at construction."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from grader import checks
+from grader.submission import StudentCodeError
+
+DIVIDE_HINT = (
+    "check num_heads < 1 or model_dim % num_heads != 0 and raise ValueError(f'... {model_dim} ... {num_heads} ...'); "
+    "an assert raises AssertionError and disappears under python -O."
+)
+
+
+def expect_value_error(call, what: str, numbers: tuple[int, ...]) -> None:
+    try:
+        returned = call()
+    except StudentCodeError as raised:
+        error = raised
+    else:
+        checks.fail(f"{what} did not raise.", "ValueError", f"it returned {returned!r}", DIVIDE_HINT)
+    if error.error.kind != "raised" or error.type_name == "NotImplementedError":
+        raise error  # not written yet, or a contract problem: reported as such
+    if error.type_name != "ValueError":
+        checks.fail(f"{what} raised the wrong kind of error.", "ValueError", f"{error.type_name}: {error.error.message}", DIVIDE_HINT)
+    missing = [n for n in numbers if not re.search(rf"(?<!\d){n}(?!\d)", error.error.message)]
+    if missing:
+        checks.fail(
+            f"{what} raised ValueError, but its message does not name {', '.join(map(str, missing))}.",
+            f"a message naming {' and '.join(map(str, numbers))}, so the user sees which setting is wrong",
+            repr(error.error.message),
+            "put both numbers in the message, e.g. f'model_dim={model_dim} is not divisible by num_heads={num_heads}'.",
+        )
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize(("model_dim", "num_heads", "expected"), [(128, 4, 32), (12, 3, 4), (6, 1, 6)])
+def test_head_dimension_is_the_width_of_one_head(submission, model_dim, num_heads, expected):
+    result = submission.head_dimension(model_dim, num_heads)
+    if type(result) is not int or result != expected:
+        checks.fail(
+            f"head_dimension({model_dim}, {num_heads}) is wrong.",
+            f"{expected} (an int)",
+            f"{result!r} ({type(result).__name__})",
+            "model_dim // num_heads is an int; model_dim / num_heads is a float.",
+        )
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize(("model_dim", "num_heads"), [(10, 3), (8, 3)])
+def test_head_dimension_rejects_a_width_that_does_not_divide(submission, model_dim, num_heads):
+    expect_value_error(
+        lambda: submission.head_dimension(model_dim, num_heads), f"head_dimension({model_dim}, {num_heads})", (model_dim, num_heads)
+    )
+
+
+@pytest.mark.points(1)
+def test_head_dimension_rejects_zero_heads(submission):
+    expect_value_error(lambda: submission.head_dimension(8, 0), "head_dimension(8, 0)", (8, 0))
+
+
+@pytest.mark.points(4)
+def test_an_indivisible_width_fails_at_construction_before_any_forward(submission):
+    submission.construct_attention(12, 3)  # a valid configuration must construct cleanly
+    expect_value_error(lambda: submission.construct_attention(10, 3), "MultiHeadSelfAttention(10, 3)", (10, 3))

@@ -1,0 +1,92 @@
+"""Group 4 — head distinctness: several heads means several independent projections."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+
+from grader import checks, data
+from grader.data import LESSON, Config
+
+SEED = 2024
+PROJECTIONS = ("query", "key", "value")
+THREE_HEADS = Config(batch=2, seq=5, model_dim=12, num_heads=3)
+SAME_HEAD_HINT = (
+    "create a new AttentionHead for every head (AttentionHead(...) for _ in range(num_heads)); "
+    "[head] * num_heads repeats one module, and calling torch.manual_seed inside a head "
+    "gives every head the same starting weights."
+)
+
+
+@pytest.mark.points(2)
+def test_each_head_has_its_own_query_key_and_value_projections(submission):
+    config = THREE_HEADS
+    parameters = submission.initial_parameters(config.model_dim, config.num_heads, SEED)["parameters"]
+    expected = {
+        f"heads.{head}.{projection}.weight": (config.head_dim, config.model_dim)
+        for head in range(config.num_heads)
+        for projection in PROJECTIONS
+    }
+    expected["output_projection.weight"] = (config.model_dim, config.model_dim)
+    expected["output_projection.bias"] = (config.model_dim,)
+    missing = sorted(set(expected) - set(parameters))
+    extra = sorted(set(parameters) - set(expected))
+    if missing or extra:
+        checks.fail(
+            f"MultiHeadSelfAttention({config.model_dim}, {config.num_heads}) has unexpected parameters.",
+            f"{config.num_heads} heads with query/key/value weights and no bias, plus output_projection",
+            f"missing {missing[:4]}, unexpected {extra[:4]}",
+            "keep the constructors as given: heads is an nn.ModuleList of AttentionHead, each "
+            "with nn.Linear(model_dim, head_dim, bias=False) projections.",
+        )
+    for name, shape in expected.items():
+        checks.expect_shape(parameters[name], shape, f"parameter {name}")
+
+
+@pytest.mark.points(4)
+def test_heads_neither_share_nor_copy_their_parameters(submission):
+    config = THREE_HEADS
+    built = submission.initial_parameters(config.model_dim, config.num_heads, SEED)
+    parameters = built["parameters"]
+    shared_between_heads = [group for group in built.get("shared", []) if any(n.startswith("heads.") for n in group)]
+    if shared_between_heads:
+        checks.fail(
+            "several heads hold the very same parameter tensor.",
+            "every head with parameters of its own",
+            f"shared: {', '.join(shared_between_heads[0][:3])}",
+            SAME_HEAD_HINT,
+        )
+    for first, second in itertools.combinations(range(config.num_heads), 2):
+        for projection in PROJECTIONS:
+            a = parameters.get(f"heads.{first}.{projection}.weight")
+            b = parameters.get(f"heads.{second}.{projection}.weight")
+            if a is None or b is None:
+                checks.fail("a head's parameters are missing.", f"heads.{second}.{projection}.weight", "nothing", SAME_HEAD_HINT)
+            if a.shape == b.shape and torch.equal(a, b):
+                checks.fail(
+                    f"heads {first} and {second} start with identical {projection} weights.",
+                    "independently initialised heads (different random weights)",
+                    "the same numbers in both",
+                    SAME_HEAD_HINT,
+                )
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("config", [LESSON, THREE_HEADS], ids=[LESSON.id, THREE_HEADS.id])
+def test_seeded_heads_produce_different_attention_matrices(submission, config):
+    inputs = data.random_inputs(config, data.generator(41))
+    weights = submission.run_attention(
+        model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, seed=SEED
+    )["weights"]
+    checks.expect_shape(weights, (config.batch, config.num_heads, config.seq, config.seq), "the weights")
+    for first, second in itertools.combinations(range(config.num_heads), 2):
+        difference = (weights[:, first] - weights[:, second]).abs().max().item()
+        if not difference > 1e-4:
+            checks.fail(
+                f"heads {first} and {second} return the same attention matrix ({config.describe()}).",
+                "different matrices: each head has its own random projections",
+                f"largest difference {difference:.2g}",
+                SAME_HEAD_HINT + " Stack each head's own weights, not one head's weights repeated.",
+            )

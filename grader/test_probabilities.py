@@ -1,0 +1,86 @@
+"""Group 2 — probabilities: attention weights are distributions over key positions."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader import checks, data
+from grader.data import PROPERTY_CONFIGS
+
+CONFIG_IDS = [config.id for config in PROPERTY_CONFIGS]
+
+ROW_HINT = (
+    "take the softmax over the key positions (dim=-1) after masking the scores; "
+    "scores themselves, a softmax over dim=-2, or weights multiplied by the mask after "
+    "the softmax are not distributions."
+)
+FINITE_HINT = (
+    "large scores overflow exp(): use torch.softmax (it subtracts each row's maximum) and "
+    "make sure no row is entirely masked (the causal mask keeps the diagonal)."
+)
+
+
+def run_module(submission, config, scale=1.0, seed=21):
+    rng = data.generator(seed)
+    return submission.run_attention(
+        model_dim=config.model_dim,
+        num_heads=config.num_heads,
+        inputs=data.random_inputs(config, rng, scale=scale),
+        parameters=data.attention_parameters(config, rng),
+    )
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("config", PROPERTY_CONFIGS, ids=CONFIG_IDS)
+def test_weights_are_never_negative(submission, config):
+    weights = run_module(submission, config)["weights"]
+    checks.expect_non_negative(weights, f"MultiHeadSelfAttention weights for {config.describe()}", ROW_HINT)
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("config", PROPERTY_CONFIGS, ids=CONFIG_IDS)
+def test_every_row_of_every_head_sums_to_one(submission, config):
+    weights = run_module(submission, config)["weights"]
+    checks.expect_rows_sum_to_one(weights, f"MultiHeadSelfAttention weights for {config.describe()}", ROW_HINT)
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("config", PROPERTY_CONFIGS, ids=CONFIG_IDS)
+def test_head_rows_sum_to_one_under_a_custom_mask(submission, config):
+    rng = data.generator(22)
+    result = submission.run_head(
+        model_dim=config.model_dim,
+        head_dim=config.head_dim,
+        parameters=data.head_parameters(config, rng),
+        inputs=data.random_inputs(config, rng),
+        allowed_mask=data.scattered_allowed(config, rng),
+    )
+    checks.expect_rows_sum_to_one(
+        result["weights"], f"AttentionHead weights under a custom mask, {config.describe()}", ROW_HINT
+    )
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("config", PROPERTY_CONFIGS, ids=CONFIG_IDS)
+def test_large_inputs_give_finite_outputs_and_weights(submission, config):
+    result = run_module(submission, config, scale=30.0)
+    what = f"with inputs of magnitude ~30, {config.describe()}:"
+    checks.expect_finite(result["weights"], f"{what} the weights", FINITE_HINT)
+    checks.expect_finite(result["output"], f"{what} the output", FINITE_HINT)
+
+
+@pytest.mark.points(2)
+def test_a_head_stays_finite_when_scores_are_huge(submission):
+    config = PROPERTY_CONFIGS[0]
+    rng = data.generator(23)
+    result = submission.run_head(
+        model_dim=config.model_dim,
+        head_dim=config.head_dim,
+        parameters=data.head_parameters(config, rng),
+        inputs=data.random_inputs(config, rng, scale=100.0),
+        allowed_mask=data.causal_allowed(config.seq),
+    )
+    what = f"AttentionHead with inputs of magnitude ~100, {config.describe()}:"
+    checks.expect_finite(result["weights"], f"{what} the weights", FINITE_HINT)
+    checks.expect_rows_sum_to_one(result["weights"], f"{what} the weights", FINITE_HINT)
+    checks.expect_finite(result["output"], f"{what} the output", FINITE_HINT)

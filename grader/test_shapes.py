@@ -1,0 +1,102 @@
+"""Group 1 — shapes: every tensor comes back with the shape the lesson promises."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from grader import checks, data
+from grader.data import SHAPE_CONFIGS, Config
+
+CONFIG_IDS = [config.id for config in SHAPE_CONFIGS]
+
+
+def run_lesson_module(submission, config: Config) -> dict:
+    rng = data.generator(11)
+    return submission.run_attention(
+        model_dim=config.model_dim,
+        num_heads=config.num_heads,
+        inputs=data.random_inputs(config, rng),
+        parameters=data.attention_parameters(config, rng),
+    )
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("config", SHAPE_CONFIGS, ids=CONFIG_IDS)
+def test_module_output_keeps_the_model_width(submission, config):
+    output = run_lesson_module(submission, config)["output"]
+    checks.expect_shape(
+        output,
+        (config.batch, config.seq, config.model_dim),
+        f"MultiHeadSelfAttention output for {config.describe()}",
+        "the output is (batch, seq, model_dim): concatenate the heads on the last axis "
+        "and apply output_projection to the result.",
+    )
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("config", SHAPE_CONFIGS, ids=CONFIG_IDS)
+def test_module_weights_have_one_matrix_per_head(submission, config):
+    weights = run_lesson_module(submission, config)["weights"]
+    checks.expect_shape(
+        weights,
+        (config.batch, config.num_heads, config.seq, config.seq),
+        f"MultiHeadSelfAttention weights for {config.describe()}",
+        "stack the heads' weights on a new axis 1: torch.stack(..., dim=1) gives "
+        "(batch, heads, seq, seq).",
+    )
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("config", SHAPE_CONFIGS, ids=CONFIG_IDS)
+def test_head_returns_head_dim_features_and_a_square_weight_matrix(submission, config):
+    rng = data.generator(12)
+    result = submission.run_head(
+        model_dim=config.model_dim,
+        head_dim=config.head_dim,
+        parameters=data.head_parameters(config, rng),
+        inputs=data.random_inputs(config, rng),
+        allowed_mask=data.causal_allowed(config.seq),
+    )
+    what = f"AttentionHead output for {config.describe()}"
+    checks.expect_shape(
+        result["output"],
+        (config.batch, config.seq, config.head_dim),
+        what,
+        "a head's output is weights @ values: (batch, seq, seq) @ (batch, seq, head_dim).",
+    )
+    checks.expect_shape(
+        result["weights"],
+        (config.batch, config.seq, config.seq),
+        f"AttentionHead weights for {config.describe()}",
+        "scores are queries @ keys.transpose(-2, -1): one row per query, one column per key.",
+    )
+
+
+@pytest.mark.points(3)
+def test_concatenation_puts_each_head_in_its_own_block_in_order(submission):
+    config = Config(batch=2, seq=3, model_dim=12, num_heads=3)
+    # Head h's output is filled with h + 1 plus small distinct offsets, so any reordering,
+    # interleaving or wrong axis shows up exactly.
+    offsets = torch.arange(config.batch * config.seq * config.head_dim, dtype=torch.float32)
+    offsets = offsets.reshape(config.batch, config.seq, config.head_dim) / 1000
+    outputs = [offsets + (head + 1) for head in range(config.num_heads)]
+    weights = [torch.full((config.batch, config.seq, config.seq), 1 / config.seq)] * config.num_heads
+    concatenated = submission.concatenate_heads(outputs, weights)
+    checks.expect_shape(
+        concatenated,
+        (config.batch, config.seq, config.model_dim),
+        "concatenate_heads of 3 heads of shape (2, 3, 4)",
+        "concatenate along the feature axis, the last one (dim=-1), not the sequence axis.",
+    )
+    for head, expected in enumerate(outputs):
+        block = concatenated[..., head * config.head_dim : (head + 1) * config.head_dim]
+        if not torch.equal(block, expected):
+            checks.fail(
+                f"concatenate_heads: features {head * config.head_dim}:{(head + 1) * config.head_dim} "
+                f"do not hold head {head}'s output.",
+                f"head {head}'s output (values around {head + 1}) in that block, unchanged",
+                f"values {sorted({round(v) for v in block.flatten().tolist()})} there",
+                "torch.cat([result.output for result in head_results], dim=-1) keeps the heads "
+                "in order, each whole; stacking then reshaping interleaves their features.",
+            )
