@@ -15,7 +15,8 @@ from pathlib import Path
 
 import torch
 
-REPO = Path(__file__).resolve().parent.parent
+THIS_FILE = Path(__file__).resolve()
+REPO = THIS_FILE.parent.parent
 STUDENT_FILE = REPO / "exercises" / "multi_head_attention.py"
 SOLUTION_FILE = REPO / "solutions" / "multi_head_attention.py"
 SEED = 0
@@ -41,12 +42,13 @@ def explain(error: BaseException, code: Path) -> str:
     """One short line for an exception from the code under test, instead of a traceback."""
     message = (str(error).strip().splitlines() or [""])[0][:160]
     if isinstance(error, NotImplementedError) and message.endswith(" is not written yet"):
-        return f"not written yet: {message.removesuffix(' is not written yet')} — fill it in {shown(code)}"
+        function = message.removesuffix(" is not written yet")
+        return f"not written yet: {function} — fill it in {shown(code)}"
     if isinstance(error, SyntaxError) and error.lineno:
         return f"SyntaxError: {error.msg} ({shown(code)}:{error.lineno})"
     frames = traceback.extract_tb(error.__traceback__)
     in_code = [frame for frame in frames if Path(frame.filename).resolve() == code.resolve()]
-    in_here = [frame for frame in frames if Path(frame.filename).resolve() == Path(__file__).resolve()]
+    in_here = [frame for frame in frames if Path(frame.filename).resolve() == THIS_FILE]
     if in_code:  # the deepest line of the code under test
         return f"{type(error).__name__}: {message} ({shown(code)}:{in_code[-1].lineno})"
     if in_here:  # the code under test returned something this example could not use
@@ -118,7 +120,8 @@ def future_is_zero(model, result, heads):
     bad = ((result.weights.detach() != 0) & future).nonzero()
     if len(bad):
         *_, head, query, key = bad[0].tolist()
-        return f"head {head}: query {query} gives future key {key} weight {result.weights[tuple(bad[0])]:.2f}"
+        weight = result.weights[tuple(bad[0])]
+        return f"head {head}: query {query} gives future key {key} weight {weight:.2f}"
 
 
 def heads_differ(model, result, heads):
@@ -162,9 +165,11 @@ def compare_with_two_heads(mha, model, result, code: Path) -> None:
     except Exception as error:
         print(f"  two heads could not run: {explain(error, code)}")
         return
-    for label, one, two in [("features per head", model.head_dim, model_2.head_dim),
-                            ("output shape", shape(result.output), shape(result_2.output)),
-                            ("attention matrices", result.weights.shape[1], result_2.weights.shape[1])]:
+    for label, one, two in [
+        ("features per head", model.head_dim, model_2.head_dim),
+        ("output shape", shape(result.output), shape(result_2.output)),
+        ("attention matrices", result.weights.shape[1], result_2.weights.shape[1]),
+    ]:
         print(f"  {label:<20} 1 head: {str(one):<12} 2 heads: {two}")
     print("  The width passed to the next layer is unchanged; with one attention matrix instead\n"
           "  of two, the layer has one retrieval pattern fewer per position.")

@@ -115,7 +115,7 @@ def submission(request: pytest.FixtureRequest):
 def _not_gradable(config: pytest.Config, name: str, error: ErrorDescription) -> None:
     """Show the reason once, in the summary; each test then fails with one short line."""
     config.stash[scoreboard_key].record_import_error(name, error.for_student())
-    pytest.fail(f"not graded: {name} could not be imported ({error.type_name}; details below the tests)", pytrace=False)
+    pytest.fail(f"not graded: {name} could not be imported (the reason is shown once, below the tests)", pytrace=False)
 
 
 @pytest.fixture(scope="session")

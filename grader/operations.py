@@ -20,16 +20,16 @@ class ContractViolation(Exception):
 
 
 def head_dimension(student: ModuleType, model_dim: int, num_heads: int) -> Any:
-    return student.head_dimension(model_dim, num_heads)
+    return _require(student, "head_dimension")(model_dim, num_heads)
 
 
 def causal_mask(student: ModuleType, seq_len: int) -> Any:
-    return _plain(student.causal_mask(seq_len))
+    return _plain(_require(student, "causal_mask")(seq_len))
 
 
 def construct_attention(student: ModuleType, model_dim: int, num_heads: int) -> str:
     """Build the module and nothing else: configuration errors must surface here."""
-    student.MultiHeadSelfAttention(model_dim, num_heads)
+    _require(student, "MultiHeadSelfAttention")(model_dim, num_heads)
     return "constructed"
 
 
@@ -43,7 +43,7 @@ def run_head(
     output_gradient: torch.Tensor | None = None,
 ) -> dict[str, Any]:
     """One AttentionHead with the grader's weights; optionally backpropagate."""
-    head = student.AttentionHead(model_dim, head_dim).to(inputs.dtype)
+    head = _require(student, "AttentionHead")(model_dim, head_dim).to(inputs.dtype)
     _load(head, parameters)
     inputs = inputs.clone().requires_grad_(output_gradient is not None)
     with torch.enable_grad():  # the grader may call this from inside a backward pass
@@ -58,10 +58,10 @@ def concatenate_heads(
     student: ModuleType, head_outputs: list[torch.Tensor], head_weights: list[torch.Tensor]
 ) -> Any:
     results = [
-        student.HeadResult(output=output, weights=weights)
+        _require(student, "HeadResult")(output=output, weights=weights)
         for output, weights in zip(head_outputs, head_weights)
     ]
-    return _plain(student.concatenate_heads(results))
+    return _plain(_require(student, "concatenate_heads")(results))
 
 
 def run_attention(
@@ -76,7 +76,7 @@ def run_attention(
 ) -> dict[str, Any]:
     """MultiHeadSelfAttention built under ``seed``; the grader's weights loaded if given."""
     torch.manual_seed(seed)
-    module = student.MultiHeadSelfAttention(model_dim, num_heads).to(inputs.dtype)
+    module = _require(student, "MultiHeadSelfAttention")(model_dim, num_heads).to(inputs.dtype)
     if parameters is not None:
         _load(module, parameters)
     inputs = inputs.clone().requires_grad_(output_gradient is not None)
@@ -95,7 +95,7 @@ def initial_parameters(student: ModuleType, model_dim: int, num_heads: int, seed
     reused for every position of the ModuleList shows up here.
     """
     torch.manual_seed(seed)
-    module = student.MultiHeadSelfAttention(model_dim, num_heads)
+    module = _require(student, "MultiHeadSelfAttention")(model_dim, num_heads)
     named = list(module.named_parameters(remove_duplicate=False))
     by_storage: dict[int, list[str]] = {}
     for name, parameter in named:
@@ -106,21 +106,30 @@ def initial_parameters(student: ModuleType, model_dim: int, num_heads: int, seed
     }
 
 
+def _require(student: ModuleType, name: str) -> Any:
+    if not hasattr(student, name):
+        raise ContractViolation(
+            f"expected your file to define `{name}`, but it does not: keep every name of the "
+            "exercise (was it renamed or deleted?)"
+        )
+    return getattr(student, name)
+
+
 def _load(module: torch.nn.Module, parameters: dict[str, torch.Tensor]) -> None:
     try:
         module.load_state_dict(parameters, strict=True)
     except RuntimeError as error:
         raise ContractViolation(
-            "the grader could not load its weights into your module; keep the given "
-            f"constructor's layers and names. PyTorch said: {str(error).splitlines()[0]}"
+            "the grader could not load its weights into your module: expected the layers and "
+            f"names of the given constructor. PyTorch said: {str(error).splitlines()[0]}"
         ) from None
 
 
 def _fields(result: Any, function: str, expected: str) -> tuple[Any, Any]:
     if not (hasattr(result, "output") and hasattr(result, "weights")):
         raise ContractViolation(
-            f"{function} must return a {expected} (with .output and .weights), "
-            f"but it returned {type(result).__name__}"
+            f"{function} must return a {expected}: expected an object with .output and "
+            f".weights, got {type(result).__name__}"
         )
     return result.output, result.weights
 
@@ -144,8 +153,8 @@ def _gradients(
         gradients: tuple = (None,) * len(targets)
     elif output.shape != output_gradient.shape:
         raise ContractViolation(
-            f"the output has shape {tuple(output.shape)}, so no gradient of shape "
-            f"{tuple(output_gradient.shape)} can flow back through it"
+            f"the output has the wrong shape for backpropagation: expected "
+            f"{tuple(output_gradient.shape)}, got {tuple(output.shape)}"
         )
     else:
         gradients = torch.autograd.grad(

@@ -17,6 +17,10 @@ from typing import Any, Protocol
 import torch
 
 from grader import loading, operations
+from grader.timeouts import CallTimedOut
+
+# An endless loop would otherwise cost the full time limit in every test that calls it.
+TIMEOUTS_BEFORE_GIVING_UP = 2
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,7 @@ class Submission:
         self.source = source
         self.backend = backend
         self.import_error: ErrorDescription | None = None
+        self.timeouts: dict[str, int] = {}  # operation -> how often it ran out of time
 
     def open(self) -> Submission:
         self.import_error = self.backend.open()
@@ -139,7 +144,17 @@ class Submission:
         self.backend.close()
 
     def _call(self, operation: str, **arguments: Any) -> Any:
-        result, error = self.backend.call(operation, **arguments)
+        if self.timeouts.get(operation, 0) >= TIMEOUTS_BEFORE_GIVING_UP:
+            raise StudentCodeError(operation, ErrorDescription(
+                "timeout", "Timeout",
+                f"not run: this call into your code already timed out {TIMEOUTS_BEFORE_GIVING_UP} times "
+                "(see the first failures); fix that loop first.",
+            ))
+        try:
+            result, error = self.backend.call(operation, **arguments)
+        except CallTimedOut:
+            self.timeouts[operation] = self.timeouts.get(operation, 0) + 1
+            raise
         if error is not None:
             raise StudentCodeError(operation, error)
         return result

@@ -11,7 +11,7 @@ from grader.submission import StudentCodeError
 
 DIVIDE_HINT = (
     "check num_heads < 1 or model_dim % num_heads != 0 and raise ValueError(f'... {model_dim} ... {num_heads} ...'); "
-    "an assert raises AssertionError and disappears under python -O."
+    "a bare assert gives the wrong exception type and vanishes under python -O."
 )
 
 

@@ -36,7 +36,12 @@ def expect_useful_gradient(gradients: dict, name: str) -> None:
     gradient = gradients.get(name)
     if gradient is None:
         checks.fail(f"no gradient reaches {name}.", "a gradient after backward()", "None", CUT_HINT)
-    checks.expect_finite(gradient, f"the gradient of {name}", CUT_HINT)
+    checks.expect_finite(
+        gradient,
+        f"the gradient of {name}",
+        "NaN gradients usually come from a row where every position is masked (a softmax "
+        "over nothing but -inf): the causal mask must keep the diagonal.",
+    )
     if not gradient.abs().max() > 0:
         checks.fail(f"the gradient of {name} is zero everywhere.", "a non-zero gradient", "all zeros", CUT_HINT)
 

@@ -1,0 +1,747 @@
+"""A catalogue of known-wrong and known-right submissions, written as edits to the solution.
+
+Data only: no tests live here. The grader's own tests use this catalogue to check that
+
+* every MUTANT (a realistic student mistake) loses points in at least the groups named
+  in its ``losing_groups``, and
+* every VARIANT (a valid alternative implementation) scores full marks.
+
+Each entry is a list of exact text edits applied to ``solutions/multi_head_attention.py``,
+so the repository holds one copy of the solution, not one per entry. Every ``old`` text must
+occur exactly once in the source at the moment its edit is applied (edits apply in order);
+``apply_edits`` raises ``ValueError`` naming the entry when one does not, which is what
+happens when the solution changes under the catalogue.
+
+``losing_groups`` is conservative: it names only the groups that lose points *for certain*
+under the grader's checks. A mutant may lose points in further groups too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+SOLUTION_PATH = Path(__file__).resolve().parent.parent / "solutions" / "multi_head_attention.py"
+
+# The grader's test groups.
+SHAPES = "shapes"
+PROBABILITIES = "probabilities"
+CAUSAL_MASKING = "causal_masking"
+HEAD_DISTINCTNESS = "head_distinctness"
+GRADIENT_FLOW = "gradient_flow"
+CONFIGURATION = "configuration"
+REFERENCE = "reference"  # hidden
+GROUPS = (
+    SHAPES,
+    PROBABILITIES,
+    CAUSAL_MASKING,
+    HEAD_DISTINCTNESS,
+    GRADIENT_FLOW,
+    CONFIGURATION,
+    REFERENCE,
+)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``old`` (which must occur exactly once) by ``new``."""
+
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """One submission: the solution with ``edits`` applied."""
+
+    name: str  # short snake_case id, used as the submission file name
+    description: str  # one sentence: what the student did
+    edits: tuple[Edit, ...]
+    losing_groups: tuple[str, ...] = ()  # mutants: groups that MUST lose points; variants: ()
+
+
+def _edit(old: str, new: str) -> Edit:
+    return Edit(old=old, new=new)
+
+
+# Lines of the solution that several entries edit, spelled once.
+_SCALE_LINE = "scores = scores / math.sqrt(self.head_dim)"
+_MASK_LINE = 'scores = scores.masked_fill(~allowed_mask, float("-inf"))'
+_SOFTMAX_LINE = "weights = torch.softmax(scores, dim=-1)"
+_OUTPUT_LINE = "output = weights @ values  # (batch, seq, head_dim)"
+_SCORES_LINE = "scores = queries @ keys.transpose(-2, -1)"
+_CONCAT_LINE = "return torch.cat(outputs, dim=-1)"
+_STACK_LINE = "weights = torch.stack([result.weights for result in head_results], dim=1)"
+_PROJECTION_LINE = "combined = self.output_projection(concatenated)"
+_DEFAULT_MASK_LINE = "allowed_mask = causal_mask(inputs.shape[1], device=inputs.device)"
+_HEAD_DIM_CHECK = "if num_heads < 1 or model_dim % num_heads != 0:"
+_HEAD_DIM_RETURN = "return model_dim // num_heads"
+_TRIL_LINE = "return torch.tril(ones)"
+_HEADS_LIST = (
+    "self.heads = nn.ModuleList(\n"
+    "            AttentionHead(model_dim, self.head_dim) for _ in range(num_heads)\n"
+    "        )"
+)
+_HEAD_DIM_ERROR = (
+    "        raise ValueError(\n"
+    '            f"model_dim={model_dim} must divide exactly by num_heads={num_heads} "\n'
+    '            f"(and num_heads must be at least 1)"\n'
+    "        )\n"
+)
+
+
+MUTANTS: tuple[Implementation, ...] = (
+    # --- Scaling of the scores -------------------------------------------------------------
+    Implementation(
+        name="missing_scale",
+        description="Forgot to divide the scores by sqrt(head_dim).",
+        edits=(_edit(_SCALE_LINE, "scores = scores"),),
+        losing_groups=(PROBABILITIES, REFERENCE),
+    ),
+    Implementation(
+        name="scale_by_head_dim",
+        description="Divided the scores by head_dim instead of sqrt(head_dim).",
+        edits=(_edit(_SCALE_LINE, "scores = scores / self.head_dim"),),
+        losing_groups=(PROBABILITIES, REFERENCE),
+    ),
+    Implementation(
+        name="scale_multiplied",
+        description="Multiplied the scores by sqrt(head_dim) instead of dividing.",
+        edits=(_edit(_SCALE_LINE, "scores = scores * math.sqrt(self.head_dim)"),),
+        losing_groups=(PROBABILITIES, REFERENCE),
+    ),
+    Implementation(
+        name="scale_by_model_dim",
+        description=(
+            "Scaled the scores by sqrt(model_dim), the input width, instead of sqrt(head_dim)."
+        ),
+        edits=(_edit(_SCALE_LINE, "scores = scores / math.sqrt(inputs.shape[-1])"),),
+        losing_groups=(PROBABILITIES, REFERENCE),
+    ),
+    # --- Softmax -------------------------------------------------------------------------------
+    Implementation(
+        name="softmax_over_queries",
+        description="Took the softmax over the query axis (dim=-2) instead of the key axis.",
+        edits=(_edit(_SOFTMAX_LINE, "weights = torch.softmax(scores, dim=-2)"),),
+        losing_groups=(PROBABILITIES, CAUSAL_MASKING, REFERENCE),
+    ),
+    Implementation(
+        name="scores_returned_as_weights",
+        description="Returned the masked, pre-softmax scores as the attention weights.",
+        edits=(
+            _edit(
+                "return HeadResult(output=output, weights=weights)",
+                "return HeadResult(output=output, weights=scores)",
+            ),
+        ),
+        losing_groups=(PROBABILITIES, CAUSAL_MASKING, REFERENCE),
+    ),
+    # --- Masking -------------------------------------------------------------------------------
+    Implementation(
+        name="mask_after_softmax",
+        description=(
+            "Applied the mask after the softmax by multiplying, so rows no longer sum to one."
+        ),
+        edits=(
+            _edit(_MASK_LINE, "scores = scores"),
+            _edit(_SOFTMAX_LINE, "weights = torch.softmax(scores, dim=-1) * allowed_mask"),
+        ),
+        losing_groups=(PROBABILITIES, CAUSAL_MASKING, REFERENCE),
+    ),
+    Implementation(
+        name="mask_without_diagonal",
+        description=(
+            "Built the causal mask with tril(..., diagonal=-1), so a position cannot see itself."
+        ),
+        edits=(_edit(_TRIL_LINE, "return torch.tril(ones, diagonal=-1)"),),
+        losing_groups=(CAUSAL_MASKING, PROBABILITIES),
+    ),
+    Implementation(
+        name="anti_causal_mask",
+        description=(
+            "Built the causal mask with triu instead of tril, letting positions see the future."
+        ),
+        edits=(_edit(_TRIL_LINE, "return torch.triu(ones)"),),
+        losing_groups=(CAUSAL_MASKING,),
+    ),
+    Implementation(
+        name="float_causal_mask",
+        description="Returned the causal mask as a float tensor of ones and zeros instead of bool.",
+        edits=(
+            _edit(
+                "ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)",
+                "ones = torch.ones(seq_len, seq_len, device=device)",
+            ),
+        ),
+        losing_groups=(CAUSAL_MASKING,),
+    ),
+    Implementation(
+        name="no_mask",
+        description="Never applied the mask to the scores.",
+        edits=(_edit(_MASK_LINE, "scores = scores"),),
+        losing_groups=(CAUSAL_MASKING, REFERENCE),
+    ),
+    Implementation(
+        name="masked_fill_result_discarded",
+        description=(
+            "Called scores.masked_fill(...) but threw its result away (it is not in-place)."
+        ),
+        edits=(_edit(_MASK_LINE, 'scores.masked_fill(~allowed_mask, float("-inf"))'),),
+        losing_groups=(CAUSAL_MASKING, REFERENCE),
+    ),
+    Implementation(
+        name="mask_filled_with_zero",
+        description="Filled disallowed scores with 0 instead of -inf, so they still get weight.",
+        edits=(_edit(_MASK_LINE, "scores = scores.masked_fill(~allowed_mask, 0.0)"),),
+        losing_groups=(CAUSAL_MASKING, REFERENCE),
+    ),
+    Implementation(
+        name="mask_inverted",
+        description="Filled -inf where the mask is True (allowed) instead of where it is False.",
+        edits=(_edit(_MASK_LINE, 'scores = scores.masked_fill(allowed_mask, float("-inf"))'),),
+        losing_groups=(CAUSAL_MASKING, PROBABILITIES, REFERENCE),
+    ),
+    Implementation(
+        name="custom_mask_ignored",
+        description=(
+            "The head always builds its own causal mask and ignores the allowed_mask argument."
+        ),
+        edits=(
+            _edit(
+                _MASK_LINE,
+                "scores = scores.masked_fill(\n"
+                "            ~causal_mask(inputs.shape[1], device=inputs.device), float(\"-inf\")\n"
+                "        )",
+            ),
+        ),
+        losing_groups=(CAUSAL_MASKING,),
+    ),
+    Implementation(
+        name="no_default_causal_mask",
+        description=(
+            "With allowed_mask=None the module applies no mask at all instead of the causal one."
+        ),
+        edits=(
+            _edit(
+                "        if allowed_mask is None:\n"
+                "            " + _DEFAULT_MASK_LINE + "  # (seq, seq)\n",
+                "",
+            ),
+            _edit(
+                _MASK_LINE,
+                "if allowed_mask is not None:\n            " + _MASK_LINE,
+            ),
+        ),
+        losing_groups=(CAUSAL_MASKING,),
+    ),
+    Implementation(
+        name="mask_from_model_dim",
+        description=(
+            "Sized the default causal mask with inputs.shape[-1] (model_dim) instead of the "
+            "sequence length."
+        ),
+        edits=(
+            _edit(
+                _DEFAULT_MASK_LINE,
+                "allowed_mask = causal_mask(inputs.shape[-1], device=inputs.device)",
+            ),
+        ),
+        losing_groups=(CAUSAL_MASKING,),
+    ),
+    # --- Queries, keys and values --------------------------------------------------------------
+    Implementation(
+        name="values_from_queries",
+        description="Multiplied the weights by the queries instead of the values.",
+        edits=(_edit(_OUTPUT_LINE, "output = weights @ queries  # (batch, seq, head_dim)"),),
+        losing_groups=(GRADIENT_FLOW, REFERENCE),
+    ),
+    Implementation(
+        name="values_from_keys",
+        description="Multiplied the weights by the keys instead of the values.",
+        edits=(_edit(_OUTPUT_LINE, "output = weights @ keys  # (batch, seq, head_dim)"),),
+        losing_groups=(GRADIENT_FLOW, REFERENCE),
+    ),
+    Implementation(
+        name="queries_and_keys_swapped",
+        description="Computed keys @ queries^T instead of queries @ keys^T.",
+        edits=(_edit(_SCORES_LINE, "scores = keys @ queries.transpose(-2, -1)"),),
+        losing_groups=(PROBABILITIES, REFERENCE),
+    ),
+    # --- Concatenating the heads ---------------------------------------------------------------
+    Implementation(
+        name="concatenated_on_seq_axis",
+        description=(
+            "Concatenated the heads' outputs along the sequence axis (dim=1) instead of the "
+            "features."
+        ),
+        edits=(_edit(_CONCAT_LINE, "return torch.cat(outputs, dim=1)"),),
+        losing_groups=(SHAPES, REFERENCE),
+    ),
+    Implementation(
+        name="interleaved_concatenation",
+        description=(
+            "Stacked the heads' outputs on a new last axis and flattened, interleaving their "
+            "features."
+        ),
+        edits=(_edit(_CONCAT_LINE, "return torch.stack(outputs, dim=-1).flatten(start_dim=-2)"),),
+        losing_groups=(SHAPES, REFERENCE),
+    ),
+    Implementation(
+        name="heads_concatenated_in_reverse",
+        description="Concatenated the heads in reverse order, last head first.",
+        edits=(_edit(_CONCAT_LINE, "return torch.cat(outputs[::-1], dim=-1)"),),
+        losing_groups=(SHAPES, REFERENCE),
+    ),
+    # --- Stacking the heads' weights -----------------------------------------------------------
+    Implementation(
+        name="weights_heads_axis_misplaced",
+        description="Stacked the heads' weights on dim=2, giving (batch, seq, heads, seq).",
+        edits=(
+            _edit(
+                _STACK_LINE,
+                "weights = torch.stack([result.weights for result in head_results], dim=2)",
+            ),
+        ),
+        losing_groups=(SHAPES, REFERENCE),
+    ),
+    Implementation(
+        name="weights_stacked_heads_first",
+        description=(
+            "Used torch.stack's default dim=0, giving weights of shape (heads, batch, seq, seq)."
+        ),
+        edits=(
+            _edit(
+                _STACK_LINE,
+                "weights = torch.stack([result.weights for result in head_results])",
+            ),
+        ),
+        losing_groups=(SHAPES, REFERENCE),
+    ),
+    Implementation(
+        name="first_head_weights_repeated",
+        description="Reported head 0's attention weights for every head.",
+        edits=(
+            _edit(
+                _STACK_LINE,
+                "weights = torch.stack([head_results[0].weights] * len(head_results), dim=1)",
+            ),
+        ),
+        losing_groups=(HEAD_DISTINCTNESS, REFERENCE),
+    ),
+    # --- Batch handling ------------------------------------------------------------------------
+    Implementation(
+        name="output_for_first_batch_only",
+        description=(
+            "Projected only the first batch element (concatenated[0]) and unsqueezed, batch 1 only."
+        ),
+        edits=(
+            _edit(
+                _PROJECTION_LINE,
+                "combined = self.output_projection(concatenated[0]).unsqueeze(0)",
+            ),
+        ),
+        losing_groups=(SHAPES, REFERENCE),
+    ),
+    Implementation(
+        name="weights_squeezed_batch",
+        description=(
+            "Squeezed the batch axis out of each head's weights and unsqueezed it back, batch 1 "
+            "only."
+        ),
+        edits=(
+            _edit(
+                _STACK_LINE,
+                "weights = torch.stack([result.weights.squeeze(0) for result in head_results])\n"
+                "        weights = weights.unsqueeze(0)",
+            ),
+        ),
+        losing_groups=(SHAPES, REFERENCE),
+    ),
+    # --- Independent heads ---------------------------------------------------------------------
+    Implementation(
+        name="shared_head_module",
+        description=(
+            "Built one head and repeated it with nn.ModuleList([head] * num_heads), so all heads "
+            "share weights."
+        ),
+        edits=(
+            _edit(
+                _HEADS_LIST,
+                "head = AttentionHead(model_dim, self.head_dim)\n"
+                "        self.heads = nn.ModuleList([head] * num_heads)",
+            ),
+        ),
+        losing_groups=(HEAD_DISTINCTNESS, REFERENCE),
+    ),
+    Implementation(
+        name="reseeded_heads",
+        description=(
+            "Called torch.manual_seed(0) in AttentionHead.__init__, so every head starts "
+            "identical."
+        ),
+        edits=(
+            _edit(
+                "self.head_dim = head_dim\n        self.query",
+                "self.head_dim = head_dim\n        torch.manual_seed(0)\n        self.query",
+            ),
+        ),
+        losing_groups=(HEAD_DISTINCTNESS,),
+    ),
+    Implementation(
+        name="projections_with_bias",
+        description="Gave the query, key and value projections a bias (nn.Linear's default).",
+        edits=(
+            _edit(
+                "self.query = nn.Linear(model_dim, head_dim, bias=False)",
+                "self.query = nn.Linear(model_dim, head_dim)",
+            ),
+            _edit(
+                "self.key = nn.Linear(model_dim, head_dim, bias=False)",
+                "self.key = nn.Linear(model_dim, head_dim)",
+            ),
+            _edit(
+                "self.value = nn.Linear(model_dim, head_dim, bias=False)",
+                "self.value = nn.Linear(model_dim, head_dim)",
+            ),
+        ),
+        losing_groups=(HEAD_DISTINCTNESS, REFERENCE),
+    ),
+    # --- Output projection and gradients -------------------------------------------------------
+    Implementation(
+        name="no_output_projection",
+        description="Returned the concatenated heads without applying the output projection.",
+        edits=(_edit(_PROJECTION_LINE, "combined = concatenated"),),
+        losing_groups=(GRADIENT_FLOW, REFERENCE),
+    ),
+    Implementation(
+        name="output_projection_without_bias",
+        description="Built the output projection with bias=False.",
+        edits=(
+            _edit(
+                "self.output_projection = nn.Linear(model_dim, model_dim)",
+                "self.output_projection = nn.Linear(model_dim, model_dim, bias=False)",
+            ),
+        ),
+        losing_groups=(GRADIENT_FLOW, REFERENCE),
+    ),
+    Implementation(
+        name="keys_detached",
+        description=(
+            "Called .detach() on the keys, cutting the gradient through the key projection."
+        ),
+        edits=(_edit("keys = self.key(inputs)", "keys = self.key(inputs).detach()"),),
+        losing_groups=(GRADIENT_FLOW, REFERENCE),
+    ),
+    Implementation(
+        name="values_under_no_grad",
+        description=(
+            "Computed the values inside torch.no_grad(), so the value projection gets no "
+            "gradient."
+        ),
+        edits=(
+            _edit(
+                "values = self.value(inputs)",
+                "with torch.no_grad():\n            values = self.value(inputs)",
+            ),
+        ),
+        losing_groups=(GRADIENT_FLOW, REFERENCE),
+    ),
+    # --- head_dimension and configuration ------------------------------------------------------
+    Implementation(
+        name="no_divisibility_check",
+        description="head_dimension returns model_dim // num_heads without checking anything.",
+        edits=(_edit("    " + _HEAD_DIM_CHECK + "\n" + _HEAD_DIM_ERROR, ""),),
+        losing_groups=(CONFIGURATION,),
+    ),
+    Implementation(
+        name="check_returns_zero",
+        description="head_dimension returns 0 instead of raising when the width does not divide.",
+        edits=(_edit(_HEAD_DIM_ERROR, "        return 0\n"),),
+        losing_groups=(CONFIGURATION,),
+    ),
+    Implementation(
+        name="assert_instead_of_raise",
+        description=(
+            "Checked divisibility with assert, raising AssertionError instead of ValueError."
+        ),
+        edits=(
+            _edit(
+                _HEAD_DIM_CHECK + "\n" + _HEAD_DIM_ERROR,
+                "assert num_heads >= 1 and model_dim % num_heads == 0, (\n"
+                '        f"model_dim={model_dim} must divide exactly by num_heads={num_heads}"\n'
+                "    )\n",
+            ),
+        ),
+        losing_groups=(CONFIGURATION,),
+    ),
+    Implementation(
+        name="error_message_without_numbers",
+        description="Raised ValueError with a message that does not say which numbers were wrong.",
+        edits=(
+            _edit(
+                _HEAD_DIM_ERROR,
+                '        raise ValueError("model_dim must be divisible by num_heads")\n',
+            ),
+        ),
+        losing_groups=(CONFIGURATION,),
+    ),
+    Implementation(
+        name="true_division_head_dim",
+        description=(
+            "Returned model_dim / num_heads, a float, so nn.Linear cannot be built with it."
+        ),
+        edits=(_edit(_HEAD_DIM_RETURN, "return model_dim / num_heads"),),
+        losing_groups=(
+            SHAPES,
+            PROBABILITIES,
+            CAUSAL_MASKING,
+            HEAD_DISTINCTNESS,
+            GRADIENT_FLOW,
+            REFERENCE,
+        ),
+    ),
+)
+
+
+VARIANTS: tuple[Implementation, ...] = (
+    # --- Scores, softmax and output --------------------------------------------------------------
+    Implementation(
+        name="einsum_everywhere",
+        description="Wrote the projections, the scores and the weighted sum with torch.einsum.",
+        edits=(
+            _edit(
+                "queries = self.query(inputs)",
+                'queries = torch.einsum("bsm,hm->bsh", inputs, self.query.weight)',
+            ),
+            _edit(
+                "keys = self.key(inputs)",
+                'keys = torch.einsum("bsm,hm->bsh", inputs, self.key.weight)',
+            ),
+            _edit(
+                "values = self.value(inputs)",
+                'values = torch.einsum("bsm,hm->bsh", inputs, self.value.weight)',
+            ),
+            _edit(_SCORES_LINE, 'scores = torch.einsum("bqh,bkh->bqk", queries, keys)'),
+            _edit(_OUTPUT_LINE, 'output = torch.einsum("bqk,bkh->bqh", weights, values)'),
+        ),
+    ),
+    Implementation(
+        name="keys_transposed_with_mT",
+        description="Transposed the keys with .mT instead of .transpose(-2, -1).",
+        edits=(_edit(_SCORES_LINE, "scores = queries @ keys.mT"),),
+    ),
+    Implementation(
+        name="queries_scaled_first",
+        description=(
+            "Scaled the queries by 1/sqrt(head_dim) before the matmul instead of the scores after"
+            " it."
+        ),
+        edits=(
+            _edit(
+                "queries = self.query(inputs)",
+                "queries = self.query(inputs) / math.sqrt(self.head_dim)",
+            ),
+            _edit(_SCALE_LINE, "scores = scores"),
+        ),
+    ),
+    Implementation(
+        name="where_with_finfo_min",
+        description=(
+            "Masked with torch.where and the dtype's most negative finite value instead of -inf."
+        ),
+        edits=(
+            _edit(
+                _MASK_LINE,
+                "scores = torch.where(allowed_mask, scores, torch.finfo(scores.dtype).min)",
+            ),
+        ),
+    ),
+    Implementation(
+        name="masked_fill_minus_1e9",
+        description="Masked with masked_fill(..., -1e9) instead of -inf.",
+        edits=(_edit(_MASK_LINE, "scores = scores.masked_fill(~allowed_mask, -1e9)"),),
+    ),
+    Implementation(
+        name="softmax_by_hand",
+        description=(
+            "Wrote a numerically stable softmax by hand: subtract the row max, exp, divide by the"
+            " sum."
+        ),
+        edits=(
+            _edit(
+                _SOFTMAX_LINE,
+                "row_max = scores.amax(dim=-1, keepdim=True)\n"
+                "        exponentials = torch.exp(scores - row_max)\n"
+                "        weights = exponentials / exponentials.sum(dim=-1, keepdim=True)",
+            ),
+        ),
+    ),
+    Implementation(
+        name="softmax_in_float64",
+        description="Computed the softmax in float64 and cast the weights back to the input dtype.",
+        edits=(
+            _edit(
+                _SOFTMAX_LINE,
+                "weights = torch.softmax(scores.double(), dim=-1).to(scores.dtype)",
+            ),
+        ),
+    ),
+    Implementation(
+        name="scaled_dot_product_attention_output",
+        description=(
+            "Computed the head output with F.scaled_dot_product_attention, the weights "
+            "separately."
+        ),
+        edits=(
+            _edit(
+                _OUTPUT_LINE,
+                "output = torch.nn.functional.scaled_dot_product_attention(\n"
+                "            queries, keys, values, attn_mask=allowed_mask\n"
+                "        )",
+            ),
+        ),
+    ),
+    # --- Causal mask -----------------------------------------------------------------------------
+    Implementation(
+        name="triu_complement_mask",
+        description="Built the causal mask as ~torch.triu(ones, diagonal=1).",
+        edits=(_edit(_TRIL_LINE, "return ~torch.triu(ones, diagonal=1)"),),
+    ),
+    Implementation(
+        name="arange_comparison_mask",
+        description=(
+            "Built the causal mask by comparing positions: arange[:, None] >= arange[None, :]."
+        ),
+        edits=(
+            _edit(
+                "ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)",
+                "positions = torch.arange(seq_len, device=device)",
+            ),
+            _edit(_TRIL_LINE, "return positions[:, None] >= positions[None, :]"),
+        ),
+    ),
+    Implementation(
+        name="mask_expanded_to_batch",
+        description="Expanded the mask to (batch, seq, seq) before handing it to the heads.",
+        edits=(
+            _edit(
+                "head_results = [head(inputs, allowed_mask) for head in self.heads]",
+                "allowed_mask = allowed_mask.expand(inputs.shape[0], -1, -1)\n"
+                "        head_results = [head(inputs, allowed_mask) for head in self.heads]",
+            ),
+        ),
+    ),
+    # --- Combining the heads ---------------------------------------------------------------------
+    Implementation(
+        name="concatenated_with_stack_reshape",
+        description="Concatenated the heads via torch.stack(..., dim=-2) and a reshape.",
+        edits=(
+            _edit(
+                _CONCAT_LINE,
+                "stacked = torch.stack(outputs, dim=-2)  # (batch, seq, heads, head_dim)\n"
+                "    return stacked.reshape(*stacked.shape[:-2], -1)",
+            ),
+        ),
+    ),
+    Implementation(
+        name="concatenated_on_dim_2",
+        description="Concatenated the heads with torch.cat(..., dim=2).",
+        edits=(_edit(_CONCAT_LINE, "return torch.cat(outputs, dim=2)"),),
+    ),
+    Implementation(
+        name="weights_stacked_then_permuted",
+        description="Stacked the heads' weights on dim 0 and permuted to (batch, heads, seq, seq).",
+        edits=(
+            _edit(
+                _STACK_LINE,
+                "weights = torch.stack([result.weights for result in head_results])\n"
+                "        weights = weights.permute(1, 0, 2, 3)",
+            ),
+        ),
+    ),
+    Implementation(
+        name="output_projection_by_hand",
+        description="Applied the output projection as concatenated @ weight.T + bias.",
+        edits=(
+            _edit(
+                _PROJECTION_LINE,
+                "combined = (\n"
+                "            concatenated @ self.output_projection.weight.T\n"
+                "            + self.output_projection.bias\n"
+                "        )",
+            ),
+        ),
+    ),
+    Implementation(
+        name="head_dimension_with_divmod",
+        description="Checked divisibility with divmod after rejecting num_heads < 1.",
+        edits=(
+            _edit(
+                _HEAD_DIM_CHECK + "\n" + _HEAD_DIM_ERROR + "    " + _HEAD_DIM_RETURN + "\n",
+                "if num_heads < 1:\n"
+                "        raise ValueError(\n"
+                '            f"num_heads={num_heads} must be at least 1 (model_dim={model_dim})"\n'
+                "        )\n"
+                "    quotient, remainder = divmod(model_dim, num_heads)\n"
+                "    if remainder:\n"
+                "        raise ValueError(\n"
+                '            f"model_dim={model_dim} is not divisible by num_heads={num_heads}"\n'
+                "        )\n"
+                "    return quotient\n",
+            ),
+        ),
+    ),
+)
+
+
+def apply_edits(source: str, edits: Iterable[Edit], name: str = "<edits>") -> str:
+    """Apply ``edits`` in order; each ``old`` must occur exactly once when it is applied.
+
+    Raises ``ValueError`` naming the entry ``name`` and the offending text otherwise.
+    """
+    for edit in edits:
+        count = source.count(edit.old)
+        if count != 1:
+            raise ValueError(
+                f"catalogue entry {name!r}: expected the text {edit.old!r} exactly once in "
+                f"the solution, found it {count} times; update the catalogue to the solution"
+            )
+        source = source.replace(edit.old, edit.new)
+    return source
+
+
+def implementation_source(impl: Implementation, solution_source: str | None = None) -> str:
+    """The solution's source with ``impl``'s edits applied."""
+    if solution_source is None:
+        solution_source = SOLUTION_PATH.read_text(encoding="utf-8")
+    return apply_edits(solution_source, impl.edits, name=impl.name)
+
+
+def write_implementation(impl: Implementation, folder: Path) -> Path:
+    """Write ``folder / f"{impl.name}.py"`` (the edited solution) and return its path."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{impl.name}.py"
+    path.write_text(implementation_source(impl), encoding="utf-8")
+    return path
+
+
+def _check_catalogue() -> None:
+    """Catch catalogue typos at import: unique names, known groups, mutants that lose."""
+    names = [impl.name for impl in MUTANTS + VARIANTS]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"catalogue names are not unique: {duplicates}")
+    for impl in MUTANTS:
+        if not impl.losing_groups:
+            raise ValueError(f"mutant {impl.name!r} names no losing group")
+        unknown = set(impl.losing_groups) - set(GROUPS)
+        if unknown:
+            raise ValueError(f"mutant {impl.name!r} names unknown groups {sorted(unknown)}")
+    for impl in VARIANTS:
+        if impl.losing_groups:
+            raise ValueError(f"variant {impl.name!r} must not name losing groups")
+
+
+_check_catalogue()

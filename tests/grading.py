@@ -1,0 +1,45 @@
+"""Run the grader on submissions the way a user does, and read back its results.
+
+Each call starts one ``pytest grader`` process for any number of submissions, so the
+catalogue of mutants costs one torch start-up, not one per mutant.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class GradingRun:
+    returncode: int
+    output: str
+    results: dict  # submission name -> that submission's result (see grader.scoring)
+
+    def score(self, name: str) -> int:
+        return self.results[name]["score"]
+
+    def failed_tests(self, name: str) -> list[dict]:
+        return [test for test in self.results[name]["tests"] if test["outcome"] != "passed"]
+
+    def lost_groups(self, name: str) -> set[str]:
+        return {g for g, points in self.results[name]["groups"].items() if points["earned"] < points["max"]}
+
+
+def grade(submissions: list[Path], tmp_path: Path, *extra: str, timeout: float = 600) -> GradingRun:
+    results_path = tmp_path / "results.json"
+    command = [sys.executable, "-m", "pytest", "grader", "-p", "no:cacheprovider", "-q", "--results-json", str(results_path)]
+    for submission in submissions:
+        command += ["--submission", str(submission)]
+    completed = subprocess.run(
+        [*command, *extra], cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+    output = completed.stdout + completed.stderr
+    assert results_path.exists(), f"the grader wrote no results (exit {completed.returncode}):\n{output[-3000:]}"
+    document = json.loads(results_path.read_text())
+    return GradingRun(completed.returncode, output, document["submissions"])

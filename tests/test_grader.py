@@ -1,0 +1,139 @@
+"""The grader's behaviour on whole submissions: full marks, zero, broken files, loops."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from grader import stubs
+from grading import REPO_ROOT, grade
+
+SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
+EXPECTED_GROUP_POINTS = {
+    "shapes": 15,
+    "probabilities": 10,
+    "causal_masking": 20,
+    "head_distinctness": 10,
+    "gradient_flow": 15,
+    "configuration": 10,
+    "reference": 20,
+}
+STUDENT_FUNCTIONS = ("head_dimension", "causal_mask", "AttentionHead.forward", "concatenate_heads")
+
+
+def write(folder: Path, name: str, source: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source)
+    return path
+
+
+def solution_with(old: str, new: str) -> str:
+    source = SOLUTION.read_text()
+    assert source.count(old) == 1, old
+    return source.replace(old, new)
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory):
+    """The solution (as a file of another name, and as a folder) and the stubs, in one run."""
+    folder = tmp_path_factory.mktemp("submissions")
+    renamed = write(folder, "alice_attempt.py", SOLUTION.read_text())
+    in_folder = write(folder, "bob/src/multi_head_attention.py", SOLUTION.read_text())
+    only_forward_missing = stubs.make_stub(
+        SOLUTION.read_text().replace(stubs.BEGIN_SOLUTION, "#", 4).replace(stubs.END_SOLUTION, "#", 4)
+    )
+    partial = write(folder, "only_forward_missing.py", only_forward_missing)
+    return grade([renamed, folder / "bob", REPO_ROOT / "exercises", partial], tmp_path_factory.mktemp("results"))
+
+
+def test_points_add_up_to_100_in_the_seven_groups(reference_run):
+    groups = reference_run.results["alice_attempt"]["groups"]
+    assert {name: points["max"] for name, points in groups.items()} == EXPECTED_GROUP_POINTS
+    assert reference_run.results["alice_attempt"]["max_score"] == 100
+
+
+def test_the_solution_scores_full_marks_under_any_file_name_or_folder(reference_run):
+    assert reference_run.score("alice_attempt") == 100, reference_run.failed_tests("alice_attempt")
+    assert reference_run.score("bob") == 100, reference_run.failed_tests("bob")
+
+
+def test_the_stubs_score_zero_and_every_failure_names_what_is_not_written(reference_run):
+    assert reference_run.score("exercises") == 0
+    messages = [test["message"] for test in reference_run.failed_tests("exercises")]
+    assert all("not written yet" in message for message in messages), messages
+    named = {function for function in STUDENT_FUNCTIONS if any(function in m for m in messages)}
+    assert named == set(STUDENT_FUNCTIONS)
+
+
+def test_a_missing_forward_is_named_as_not_written(reference_run):
+    messages = " ".join(test["message"] for test in reference_run.failed_tests("only_forward_missing"))
+    assert "MultiHeadSelfAttention.forward is not written yet" in messages
+    assert 0 < reference_run.score("only_forward_missing") < 100  # the head and helpers still earn points
+
+
+def test_the_run_ends_with_a_score_line(reference_run):
+    last_lines = reference_run.output.strip().splitlines()[-4:]
+    assert any(re.fullmatch(r"Score \w+: \d+/100", line) for line in last_lines), last_lines
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "reason"),
+    [
+        ("syntax_error", "def head_dimension(:\n    pass\n", "SyntaxError"),
+        ("raises_at_import", "import torch\nraise RuntimeError('boom at import')\n", "RuntimeError: boom at import"),
+        ("exits_at_import", "import sys\nsys.exit(3)\n", "SystemExit"),
+    ],
+)
+def test_a_submission_that_does_not_import_scores_zero_with_the_error_shown_once(tmp_path, name, source, reason):
+    run = grade([write(tmp_path, f"{name}.py", source)], tmp_path)
+    assert run.score(name) == 0
+    assert run.results[name]["import_error"], "the reason is recorded"
+    assert run.output.count(reason) == 1, run.output[-2500:]
+    assert "Traceback" not in run.output
+    assert "Score: 0/100" in run.output.splitlines()[-1]
+
+
+def test_missing_names_are_reported_as_such(tmp_path):
+    source = solution_with("def concatenate_heads(", "def concat_heads(")
+    run = grade([write(tmp_path, "renamed.py", source)], tmp_path)
+    messages = [test["message"] for test in run.failed_tests("renamed")]
+    assert messages and all("concatenate_heads" in m for m in messages), messages
+    assert any("expected your file to define `concatenate_heads`" in m for m in messages), messages
+
+
+def test_an_endless_loop_fails_with_a_timeout_and_the_run_goes_on(tmp_path):
+    looping = solution_with("def concatenate_heads(head_results: list[HeadResult]) -> torch.Tensor:\n",
+                            "def concatenate_heads(head_results: list[HeadResult]) -> torch.Tensor:\n    while True:\n        pass\n")
+    run = grade([write(tmp_path, "loops.py", looping), SOLUTION], tmp_path, "--timeout", "1")
+    failures = run.failed_tests("loops")
+    assert failures and all("timed out" in test["message"] for test in failures)
+    # Only the tests that concatenate are lost; the head and the configuration still count.
+    assert run.results["loops"]["groups"]["configuration"]["earned"] == 10
+    assert run.score("multi_head_attention") == 100
+    assert sum(test["duration"] for test in failures) < 10, "gave up on the loop after two timeouts"
+
+
+def test_a_tensor_subclass_cannot_make_comparisons_lie(tmp_path):
+    forger = textwrap.dedent(
+        """
+        class AlwaysClose(torch.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                if func in (torch.allclose, torch.equal):
+                    return True
+                return super().__torch_function__(func, types, args, kwargs or {})
+        """
+    )
+    source = solution_with("@dataclass\nclass HeadResult:", forger + "\n\n@dataclass\nclass HeadResult:")
+    source = source.replace(
+        "        return HeadResult(output=output, weights=weights)\n",
+        "        return HeadResult(output=output.as_subclass(AlwaysClose), weights=weights.as_subclass(AlwaysClose))\n",
+    )
+    run = grade([write(tmp_path, "forger.py", source)], tmp_path)
+    head_tests = [t for t in run.failed_tests("forger") if "head" in t["name"]]
+    assert head_tests and any("expected a plain torch.Tensor" in t["message"] for t in head_tests)
+    assert run.score("forger") < 100
