@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import loading, results, timeouts
+from grader import loading, processes, results, timeouts
+from grader.isolated import IsolatedBackend, Worker
 from grader.scoring import GROUPS, Scoreboard, group_of
 from grader.submission import ErrorDescription, InProcessBackend, StudentCodeError, Submission
 
@@ -22,6 +23,8 @@ DEFAULT_SUBMISSION = REPO_ROOT / "exercises"
 
 scoreboard_key = pytest.StashKey[Scoreboard]()
 targets_key = pytest.StashKey[dict]()
+worker_key = pytest.StashKey[object]()
+sandbox_key = pytest.StashKey[tuple]()  # (sandbox in use, why it differs from the one asked for)
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--results-json", metavar="PATH", help="also write every test's outcome to this JSON file")
     group.addoption(
+        "--isolate",
+        action="store_true",
+        help="run the submission in the sandboxed worker instead of in this process",
+    )
+    group.addoption(
+        "--sandbox",
+        choices=("auto", "bwrap", "process"),
+        default="auto",
+        help="with --isolate: bwrap (bubblewrap), process (plain child process) or auto (bwrap when it works)",
+    )
+    group.addoption("--call-timeout", type=float, default=5.0, help="with --isolate: seconds allowed per call")
+    group.addoption(
+        "--results-dir",
+        metavar="DIR",
+        help="write DIR/<submission>.json and DIR/<submission>.md as soon as each submission is graded",
+    )
+    group.addoption(
         "--grading-seed",
         type=int,
         default=None,
@@ -57,6 +77,38 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(scoreboard, "grader-scoreboard")
     config.pluginmanager.register(timeouts, "grader-timeouts")
     config.stash[targets_key] = _targets(config.getoption("submission") or [str(DEFAULT_SUBMISSION)])
+    config.stash[worker_key] = None
+    config.stash[sandbox_key] = ("in-process", "")
+    if config.getoption("isolate"):
+        config.stash[sandbox_key] = processes.resolve_sandbox(config.getoption("sandbox"))
+        config.stash[worker_key] = Worker(config.stash[sandbox_key][0])
+    results_dir = config.getoption("results_dir")
+    if results_dir:
+        scoreboard.on_submission_done = lambda result: _persist(config, Path(results_dir), result)
+
+
+def _persist(config: pytest.Config, folder: Path, result) -> None:
+    target = config.stash[targets_key].get(result.submission)
+    results.write_submission_result(
+        folder,
+        result,
+        grading_seed=config.getoption("grading_seed"),
+        sandbox=config.stash[sandbox_key],
+        source=_source_or_none(target.path) if target else None,
+    )
+
+
+def _source_or_none(path: Path) -> Path | None:
+    try:
+        return loading.locate_source(path)
+    except loading.SubmissionNotFound:
+        return None
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    worker = config.stash.get(worker_key, None)
+    if worker is not None:
+        worker.close()
 
 
 def _targets(paths: list[str]) -> dict[str, Target]:
@@ -74,7 +126,9 @@ def _targets(paths: list[str]) -> dict[str, Target]:
 def pytest_report_header(config: pytest.Config) -> list[str]:
     targets = config.stash[targets_key]
     shown = ", ".join(str(t.path) for t in list(targets.values())[:3]) + (" ..." if len(targets) > 3 else "")
-    return [f"grading: {shown}", f"grading seed: {config.getoption('grading_seed')}"]
+    sandbox, fallback = config.stash[sandbox_key]
+    lines = [f"grading: {shown}", f"grading seed: {config.getoption('grading_seed')}", f"student code runs: {sandbox}"]
+    return lines + ([f"note: {fallback}"] if fallback else [])
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -105,11 +159,22 @@ def submission(request: pytest.FixtureRequest):
         source = loading.locate_source(target.path)
     except loading.SubmissionNotFound as error:
         _not_gradable(request.config, target.name, ErrorDescription("import", "SubmissionNotFound", str(error)))
-    handle = Submission(target.name, source, InProcessBackend(source)).open()
+    worker = request.config.stash[worker_key]
+    if worker is None:
+        backend = InProcessBackend(source)
+    else:
+        backend = IsolatedBackend(source, worker, call_timeout=request.config.getoption("call_timeout"))
+    handle = Submission(target.name, source, backend)
+    request.addfinalizer(lambda: _finish(request.config, handle))
+    handle.open()
     if handle.import_error is not None:
         _not_gradable(request.config, target.name, handle.import_error)
-    yield handle
+    return handle
+
+
+def _finish(config: pytest.Config, handle: Submission) -> None:
     handle.close()
+    config.stash[scoreboard_key].submission_result(handle.name).output = handle.backend.captured_output()
 
 
 def _not_gradable(config: pytest.Config, name: str, error: ErrorDescription) -> None:
@@ -151,5 +216,5 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             Path(path),
             session.config.stash[scoreboard_key].results,
             session.config.getoption("grading_seed"),
-            backend="in-process",
+            sandbox=session.config.stash[sandbox_key],
         )

@@ -6,12 +6,14 @@ reader never sees half a file and an interrupted run never leaves a corrupt one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
 from pathlib import Path
 
 from grader import __version__
+from grader.feedback import render_markdown
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -28,11 +30,30 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def write_results_json(path: Path, results: dict, grading_seed: int, backend: str) -> None:
+def write_results_json(path: Path, results: dict, grading_seed: int, sandbox: tuple[str, str]) -> None:
     document = {
         "grader_version": __version__,
         "grading_seed": grading_seed,
-        "backend": backend,
+        "sandbox": sandbox[0],
+        "sandbox_note": sandbox[1],
         "submissions": {name: result.to_dict() for name, result in sorted(results.items())},
     }
     write_atomically(Path(path), json.dumps(document, indent=2) + "\n")
+
+
+def content_hash(source: Path | None) -> str:
+    return hashlib.sha256(source.read_bytes()).hexdigest() if source and source.is_file() else ""
+
+
+def write_submission_result(folder: Path, result, grading_seed: int, sandbox: tuple[str, str], source: Path | None) -> None:
+    """One submission's result and feedback, written the moment it is graded."""
+    document = result.to_dict() | {
+        "grader_version": __version__,
+        "grading_seed": grading_seed,
+        "sandbox": sandbox[0],
+        "sandbox_note": sandbox[1],
+        "content_hash": content_hash(source),
+    }
+    write_atomically(folder / f"{result.submission}.md", render_markdown(result))
+    # The JSON last: its presence is what marks the submission as graded.
+    write_atomically(folder / f"{result.submission}.json", json.dumps(document, indent=2) + "\n")

@@ -7,7 +7,6 @@ earns its points only when its setup, call and teardown all pass.
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -46,6 +45,7 @@ class SubmissionResult:
     submission: str
     tests: list[TestRecord] = field(default_factory=list)
     import_error: str = ""
+    output: str = ""  # what the student's code printed (captured by the worker), for instructors
 
     @property
     def score(self) -> int:
@@ -69,6 +69,7 @@ class SubmissionResult:
             "max_score": self.max_score,
             "groups": {group: {"earned": e, "max": m} for group, (e, m) in self.group_points().items()},
             "import_error": self.import_error,
+            "output": self.output,
             "tests": [asdict(test) | {"points": test.points} for test in self.tests],
         }
 
@@ -94,7 +95,8 @@ class Scoreboard:
     def __init__(self) -> None:
         self.records: dict[str, TestRecord] = {}
         self.results: dict[str, SubmissionResult] = {}
-        self.started = time.monotonic()
+        self.last_test: dict[str, str] = {}  # submission -> nodeid of its last test
+        self.on_submission_done = lambda result: None
 
     def submission_result(self, name: str) -> SubmissionResult:
         return self.results.setdefault(name, SubmissionResult(name))
@@ -109,6 +111,7 @@ class Scoreboard:
             record = TestRecord(item.name, group_of(item), str(submission), points_of(item))
             self.records[item.nodeid] = record
             self.submission_result(record.submission).tests.append(record)
+            self.last_test[record.submission] = item.nodeid  # items are already in grading order
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = self.records.get(report.nodeid)
@@ -120,6 +123,8 @@ class Scoreboard:
                 record.outcome = "passed" if report.passed else report.outcome
                 if not report.passed:
                     record.message = _message_of(report)
+        if report.when == "teardown" and self.last_test.get(record.submission) == report.nodeid:
+            self.on_submission_done(self.results[record.submission])
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         for result in self.results.values():

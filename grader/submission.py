@@ -8,40 +8,17 @@ back is a genuine ``torch.Tensor`` before any test looks at it.
 
 from __future__ import annotations
 
-import linecache
-import traceback
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import torch
 
 from grader import loading, operations
+from grader.errors import ErrorDescription, describe_exception
 from grader.timeouts import CallTimedOut
 
 # An endless loop would otherwise cost the full time limit in every test that calls it.
 TIMEOUTS_BEFORE_GIVING_UP = 2
-
-
-@dataclass(frozen=True)
-class ErrorDescription:
-    """What went wrong on the student's side, as plain data."""
-
-    kind: str  # "not_written" | "raised" | "contract" | "import" | "timeout" | "crashed"
-    type_name: str
-    message: str
-    location: str = ""  # "multi_head_attention.py:57 in AttentionHead.forward: <line>"
-
-    def to_dict(self) -> dict[str, str]:
-        return asdict(self)
-
-    def for_student(self) -> str:
-        if self.kind == "not_written":
-            return f"not implemented yet: {self.message}"
-        if self.kind in ("contract", "timeout", "crashed"):
-            return self.message
-        where = f"\n  at {self.location}" if self.location else ""
-        return f"{self.type_name}: {self.message}{where}"
 
 
 class StudentCodeError(Exception):
@@ -57,32 +34,6 @@ class StudentCodeError(Exception):
         return self.error.type_name
 
 
-def describe_exception(error: BaseException, source: Path) -> ErrorDescription:
-    """Turn an exception raised by student code into plain data a student can read."""
-    if isinstance(error, operations.ContractViolation):
-        return ErrorDescription("contract", "ContractViolation", str(error))
-    location = _innermost_student_frame(error, source)
-    message = str(error) or type(error).__name__
-    if isinstance(error, NotImplementedError):
-        return ErrorDescription("not_written", "NotImplementedError", message, location)
-    return ErrorDescription("raised", type(error).__name__, message, location)
-
-
-def _innermost_student_frame(error: BaseException, source: Path) -> str:
-    frames = [
-        frame
-        for frame in traceback.extract_tb(error.__traceback__)
-        if Path(frame.filename).resolve() == source.resolve()
-    ]
-    if isinstance(error, SyntaxError) and error.lineno:
-        line = (error.text or linecache.getline(str(source), error.lineno)).strip()
-        return f"{source.name}:{error.lineno}: {line}"
-    if not frames:
-        return ""
-    frame = frames[-1]
-    return f"{source.name}:{frame.lineno} in {frame.name}: {(frame.line or '').strip()}"
-
-
 class Backend(Protocol):
     """Runs ``grader.operations`` calls next to the student's code."""
 
@@ -92,7 +43,13 @@ class Backend(Protocol):
     def call(self, operation: str, **arguments: Any) -> tuple[Any, ErrorDescription | None]:
         """Run one operation; its result, or the error that stopped it."""
 
+    def abort(self) -> None:
+        """Give up on the call in progress (the test ran out of time)."""
+
     def close(self) -> None: ...
+
+    def captured_output(self) -> str:
+        """What the student's code printed, when the backend captures it."""
 
 
 class InProcessBackend:
@@ -122,8 +79,14 @@ class InProcessBackend:
         except (Exception, SystemExit) as error:
             return None, describe_exception(error, self.source)
 
+    def abort(self) -> None:
+        pass  # the alarm already interrupted the student's code in this very process
+
     def close(self) -> None:
         self.module = None
+
+    def captured_output(self) -> str:
+        return ""  # printed straight to the student's terminal (pytest -s) or pytest's capture
 
 
 class Submission:
@@ -154,6 +117,7 @@ class Submission:
             result, error = self.backend.call(operation, **arguments)
         except CallTimedOut:
             self.timeouts[operation] = self.timeouts.get(operation, 0) + 1
+            self.backend.abort()  # a worker still busy with this call must not answer the next one
             raise
         if error is not None:
             raise StudentCodeError(operation, error)

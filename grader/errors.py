@@ -1,0 +1,67 @@
+"""Descriptions of what went wrong in student code, as plain data.
+
+Used on both sides of the boundary: the worker describes an exception it caught, the
+grader receives the description (never the exception object, which could run student
+code when printed).
+"""
+
+from __future__ import annotations
+
+import linecache
+import traceback
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from grader.operations import ContractViolation
+
+
+@dataclass(frozen=True)
+class ErrorDescription:
+    """What went wrong on the student's side, as plain data."""
+
+    kind: str  # "not_written" | "raised" | "contract" | "import" | "timeout" | "crashed"
+    type_name: str
+    message: str
+    location: str = ""  # "multi_head_attention.py:57 in AttentionHead.forward: <line>"
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, fields: dict) -> ErrorDescription:
+        """Rebuild from untrusted plain data: only known fields, only strings, bounded."""
+        return cls(**{name: str(fields.get(name, ""))[:2000] for name in ("kind", "type_name", "message", "location")})
+
+    def for_student(self) -> str:
+        if self.kind == "not_written":
+            return f"not implemented yet: {self.message}"
+        if self.kind in ("contract", "timeout", "crashed"):
+            return self.message
+        where = f"\n  at {self.location}" if self.location else ""
+        return f"{self.type_name}: {self.message}{where}"
+
+
+def describe_exception(error: BaseException, source: Path) -> ErrorDescription:
+    """Turn an exception raised by student code into plain data a student can read."""
+    if isinstance(error, ContractViolation):
+        return ErrorDescription("contract", "ContractViolation", str(error))
+    location = _innermost_student_frame(error, source)
+    message = str(error) or type(error).__name__
+    if isinstance(error, NotImplementedError):
+        return ErrorDescription("not_written", "NotImplementedError", message, location)
+    return ErrorDescription("raised", type(error).__name__, message, location)
+
+
+def _innermost_student_frame(error: BaseException, source: Path) -> str:
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if Path(frame.filename).resolve() == source.resolve()
+    ]
+    if isinstance(error, SyntaxError) and error.lineno:
+        line = (error.text or linecache.getline(str(source), error.lineno)).strip()
+        return f"{source.name}:{error.lineno}: {line}"
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f"{source.name}:{frame.lineno} in {frame.name}: {(frame.line or '').strip()}"

@@ -1,0 +1,335 @@
+"""Intake for batch grading: turn each student's entry into one staged source file, or a reason.
+
+Students hand in whatever their editor or LMS produced: a ``.py`` under any name, a
+folder, a Jupyter notebook, or a ``.zip`` of any of these. The grader needs exactly one
+``multi_head_attention.py`` per student, in a folder holding nothing else (a student's own
+``conftest.py`` or ``pytest.ini`` must never reach pytest). One odd or hostile entry must
+neither stop the batch nor write anything outside the staging folder, so every entry is
+read here with bounded reads and checked (encoding, size, zip paths), and anything that
+cannot be graded becomes ``Entry.problem``, a sentence for the student and the instructor,
+instead of an exception.
+
+Zips are never extracted: the chosen member is read in memory, so a hostile path in an
+archive has nowhere to land. A syntax error is not an intake problem: the grader reports it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import warnings
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from grader.loading import MODULE_FILE_NAME
+
+MB = 1024 * 1024
+MAX_SOURCE_BYTES = 1 * MB  # far above any honest solution; keeps a runaway file out of the grader
+MAX_UNPACKED_BYTES = 20 * MB  # a whole zip, or a notebook with its outputs (plots make them big)
+MAX_ZIP_MEMBERS = 1000
+# Left behind by operating systems and archivers; never a submission.
+JUNK_NAMES = {"__macosx", ".ds_store", "thumbs.db", "desktop.ini"}
+# IPython magics (%), shell escapes (!) and help (?): not Python, so they would not import.
+MAGIC_PREFIXES = ("%", "!", "?")
+
+
+@dataclass(frozen=True)
+class Entry:
+    student_id: str  # the entry's name without its extension
+    source_path: Path | None  # the staged multi_head_attention.py (None when unreadable)
+    content_hash: str  # sha256 of the staged text, or of the raw entry when unreadable
+    problem: str  # "" when gradable; else a one-sentence reason
+
+
+class _Refused(Exception):
+    """An entry that cannot be graded; the message is the problem shown to people."""
+
+
+def list_entries(submissions: Path) -> list[Path]:
+    """The entries directly inside ``submissions``, sorted by name, without hidden or OS junk."""
+    entries = (path for path in Path(submissions).iterdir() if not _is_junk(path.name))
+    return sorted(entries, key=lambda path: path.name)
+
+
+def student_id_of(entry: Path) -> str:
+    """``alice.py`` -> ``alice``; a folder keeps its whole name (a dot in it is not an extension)."""
+    name = entry.stem if entry.is_file() else entry.name
+    # "." or ".." as a folder name would stage outside the student's own folder.
+    return name if name.strip(".") else "_" + name
+
+
+def stage_entry(entry: Path, staging: Path, *, student_id: str | None = None) -> Entry:
+    """Write ``staging/<student_id>/multi_head_attention.py`` (only that file) and describe it.
+
+    ``student_id`` overrides the one derived from the entry's name (``stage_all`` uses it to
+    give duplicates their suffix). Bad student input never raises; it becomes ``problem``.
+    """
+    entry, staging = Path(entry), Path(staging)
+    student_id = student_id or student_id_of(entry)
+    if not student_id.strip(".") or "/" in student_id:
+        raise ValueError(f"student id {student_id!r} is not a single folder name")
+    try:
+        text, problem = _normalise(_read_source(entry), entry.name), ""
+    except _Refused as refusal:
+        text, problem = None, str(refusal)
+    except Exception as error:  # noqa: BLE001 - one unforeseen failure must not stop a whole class's batch
+        text, problem = None, f"{entry.name} could not be read ({type(error).__name__}: {error})."
+    # Writing is the grader's own business: a full disk should stop the batch loudly.
+    source_path = _write(staging / student_id, text)
+    content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest() if text is not None else _raw_hash(entry)
+    return Entry(student_id, source_path, content_hash, problem)
+
+
+def stage_all(submissions: Path, staging: Path) -> list[Entry]:
+    """Stage every entry (one Entry each, bad ones included), sorted by student id."""
+    entries = list_entries(submissions)
+    ids = _unique_ids([student_id_of(entry) for entry in entries])
+    staged = [stage_entry(entry, staging, student_id=sid) for entry, sid in zip(entries, ids)]
+    return sorted(staged, key=lambda staged_entry: staged_entry.student_id)
+
+
+def _unique_ids(bases: list[str]) -> list[str]:
+    """Keep each id's first use; later duplicates get -2, -3, ... in entry order.
+
+    A suffix never takes an id that another entry has by its own name (``alice-2.py``).
+    Ids are compared without case because the staging folder may be on a case-insensitive
+    disk (macOS, Windows), where ``Alice`` and ``alice`` would be one folder.
+    """
+    taken = {base.casefold() for base in bases}
+    used: set[str] = set()
+    ids = []
+    for base in bases:
+        chosen, suffix = base, 1
+        while chosen.casefold() in used or (suffix > 1 and chosen.casefold() in taken):
+            suffix += 1
+            chosen = f"{base}-{suffix}"
+        used.add(chosen.casefold())
+        ids.append(chosen)
+    return ids
+
+
+def _is_junk(name: str) -> bool:
+    return name.startswith(".") or name.casefold() in JUNK_NAMES
+
+
+# --- reading one entry ---------------------------------------------------------------
+
+
+def _read_source(entry: Path) -> str:
+    if entry.is_dir():
+        return _read_folder(entry)
+    suffix = entry.suffix.lower()
+    if entry.is_file() and suffix == ".py":
+        return _decode(_read_bounded(entry, MAX_SOURCE_BYTES), entry.name)
+    if entry.is_file() and suffix == ".ipynb":
+        return _notebook_source(_read_bounded(entry, MAX_UNPACKED_BYTES), entry.name)
+    if entry.is_file() and suffix == ".zip":
+        return _read_zip(entry)
+    raise _Refused(
+        f"{entry.name} is an unsupported entry type: hand in a .py file, a Jupyter notebook, "
+        f"a folder holding {MODULE_FILE_NAME}, or a .zip of one of these."
+    )
+
+
+def _read_bounded(path: Path, limit: int) -> bytes:
+    # Read one byte past the limit: enough to know it is too big without reading it all.
+    with path.open("rb") as stream:
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise _Refused(f"{path.name} is larger than {limit // MB} MB.")
+    return data
+
+
+def _decode(data: bytes, name: str) -> str:
+    if b"\x00" in data:
+        raise _Refused(f"{name} looks like a binary file (it contains NUL bytes), not Python source text.")
+    try:
+        return data.decode("utf-8-sig")  # utf-8, minus the byte-order mark some Windows editors add
+    except UnicodeDecodeError as error:
+        message = f"{name} is not UTF-8 text (byte {error.start} cannot be decoded); save it as UTF-8."
+        raise _Refused(message) from None
+
+
+def _normalise(text: str, name: str) -> str:
+    # Python reads sources with universal newlines, so this changes no program; it makes the
+    # content hash the same for the same code written on Windows and elsewhere.
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        raise _Refused(f"{name} is empty: it holds no code.")
+    if len(text.encode("utf-8")) > MAX_SOURCE_BYTES:
+        raise _Refused(f"{name} holds more than {MAX_SOURCE_BYTES // MB} MB of source.")
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _read_folder(folder: Path) -> str:
+    found = []
+    # os.walk does not follow symlinked folders, so a link cannot lead the search outside.
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [name for name in dirs if not _is_junk(name)]  # .ipynb_checkpoints, .git, __MACOSX
+        if MODULE_FILE_NAME in files:
+            found.append(Path(root, MODULE_FILE_NAME).relative_to(folder))
+    if not found:
+        raise _Refused(f"{folder.name}/ holds no {MODULE_FILE_NAME}.")
+    chosen = min(found, key=lambda relative: (len(relative.parts), relative.as_posix()))
+    if (folder / chosen).is_symlink():
+        # A link could point at any file on the grading machine, the hidden tests included.
+        raise _Refused(f"refused: {folder.name}/{chosen.as_posix()} is a symbolic link, not a file.")
+    return _decode(_read_bounded(folder / chosen, MAX_SOURCE_BYTES), f"{folder.name}/{chosen.as_posix()}")
+
+
+def _notebook_source(data: bytes, name: str) -> str:
+    """The code cells, joined by blank lines, without magics or shell lines."""
+    try:
+        cells = _code_cells(_decode(data, name))
+    except _Refused:
+        raise
+    except Exception as error:  # noqa: BLE001 - json and nbformat reject malformed input in many ways
+        raise _Refused(f"{name} is not a valid notebook ({type(error).__name__}: {error}).") from None
+    kept = []
+    for source in cells:
+        source = source.replace("\r\n", "\n").replace("\r", "\n")
+        if source.lstrip().startswith("%%"):  # a cell magic makes the whole cell non-Python
+            continue
+        lines = [line for line in source.split("\n") if not line.lstrip().startswith(MAGIC_PREFIXES)]
+        code = "\n".join(lines).strip("\n")
+        if code.strip():
+            kept.append(code)
+    return "\n\n".join(kept) + "\n"
+
+
+def _code_cells(text: str) -> list[str]:
+    try:
+        import nbformat  # optional: it also upgrades old (v3) notebooks
+    except ImportError:
+        notebook = json.loads(text)
+    else:
+        with warnings.catch_warnings():  # its schema warnings (a cell without an id) are noise here
+            warnings.simplefilter("ignore")
+            notebook = nbformat.reads(text, as_version=4)
+    cells = notebook["cells"]
+    if not isinstance(cells, list):
+        raise TypeError("its 'cells' is not a list")
+    sources = []
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        if not isinstance(source, str):
+            raise TypeError("a code cell's source is not text")
+        sources.append(source)
+    return sources
+
+
+def _read_zip(entry: Path) -> str:
+    try:
+        with zipfile.ZipFile(entry) as archive:
+            member = _choose_member(archive.infolist(), entry.name)
+            notebook = member.filename.lower().endswith(".ipynb")
+            limit = MAX_UNPACKED_BYTES if notebook else MAX_SOURCE_BYTES
+            # Bounded read: the sizes in a zip's headers are written by whoever made it.
+            with archive.open(member) as stream:
+                data = stream.read(limit + 1)
+    except _Refused:
+        raise
+    except Exception as error:  # noqa: BLE001 - zipfile reports damage as BadZipFile, zlib.error, EOFError...
+        raise _Refused(f"{entry.name} is not a readable zip ({type(error).__name__}: {error}).") from None
+    name = f"{entry.name}:{member.filename}"
+    if len(data) > limit:
+        raise _Refused(f"{name} is larger than {limit // MB} MB.")
+    return _notebook_source(data, name) if notebook else _decode(data, name)
+
+
+def _choose_member(members: list[zipfile.ZipInfo], zip_name: str) -> zipfile.ZipInfo:
+    """multi_head_attention.py (shallowest), else the only notebook, else the only .py."""
+    if len(members) > MAX_ZIP_MEMBERS:
+        raise _Refused(f"refused: {zip_name} holds more than {MAX_ZIP_MEMBERS} files; zip only your code.")
+    for member in members:
+        if _is_unsafe(member):
+            kinds = "absolute, '..' or a link"
+            raise _Refused(f"refused: the zip holds an unsafe path {member.filename!r} ({kinds}).")
+    if sum(member.file_size for member in members) > MAX_UNPACKED_BYTES:
+        cap = MAX_UNPACKED_BYTES // MB
+        raise _Refused(f"refused: {zip_name} would unpack to more than {cap} MB; zip only your code.")
+    # Junk such as __MACOSX/._multi_head_attention.py or .ipynb_checkpoints/ is never a candidate.
+    files = [member for member in members if not member.is_dir() and not any(map(_is_junk, _parts(member)))]
+    named = [member for member in files if _parts(member)[-1] == MODULE_FILE_NAME]
+    if named:
+        return min(named, key=lambda member: (len(_parts(member)), member.filename))
+    notebooks, scripts, zips = (
+        [member for member in files if member.filename.lower().endswith(suffix)]
+        for suffix in (".ipynb", ".py", ".zip")
+    )
+    for kind in (notebooks, scripts):
+        if len(kind) == 1:
+            return kind[0]
+    if notebooks or scripts:
+        shown = ", ".join(member.filename for member in (notebooks + scripts)[:5])
+        more = ", ..." if len(notebooks + scripts) > 5 else ""
+        raise _Refused(
+            f"{zip_name} holds several candidates ({shown}{more}) and no {MODULE_FILE_NAME}, "
+            "so which to grade is unclear."
+        )
+    if zips:
+        raise _Refused(f"{zip_name} holds another zip ({zips[0].filename}); nested zips are not opened.")
+    raise _Refused(f"{zip_name} holds no .py file, notebook or {MODULE_FILE_NAME}.")
+
+
+def _parts(member: zipfile.ZipInfo) -> tuple[str, ...]:
+    return PurePosixPath(member.filename).parts
+
+
+def _is_unsafe(member: zipfile.ZipInfo) -> bool:
+    # Nothing is extracted, but such a member means the zip was not made by a plain archiver:
+    # refuse it whole rather than guess which parts to trust.
+    name = member.filename.replace("\\", "/")
+    absolute = name.startswith("/") or re.match(r"[A-Za-z]:", name) is not None
+    is_link = stat.S_ISLNK(member.external_attr >> 16)
+    return absolute or ".." in name.split("/") or is_link
+
+
+# --- writing and hashing --------------------------------------------------------------
+
+
+def _write(folder: Path, text: str | None) -> Path | None:
+    # A previous run's leftovers (or a problem entry's stale file) must not be graded.
+    if folder.is_symlink() or folder.is_file():
+        folder.unlink()
+    elif folder.exists():
+        shutil.rmtree(folder)
+    if text is None:
+        return None
+    folder.mkdir(parents=True)
+    folder.chmod(0o755)  # mkdir's mode is cut by the umask; chmod states it exactly
+    target = folder / MODULE_FILE_NAME
+    target.write_bytes(text.encode("utf-8"))
+    target.chmod(0o644)
+    return target
+
+
+def _raw_hash(entry: Path) -> str:
+    """sha256 of an unreadable entry: its bytes, or for a folder its file listing and sizes.
+
+    A folder may hold a whole project (data, a virtualenv), so its contents are not read.
+    """
+    digest = hashlib.sha256()
+    try:
+        if entry.is_dir():
+            for root, dirs, files in os.walk(entry):
+                dirs.sort()
+                for name in sorted(files):
+                    path = Path(root, name)
+                    line = f"{path.relative_to(entry).as_posix()}\0{path.lstat().st_size}\n"
+                    digest.update(line.encode("utf-8", "surrogateescape"))
+        else:
+            with entry.open("rb") as stream:
+                for chunk in iter(lambda: stream.read(MB), b""):
+                    digest.update(chunk)
+    except OSError:
+        pass  # an unreadable entry still needs some hash; its problem already says why
+    return digest.hexdigest()

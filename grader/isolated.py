@@ -1,0 +1,234 @@
+"""The isolated backend: student code runs in the sandboxed worker, never in the grader.
+
+A ``Worker`` owns one started worker process (see ``grader.worker``) and asks it for one
+child per submission. ``IsolatedBackend`` is the ``Backend`` of one submission: it sends
+each call over the child's private socket, waits at most ``call_timeout`` seconds for the
+reply, and turns a timeout, a crash or a malformed reply into an ``ErrorDescription``.
+When a child dies or is killed, the next call gets a fresh child, so one endless loop or
+one ``os._exit`` costs only the tests that reached it.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from grader import processes, wire
+from grader.errors import ErrorDescription
+
+OUTPUT_KEPT_BYTES = 10_000
+WORKER_START_TIMEOUT = 120.0
+
+
+class WorkerUnavailable(RuntimeError):
+    """The worker could not be started: the grader itself cannot run."""
+
+
+class CapturedOutput:
+    """Drains a child's stdout/stderr so it never blocks, keeping only the first 10 kB."""
+
+    def __init__(self, pipe: socket.socket) -> None:
+        self.kept = bytearray()
+        self.total = 0
+        self._thread = threading.Thread(target=self._drain, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _drain(self, pipe: socket.socket) -> None:
+        with pipe:
+            while chunk := pipe.recv(65536):
+                self.total += len(chunk)
+                room = OUTPUT_KEPT_BYTES - len(self.kept)
+                if room > 0:
+                    self.kept.extend(chunk[:room])
+
+    def text(self, wait: float = 1.0) -> str:
+        self._thread.join(wait)
+        text = self.kept.decode("utf-8", errors="replace")
+        if self.total > len(self.kept):
+            text += f"\n[... {self.total - len(self.kept)} more bytes of output not kept]"
+        return text
+
+
+class Worker:
+    """One sandboxed worker process; started lazily, restarted when it dies."""
+
+    def __init__(self, sandbox: str, limits: processes.Limits | None = None) -> None:
+        self.sandbox = sandbox
+        self.limits = limits or processes.Limits()
+        self._process: processes.WorkerProcess | None = None
+        self.restarts = 0
+
+    def _ensure_started(self) -> processes.WorkerProcess:
+        if self._process is not None and self._process.process.poll() is None:
+            return self._process
+        if self._process is not None:
+            self._process.kill()
+            self.restarts += 1
+        process = processes.WorkerProcess(self.sandbox, self.limits)
+        process.control.settimeout(WORKER_START_TIMEOUT)
+        try:
+            ready = wire.receive(process.control)
+        except (wire.ChannelClosed, wire.BadMessage, TimeoutError) as error:
+            process.kill()
+            raise WorkerUnavailable(f"the {self.sandbox} worker did not start: {error}") from None
+        if not (isinstance(ready, dict) and ready.get("event") == "ready"):
+            process.kill()
+            raise WorkerUnavailable(f"the {self.sandbox} worker sent {ready!r} instead of ready")
+        self._process = process
+        return process
+
+    def spawn(self, source_text: str, filename: str) -> tuple[socket.socket, CapturedOutput]:
+        """A fresh child for one submission: its call channel and its captured output."""
+        process = self._ensure_started()
+        grader_end, child_end = socket.socketpair()
+        output_read, output_write = socket.socketpair()
+        try:
+            socket.send_fds(process.control, [b"S"], [child_end.fileno(), output_write.fileno()])
+            wire.send(process.control, {"source": source_text, "filename": filename})
+        except (OSError, wire.ChannelClosed):
+            self._process.kill()
+            self._process = None
+            raise
+        finally:
+            child_end.close()
+            output_write.close()
+        return grader_end, CapturedOutput(output_read)
+
+    def end_child(self, kill: bool = True) -> dict:
+        """Kill the current child (or wait for its death) and return how it ended."""
+        process = self._process
+        if process is None:
+            return {}
+        try:
+            if kill:
+                process.control.sendall(b"K")
+            process.control.settimeout(30)
+            event = wire.receive(process.control)
+            return event if isinstance(event, dict) else {}
+        except (OSError, wire.ChannelClosed, wire.BadMessage):
+            # The worker itself is gone or stuck: end it; the next spawn starts a new one.
+            process.kill()
+            self._process = None
+            return {}
+
+    def close(self) -> None:
+        if self._process is not None:
+            try:
+                self._process.control.sendall(b"Q")
+            except OSError:
+                pass
+            self._process.kill()
+            self._process = None
+
+
+def describe_exit(event: dict, during: str) -> ErrorDescription:
+    if "signal" in event:
+        number = event["signal"]
+        name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
+        meaning = {
+            "SIGKILL": " (killed: memory or process limit, or stopped by the grader)",
+            "SIGXCPU": " (CPU time limit exceeded)",
+            "SIGXFSZ": " (file size limit exceeded)",
+            "SIGSEGV": " (crashed)",
+        }.get(name, "")
+        text = f"the submission's process was ended by {name}{meaning} during {during}"
+    elif "status" in event:
+        text = f"the submission's process exited with status {event['status']} during {during}"
+    else:
+        text = f"the submission's process stopped during {during}"
+    return ErrorDescription("crashed", "ProcessExited", text)
+
+
+class IsolatedBackend:
+    """The ``Backend`` of one submission when its code runs in the worker."""
+
+    def __init__(self, source: Path, worker: Worker, call_timeout: float = 5.0, budget_seconds: float = 120.0) -> None:
+        self.source = source
+        self.source_text = source.read_text(encoding="utf-8", errors="replace")
+        self.worker = worker
+        self.call_timeout = call_timeout
+        self.budget_seconds = budget_seconds
+        self.spent_seconds = 0.0
+        self.channel: socket.socket | None = None
+        self.outputs: list[CapturedOutput] = []
+        self.events: list[str] = []  # crashes and timeouts, for the instructor's log
+
+    def _start_child(self) -> ErrorDescription | None:
+        self.channel, output = self.worker.spawn(self.source_text, self.source.name)
+        self.outputs.append(output)
+        reply, error = self._exchange(None, "import")
+        if error is not None:
+            return ErrorDescription("import", error.type_name, error.message, error.location)
+        if isinstance(reply, dict) and "import_error" in reply:
+            return ErrorDescription.from_dict(reply["import_error"])
+        return None
+
+    def open(self) -> ErrorDescription | None:
+        return self._start_child()
+
+    def call(self, operation: str, **arguments: Any) -> tuple[Any, ErrorDescription | None]:
+        if self.spent_seconds > self.budget_seconds:
+            return None, ErrorDescription(
+                "timeout", "Timeout", f"not run: the submission used up its {self.budget_seconds:g} s time budget"
+            )
+        if self.channel is None:
+            failure = self._start_child()  # the previous child died: a fresh one, freshly imported
+            if failure is not None:
+                return None, failure
+        reply, error = self._exchange({"operation": operation, "arguments": arguments}, operation)
+        if error is not None:
+            return None, error
+        if not isinstance(reply, dict) or not ("result" in reply or "error" in reply):
+            self._discard_child(kill=True)
+            return None, ErrorDescription("contract", "BadReply", f"{operation}: the submission's process replied out of turn")
+        if "error" in reply:
+            return None, ErrorDescription.from_dict(reply["error"] if isinstance(reply["error"], dict) else {})
+        return reply["result"], None
+
+    def _exchange(self, request: dict | None, during: str) -> tuple[Any, ErrorDescription | None]:
+        """Send ``request`` (None: only read) and wait for the reply within the time limit."""
+        started = time.monotonic()
+        try:
+            self.channel.settimeout(self.call_timeout)
+            if request is not None:
+                wire.send(self.channel, request)
+            reply = wire.receive(self.channel)
+        except TimeoutError:
+            self._discard_child(kill=True)
+            self.events.append(f"timeout during {during}")
+            return None, ErrorDescription(
+                "timeout", "Timeout",
+                f"timed out after {self.call_timeout:g} s during {during}: the code did not finish. "
+                "Look for a loop whose condition never changes.",
+            )
+        except wire.ChannelClosed:
+            event = self._discard_child(kill=True)  # harmless if it is already dead
+            self.events.append(f"exit during {during}: {event}")
+            return None, describe_exit(event, during)
+        except wire.BadMessage as error:
+            self._discard_child(kill=True)
+            return None, ErrorDescription("contract", "BadReply", f"{during}: {error} (a torch.Tensor subclass?)")
+        finally:
+            self.spent_seconds += time.monotonic() - started
+        return reply, None
+
+    def _discard_child(self, kill: bool) -> dict:
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+        return self.worker.end_child(kill=kill)
+
+    def abort(self) -> None:
+        """The grader gave up on a call (its own time limit): the child must not linger."""
+        self._discard_child(kill=True)
+
+    def close(self) -> None:
+        if self.channel is not None:
+            self._discard_child(kill=True)
+
+    def captured_output(self) -> str:
+        return "\n".join(output.text() for output in self.outputs if output.total)[: OUTPUT_KEPT_BYTES + 200]

@@ -1,0 +1,136 @@
+"""Starting and stopping processes: the sandboxed worker and the batch's grading shards.
+
+The only module of the grader that starts processes.
+
+Sandbox ``bwrap`` (bubblewrap): the worker sees a read-only view of the system's
+libraries, of Python and of the few grader modules it needs (copied to a folder of their
+own, so solutions/, grader/hidden/ and the rest of the repository stay invisible), a
+private /tmp, no network, its own pid namespace, and runs as "nobody" with no
+capabilities. Sandbox ``process``: the same worker as a plain child process, where bwrap
+cannot run; it has the same limits and (when started as root) drops to "nobody" per
+submission, but sees the file system as that user does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+GRADER_DIR = Path(__file__).resolve().parent
+# What the worker imports. Nothing else of the repository enters the sandbox.
+WORKER_MODULES = ("__init__.py", "worker.py", "wire.py", "operations.py", "errors.py", "loading.py")
+SANDBOX_GRADER_ROOT = "/opt/mha-worker"
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_bytes: int = 2 * 1024**3  # address space a submission may add on top of torch
+    cpu_seconds: int = 120  # per submission (the child lives for one submission)
+    file_bytes: int = 16 * 1024**2
+    processes: int = 64  # enforced by the kernel only for a non-root user
+    pid_namespace: bool = False
+
+
+def bwrap_available() -> bool:
+    """True when bubblewrap is installed and can actually create a sandbox here."""
+    if shutil.which("bwrap") is None:
+        return False
+    probe = subprocess.run(
+        ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
+        capture_output=True,
+        timeout=30,
+    )
+    return probe.returncode == 0
+
+
+def resolve_sandbox(requested: str) -> tuple[str, str]:
+    """The sandbox to use and, when it differs from the one asked for, why."""
+    if requested == "process":
+        return "process", ""
+    if bwrap_available():
+        return "bwrap", ""
+    reason = "bubblewrap (bwrap) is not installed or cannot create namespaces here"
+    if requested == "bwrap":
+        raise RuntimeError(f"--sandbox bwrap was requested, but {reason}")
+    return "process", f"falling back to the plain-process sandbox: {reason}"
+
+
+class WorkerProcess:
+    """One started worker: its process, its control socket, its private module folder."""
+
+    def __init__(self, sandbox: str, limits: Limits) -> None:
+        self.sandbox = sandbox
+        self.module_folder = Path(tempfile.mkdtemp(prefix="mha-worker-"))
+        self.module_folder.chmod(0o755)  # readable by the unprivileged user the children become
+        package = self.module_folder / "grader"
+        package.mkdir()
+        for name in WORKER_MODULES:
+            shutil.copy2(GRADER_DIR / name, package / name)
+        self.control, worker_end = socket.socketpair()
+        if sandbox == "bwrap":
+            limits = Limits(**{**asdict(limits), "pid_namespace": True})
+            command = self._bwrap_command(worker_end.fileno(), limits)
+            pythonpath = SANDBOX_GRADER_ROOT
+        else:
+            command = [sys.executable, "-m", "grader.worker", str(worker_end.fileno()), json.dumps(asdict(limits))]
+            pythonpath = str(self.module_folder)
+        self.process = subprocess.Popen(
+            command,
+            pass_fds=[worker_end.fileno()],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=self.module_folder,
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": pythonpath, "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp"},
+            start_new_session=True,  # its own process group: one killpg ends it and all it started
+        )
+        worker_end.close()
+
+    def _bwrap_command(self, fd: int, limits: Limits) -> list[str]:
+        command = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        command += ["--uid", "65534", "--gid", "65534"]
+        for path in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives"):
+            if os.path.exists(path):
+                command += ["--ro-bind", path, path]
+        for prefix in sorted({sys.base_prefix, sys.prefix, os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)}):
+            if not prefix.startswith("/usr"):
+                command += ["--ro-bind", prefix, prefix]
+        command += ["--ro-bind", str(self.module_folder), SANDBOX_GRADER_ROOT]
+        command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/"]
+        command += ["--remount-ro", "/"]  # only /tmp (and /dev/shm) stay writable, and both are private
+        command += [sys.executable, "-m", "grader.worker", str(fd), json.dumps(asdict(limits))]
+        return command
+
+    def kill(self) -> None:
+        """SIGKILL the worker's whole process group, then forget it."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.control.close()
+        shutil.rmtree(self.module_folder, ignore_errors=True)
+
+
+def start_grading_shard(arguments: list[str], log_path: Path) -> subprocess.Popen:
+    """A ``pytest grader`` session of the batch, logging to ``log_path``."""
+    log = open(log_path, "ab")  # noqa: SIM115  closed by the caller via close_shard
+    return subprocess.Popen(
+        [sys.executable, "-m", "pytest", str(GRADER_DIR), *arguments],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=GRADER_DIR.parent,
+        start_new_session=True,
+    )

@@ -1,0 +1,285 @@
+"""The worker: where student code runs when grading for real.
+
+    python -m grader.worker CONTROL_FD LIMITS_JSON
+
+Started by ``grader.processes`` inside the sandbox. It imports torch once (the slow part)
+and then, for each submission, forks a child that imports the student's file and answers
+the grader's calls. The child inherits the warm interpreter for free and dies after its
+submission, taking with it whatever the student's code changed (monkeypatches, threads,
+global state). This process never runs student code itself.
+
+Control socket (from the grader):  b"S" + two fds (the child's channel, its output pipe),
+then a wire message {"source", "filename"};  b"K" kill the current child;  b"Q" quit.
+Events (to the grader), as wire messages: {"event": "ready"}, {"event": "exited", ...}.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from grader import wire
+
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+UNPRIVILEGED_UID = 65534  # "nobody"
+
+
+def main() -> None:
+    control = socket.socket(fileno=int(sys.argv[1]))
+    limits = json.loads(sys.argv[2])
+    warm_up()
+
+    # Nothing a child leaves in a writable folder may shadow a module a later child imports.
+    sys.path[:] = [entry for entry in sys.path if entry not in ("", ".", os.getcwd(), tempfile.gettempdir())]
+    os.chdir("/")
+    scratch = Path(tempfile.mkdtemp(prefix="mha-scratch-"))
+    scratch.chmod(0o711)  # a child dropped to "nobody" may enter its own folder, not list others
+    limits["scratch"] = str(scratch)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # children (same uid) cannot ptrace or read our memory
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of a child become ours to kill
+    wire.send(control, {"event": "ready", "pid": os.getpid()})
+    while True:
+        command, fds, _, _ = socket.recv_fds(control, 1, 2)
+        if command in (b"", b"Q"):
+            return
+        if command == b"S" and len(fds) == 2:
+            spawn = wire.receive(control)
+            run_child_to_completion(control, fds, spawn, limits)
+        else:
+            for fd in fds:
+                os.close(fd)
+
+
+def warm_up() -> None:
+    """Import torch and run each kind of operation once, before any fork.
+
+    Every child inherits the result: no child pays for torch's start-up or its lazy
+    imports (autograd pulls in sympy on first use), and a child dropped to an
+    unprivileged user never needs to read the interpreter's files again.
+    """
+    import collections, dataclasses, functools, itertools, math, typing  # noqa: E401, F401  common in student code
+
+    import numpy  # noqa: F401
+    import torch
+    import torch.nn.functional as F
+
+    # One thread: the tensors are tiny, --jobs runs workers side by side, and a thread
+    # pool started before fork() can deadlock the child that inherits it.
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+
+    from grader import errors, loading, operations  # noqa: F401
+
+    layer = torch.nn.Linear(4, 4)
+    inputs = torch.randn(1, 3, 4, requires_grad=True)
+    scores = torch.einsum("bqd,bkd->bqk", layer(inputs), inputs) / math.sqrt(4)
+    allowed = torch.tril(torch.ones(3, 3, dtype=torch.bool))
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    output = F.scaled_dot_product_attention(inputs, inputs, inputs, attn_mask=allowed) + weights @ inputs
+    # The same call as operations._gradients: its options pull in further lazy imports.
+    torch.autograd.grad(output, [inputs, *layer.parameters()], torch.ones_like(output), allow_unused=True, materialize_grads=False)
+    wire.encode({"warm": [output.detach().double(), torch.finfo(torch.float32).min]})
+
+
+def run_child_to_completion(control: socket.socket, fds: list[int], spawn: dict, limits: dict) -> None:
+    channel_fd, output_fd = fds
+    pid = os.fork()
+    if pid == 0:
+        try:
+            control.close()
+            become_child(channel_fd, output_fd, spawn, limits)
+        except BaseException:
+            traceback.print_exc()  # lands in the captured output, for the instructor
+        finally:
+            os._exit(70)
+    os.close(channel_fd)
+    os.close(output_fd)
+    started = time.monotonic()
+    status = None
+    while status is None:
+        readable, _, _ = select.select([control], [], [], 0.02)
+        if readable:
+            command = control.recv(1)
+            if command in (b"K", b"", b"Q"):
+                _kill_group(pid)
+        finished, raw_status = os.waitpid(pid, os.WNOHANG)
+        if finished:
+            status = raw_status
+    kill_leftovers(limits.get("pid_namespace", False))
+    wipe_writable_folders(Path(limits["scratch"]), limits.get("pid_namespace", False))
+    event = {"event": "exited", "seconds": time.monotonic() - started}
+    if os.WIFSIGNALED(status):
+        event["signal"] = os.WTERMSIG(status)
+    else:
+        event["status"] = os.WEXITSTATUS(status)
+    wire.send(control, event)
+
+
+def _kill_group(pid: int) -> None:
+    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            target()
+        except ProcessLookupError:
+            pass
+
+
+def kill_leftovers(own_pid_namespace: bool) -> None:
+    """Kill whatever the child left running: daemons, double forks, stray groups.
+
+    As a subreaper we inherit every orphan, so killing our children until none remain
+    reaches all of them. In a pid namespace of our own, everything but its init and us
+    is a leftover too.
+    """
+    for _ in range(50):
+        victims = [pid for pid in _visible_pids() if pid != os.getpid() and pid != 1]
+        if not own_pid_namespace:
+            victims = [pid for pid in victims if _parent_of(pid) == os.getpid()]
+        if not victims:
+            break
+        for pid in victims:
+            _kill_group(pid)
+        time.sleep(0.01)
+        _reap_all()
+    _reap_all()
+
+
+def wipe_writable_folders(scratch: Path, private_tmp: bool) -> None:
+    """Remove what the child wrote, so the next student finds nothing of it.
+
+    In the bwrap sandbox /tmp and /dev/shm are private to the worker and wiped whole; in
+    the plain-process sandbox they are the machine's, and only our scratch folder is ours.
+    """
+    folders = [scratch]
+    if private_tmp:
+        folders = [Path(tempfile.gettempdir()), Path("/dev/shm")]
+    for folder in folders:
+        for entry in folder.glob("*") if folder.is_dir() else []:
+            if entry != scratch:
+                shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() and not entry.is_symlink() else entry.unlink(missing_ok=True)
+    for entry in scratch.glob("*"):
+        shutil.rmtree(entry, ignore_errors=True)
+
+
+def _visible_pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _parent_of(pid: int) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat.rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def _reap_all() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def become_child(channel_fd: int, output_fd: int, spawn: dict, limits: dict) -> None:
+    """Set the child up for one submission, then serve the grader's calls until killed."""
+    os.setsid()  # its own process group, so the whole group can be killed at once
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    os.close(output_fd)
+    # Line-buffered, so what was printed before a crash or a kill is not lost.
+    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+    apply_limits(limits)
+    workdir = Path(tempfile.mkdtemp(prefix="submission-", dir=limits["scratch"]))
+    if os.getuid() == 0:  # the plain-process sandbox started as root: drop to nobody
+        os.chown(workdir, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
+        os.setgroups([])
+        os.setgid(UNPRIVILEGED_UID)
+        os.setuid(UNPRIVILEGED_UID)
+    os.chdir(workdir)
+    os.environ.clear()
+    os.environ.update({"HOME": str(workdir), "TMPDIR": str(workdir), "PATH": "/usr/bin:/bin"})
+    source = workdir / Path(str(spawn["filename"])).name
+    source.write_text(str(spawn["source"]), encoding="utf-8")
+    channel = socket.socket(fileno=channel_fd)
+    serve(channel, source)
+
+
+def apply_limits(limits: dict) -> None:
+    settings = {
+        resource.RLIMIT_CPU: limits.get("cpu_seconds"),
+        resource.RLIMIT_FSIZE: limits.get("file_bytes"),
+        resource.RLIMIT_NPROC: limits.get("processes"),
+        resource.RLIMIT_CORE: 0,
+    }
+    if limits.get("memory_bytes"):
+        # Address space already mapped by torch does not count against the student.
+        settings[resource.RLIMIT_AS] = _address_space_in_use() + int(limits["memory_bytes"])
+    for limit, value in settings.items():
+        if value is not None:
+            try:
+                resource.setrlimit(limit, (int(value), int(value)))
+            except (ValueError, OSError):
+                pass  # a limit the platform refuses; the others still hold
+
+
+def _address_space_in_use() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmSize:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def serve(channel: socket.socket, source: Path) -> None:
+    # Imported here, after the limits: these modules touch student objects.
+    from grader import loading, operations
+    from grader.errors import ErrorDescription, describe_exception
+
+    try:
+        module = loading.import_source(source)
+    except BaseException as error:  # SystemExit and KeyboardInterrupt at import are the student's too
+        described = describe_exception(error, source)
+        wire.send(channel, {"import_error": ErrorDescription("import", described.type_name, described.message, described.location).to_dict()})
+        return
+    wire.send(channel, {"imported": True})
+    while True:
+        try:
+            request = wire.receive(channel)
+        except wire.ChannelClosed:
+            return  # the grader is done with this submission
+        function = getattr(operations, str(request["operation"]))
+        try:
+            reply = {"result": function(module, **request["arguments"])}
+        except BaseException as error:
+            reply = {"error": describe_exception(error, source).to_dict()}
+        try:
+            payload = wire.encode(reply)
+        except BaseException as error:
+            payload = wire.encode({"error": {
+                "kind": "contract",
+                "type_name": type(error).__name__,
+                "message": f"{request['operation']} returned something that is not plain data "
+                "(expected torch.Tensor values, numbers and strings)",
+            }})
+        channel.sendall(payload)
+
+
+if __name__ == "__main__":
+    main()
