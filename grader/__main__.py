@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from grader import stubs
+from grader import batch, stubs
 
 
 def command_stubs(arguments: argparse.Namespace) -> int:
@@ -29,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     stub_parser = commands.add_parser("stubs", help="regenerate exercises/ from solutions/")
     stub_parser.add_argument("--check", action="store_true", help="only report whether exercises/ is stale")
     stub_parser.set_defaults(run=command_stubs)
+    batch_parser = commands.add_parser("batch", help="grade a whole class, isolated, into a gradebook")
+    batch.add_arguments(batch_parser)
+    batch_parser.set_defaults(run=batch.run)
     arguments = parser.parse_args(argv)
     return arguments.run(arguments)
 

@@ -7,6 +7,8 @@ repeated: the tests then run once per submission, each against a fresh handle.
 
 from __future__ import annotations
 
+import json
+import resource
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,8 @@ sandbox_key = pytest.StashKey[tuple]()  # (sandbox in use, why it differs from t
 class Target:
     name: str
     path: Path
+    problem: str = ""  # why the entry could not even be read (set by the batch's intake)
+    content_hash: str = ""  # the batch's hash of the entry, recorded with its result
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -43,6 +47,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a .py file or a folder holding multi_head_attention.py (repeatable); default: exercises/",
     )
     group.addoption("--results-json", metavar="PATH", help="also write every test's outcome to this JSON file")
+    group.addoption(
+        "--manifest",
+        metavar="FILE",
+        help='JSON list of {"name", "path", "problem"}: the submissions to grade, named (used by the batch)',
+    )
     group.addoption(
         "--isolate",
         action="store_true",
@@ -58,7 +67,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--results-dir",
         metavar="DIR",
-        help="write DIR/<submission>.json and DIR/<submission>.md as soon as each submission is graded",
+        help="write DIR/results/<submission>.json and DIR/feedback/<submission>.md as each submission is graded",
     )
     group.addoption(
         "--grading-seed",
@@ -77,6 +86,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(scoreboard, "grader-scoreboard")
     config.pluginmanager.register(timeouts, "grader-timeouts")
     config.stash[targets_key] = _targets(config.getoption("submission") or [str(DEFAULT_SUBMISSION)])
+    if config.getoption("manifest"):
+        entries = json.loads(Path(config.getoption("manifest")).read_text(encoding="utf-8"))
+        config.stash[targets_key] = {
+            e["name"]: Target(e["name"], Path(e["path"]), e.get("problem", ""), e.get("content_hash", "")) for e in entries
+        }
     config.stash[worker_key] = None
     config.stash[sandbox_key] = ("in-process", "")
     if config.getoption("isolate"):
@@ -95,6 +109,7 @@ def _persist(config: pytest.Config, folder: Path, result) -> None:
         grading_seed=config.getoption("grading_seed"),
         sandbox=config.stash[sandbox_key],
         source=_source_or_none(target.path) if target else None,
+        content_hash=target.content_hash if target else "",
     )
 
 
@@ -109,6 +124,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     worker = config.stash.get(worker_key, None)
     if worker is not None:
         worker.close()
+    if config.getoption("results_dir"):
+        # For the batch's log and its benchmark: memory must not grow with the class size.
+        peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"grader session peak memory: {peak_mib:.1f} MiB; worker restarts: {getattr(worker, 'restarts', 0)}")
 
 
 def _targets(paths: list[str]) -> dict[str, Target]:
@@ -155,6 +174,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def submission(request: pytest.FixtureRequest):
     """The submission under test, behind the plain-data interface of grader.submission."""
     target: Target = request.config.stash[targets_key][request.param]
+    if target.problem:
+        _not_gradable(request.config, target.name, ErrorDescription("import", "Unreadable", target.problem))
     try:
         source = loading.locate_source(target.path)
     except loading.SubmissionNotFound as error:

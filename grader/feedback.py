@@ -16,7 +16,7 @@ def render_markdown(result: SubmissionResult) -> str:
     if failed and not result.import_error:
         lines += ["", "## What to fix", ""]
         for test in failed:
-            lines += [f"### {test.name} ({test.max_points} points)", "", "```", test.message or test.outcome, "```", ""]
+            lines += [f"### {test.name} ({test.max_points} point{'s' if test.max_points != 1 else ''})", "", "```", test.message or test.outcome, "```", ""]
     elif not failed:
         lines += ["", "Every check passed."]
     return "\n".join(lines).rstrip() + "\n"

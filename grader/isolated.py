@@ -59,16 +59,23 @@ class Worker:
     def __init__(self, sandbox: str, limits: processes.Limits | None = None) -> None:
         self.sandbox = sandbox
         self.limits = limits or processes.Limits()
-        self._process: processes.WorkerProcess | None = None
         self.restarts = 0
+        # Started now, waited for at the first submission: the worker imports torch while
+        # pytest collects the tests (two cores, two start-ups at once).
+        self._process: processes.WorkerProcess | None = processes.WorkerProcess(sandbox, self.limits)
+        self._ready = False
 
     def _ensure_started(self) -> processes.WorkerProcess:
-        if self._process is not None and self._process.process.poll() is None:
+        if self._process is not None and self._process.process.poll() is None and self._ready:
             return self._process
-        if self._process is not None:
-            self._process.kill()
-            self.restarts += 1
-        process = processes.WorkerProcess(self.sandbox, self.limits)
+        if self._process is not None and not self._ready and self._process.process.poll() is None:
+            process = self._process  # started in __init__, not yet heard from
+        else:
+            if self._process is not None:
+                self._process.kill()
+                self.restarts += 1
+            process = processes.WorkerProcess(self.sandbox, self.limits)
+        self._ready = False
         process.control.settimeout(WORKER_START_TIMEOUT)
         try:
             ready = wire.receive(process.control)
@@ -79,6 +86,7 @@ class Worker:
             process.kill()
             raise WorkerUnavailable(f"the {self.sandbox} worker sent {ready!r} instead of ready")
         self._process = process
+        self._ready = True
         return process
 
     def spawn(self, source_text: str, filename: str) -> tuple[socket.socket, CapturedOutput]:

@@ -124,13 +124,23 @@ class WorkerProcess:
 
 
 def start_grading_shard(arguments: list[str], log_path: Path) -> subprocess.Popen:
-    """A ``pytest grader`` session of the batch, logging to ``log_path``."""
-    log = open(log_path, "ab")  # noqa: SIM115  closed by the caller via close_shard
-    return subprocess.Popen(
-        [sys.executable, "-m", "pytest", str(GRADER_DIR), *arguments],
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=GRADER_DIR.parent,
-        start_new_session=True,
-    )
+    """A ``pytest grader`` session of the batch, its output going to ``log_path``."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            [sys.executable, "-m", "pytest", str(GRADER_DIR), *arguments],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=GRADER_DIR.parent,
+            start_new_session=True,  # Ctrl-C reaches the batch, which then stops the shards itself
+        )
+
+
+def stop(process: subprocess.Popen) -> None:
+    """End a process and everything it started (its process group)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()

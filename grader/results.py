@@ -41,19 +41,33 @@ def write_results_json(path: Path, results: dict, grading_seed: int, sandbox: tu
     write_atomically(Path(path), json.dumps(document, indent=2) + "\n")
 
 
-def content_hash(source: Path | None) -> str:
+def hash_of(source: Path | None) -> str:
     return hashlib.sha256(source.read_bytes()).hexdigest() if source and source.is_file() else ""
 
 
-def write_submission_result(folder: Path, result, grading_seed: int, sandbox: tuple[str, str], source: Path | None) -> None:
+def write_submission_result(
+    folder: Path, result, grading_seed: int, sandbox: tuple[str, str], source: Path | None, content_hash: str = ""
+) -> None:
     """One submission's result and feedback, written the moment it is graded."""
     document = result.to_dict() | {
         "grader_version": __version__,
         "grading_seed": grading_seed,
         "sandbox": sandbox[0],
         "sandbox_note": sandbox[1],
-        "content_hash": content_hash(source),
+        "content_hash": content_hash or hash_of(source),
     }
-    write_atomically(folder / f"{result.submission}.md", render_markdown(result))
+    write_atomically(folder / "feedback" / f"{result.submission}.md", render_markdown(result))
     # The JSON last: its presence is what marks the submission as graded.
-    write_atomically(folder / f"{result.submission}.json", json.dumps(document, indent=2) + "\n")
+    write_atomically(folder / "results" / f"{result.submission}.json", json.dumps(document, indent=2) + "\n")
+
+
+def write_class_results(path: Path, documents: dict, grading_seed: int, sandbox: tuple[str, str]) -> None:
+    """The whole class in one file: every test of every submission."""
+    document = {
+        "grader_version": __version__,
+        "grading_seed": grading_seed,
+        "sandbox": sandbox[0],
+        "sandbox_note": sandbox[1],
+        "submissions": dict(sorted(documents.items())),
+    }
+    write_atomically(Path(path), json.dumps(document, indent=2) + "\n")

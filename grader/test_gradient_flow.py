@@ -93,7 +93,11 @@ def expect_gradcheck(run, inputs: torch.Tensor, what: str) -> None:
             "do not hard-code dtype=torch.float32; build new tensors with the dtype of the scores.",
         )
     try:
-        torch.autograd.gradcheck(lambda x: ThroughSubmission.apply(x, run), (inputs.requires_grad_(),), eps=1e-6, atol=1e-5)
+        # fast_mode compares random projections of the Jacobians: as strict in practice,
+        # and a few calls into the submission instead of one per input element.
+        torch.autograd.gradcheck(
+            lambda x: ThroughSubmission.apply(x, run), (inputs.requires_grad_(),), eps=1e-6, atol=1e-5, fast_mode=True
+        )
         return
     except GradcheckError as error:
         first_line = str(error).splitlines()[0]

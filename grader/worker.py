@@ -31,6 +31,7 @@ from pathlib import Path
 
 from grader import wire
 
+PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 UNPRIVILEGED_UID = 65534  # "nobody"
@@ -48,6 +49,7 @@ def main() -> None:
     scratch.chmod(0o711)  # a child dropped to "nobody" may enter its own folder, not list others
     limits["scratch"] = str(scratch)
     libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the grader gone (even killed): so are we
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # children (same uid) cannot ptrace or read our memory
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of a child become ours to kill
     wire.send(control, {"event": "ready", "pid": os.getpid()})
@@ -89,8 +91,7 @@ def warm_up() -> None:
     allowed = torch.tril(torch.ones(3, 3, dtype=torch.bool))
     weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
     output = F.scaled_dot_product_attention(inputs, inputs, inputs, attn_mask=allowed) + weights @ inputs
-    # The same call as operations._gradients: its options pull in further lazy imports.
-    torch.autograd.grad(output, [inputs, *layer.parameters()], torch.ones_like(output), allow_unused=True, materialize_grads=False)
+    torch.autograd.grad((output * 2).sum(), [inputs, *layer.parameters()], allow_unused=True)
     wire.encode({"warm": [output.detach().double(), torch.finfo(torch.float32).min]})
 
 
@@ -198,6 +199,7 @@ def _reap_all() -> None:
 def become_child(channel_fd: int, output_fd: int, spawn: dict, limits: dict) -> None:
     """Set the child up for one submission, then serve the grader's calls until killed."""
     os.setsid()  # its own process group, so the whole group can be killed at once
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # dies with the worker
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(output_fd, 1)

@@ -1,0 +1,193 @@
+"""Batch grading for instructors: ``python -m grader batch SUBMISSIONS --out OUT``.
+
+The batch itself decides no score. It stages each student's file (``grader.intake``),
+splits the class into ``--jobs`` shards, and runs one ``pytest grader --isolate`` session
+per shard: those sessions hold the reference and the hidden tests, and each writes a
+student's result the moment that student is graded. This process watches the results
+arrive (progress bar), then assembles the gradebook.
+
+    OUT/gradebook.csv        submission,score,max_score,<one column per group>
+    OUT/results.json         every test of every submission, the grading seed, the version
+    OUT/results/<id>.json    one per student, written as soon as it is graded
+    OUT/feedback/<id>.md     what the student reads
+    OUT/batch.log            the run log (appended to)
+
+Interrupted runs lose nothing: a rerun skips every student whose result is already there
+for the same file and the same grader version, unless ``--force``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import logging
+import os
+import secrets
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from tqdm import tqdm
+
+from grader import __version__, intake, processes, results
+from grader.scoring import GROUPS
+
+log = logging.getLogger("grader.batch")
+
+EXIT_OK = 0
+EXIT_GRADER_FAILED = 2
+EXIT_INTERRUPTED = 130
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("submissions", type=Path, help="a folder with one entry per student (.py, folder, .ipynb, .zip)")
+    parser.add_argument("--out", type=Path, required=True, help="where the gradebook, results and feedback go")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="grading sessions side by side (default: cores)")
+    parser.add_argument("--force", action="store_true", help="regrade students whose results are already there")
+    parser.add_argument("--sandbox", choices=("auto", "bwrap", "process"), default="auto")
+    parser.add_argument("--call-timeout", type=float, default=5.0, help="seconds allowed for one call into student code")
+    parser.add_argument("--grading-seed", type=int, default=None, help="replay a batch's hidden-test data")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run(arguments: argparse.Namespace) -> int:
+    out: Path = arguments.out
+    out.mkdir(parents=True, exist_ok=True)
+    out.chmod(0o700)  # other students' results are not for the worker's unprivileged user
+    _start_log(out / "batch.log")
+    if not arguments.submissions.is_dir():
+        log.error("%s is not a folder of submissions", arguments.submissions)
+        return EXIT_GRADER_FAILED
+    try:
+        sandbox, fallback_note = processes.resolve_sandbox(arguments.sandbox)
+    except RuntimeError as error:
+        log.error("%s", error)
+        return EXIT_GRADER_FAILED
+    if fallback_note:
+        log.warning("%s", fallback_note)
+    seed = arguments.grading_seed if arguments.grading_seed is not None else secrets.randbelow(2**31)
+    staging = Path(tempfile.mkdtemp(prefix="mha-staging-"))  # 0o700: invisible to the worker's user
+    try:
+        entries = intake.stage_all(arguments.submissions, staging)
+        log.info("grader %s, sandbox %s, seed %d: %d submissions in %s", __version__, sandbox, seed, len(entries), arguments.submissions)
+        to_grade = [entry for entry in entries if arguments.force or not _already_graded(out, entry)]
+        log.info("%d to grade, %d already graded", len(to_grade), len(entries) - len(to_grade))
+        status = _grade(to_grade, out, staging, arguments, sandbox, seed)
+        _write_class_files(out, entries, seed, (sandbox, fallback_note))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return status
+
+
+def _start_log(path: Path) -> None:
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    console = logging.StreamHandler()
+    console.setLevel(logging.WARNING)
+    log.handlers[:] = [handler, console]
+    log.setLevel(logging.INFO)
+
+
+def _result_path(out: Path, student_id: str) -> Path:
+    return out / "results" / f"{student_id}.json"
+
+
+def _already_graded(out: Path, entry: intake.Entry) -> bool:
+    try:
+        previous = json.loads(_result_path(out, entry.student_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return previous.get("grader_version") == __version__ and previous.get("content_hash") == _entry_hash(entry)
+
+
+def _entry_hash(entry: intake.Entry) -> str:
+    # The same hash the grading session records for the file it graded.
+    return results.hash_of(entry.source_path) if entry.source_path else entry.content_hash
+
+
+def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, sandbox: str, seed: int) -> int:
+    if not entries:
+        return EXIT_OK
+    jobs = max(1, min(arguments.jobs, len(entries)))
+    shards = [entries[index::jobs] for index in range(jobs)]
+    sessions = []
+    for number, shard in enumerate(shards):
+        manifest = staging / f"shard-{number}.json"
+        manifest.write_text(json.dumps([_manifest_entry(entry) for entry in shard]), encoding="utf-8")
+        command = [
+            "-q", "-p", "no:cacheprovider", "--isolate", "--sandbox", sandbox,
+            "--manifest", str(manifest), "--results-dir", str(out), "--grading-seed", str(seed),
+            "--call-timeout", str(arguments.call_timeout),
+        ]
+        sessions.append((shard, processes.start_grading_shard(command, out / "logs" / f"shard-{number}.log")))
+    started = time.monotonic()
+    expected = {entry.student_id: _entry_hash(entry) for entry in entries}
+    done: set[str] = set()
+    try:
+        with tqdm(total=len(entries), unit="submission", disable=arguments.quiet) as progress:
+            while len(done) < len(entries):
+                running = [session for _, session in sessions if session.poll() is None]
+                newly_done = {sid for sid in expected.keys() - done if _graded_now(out, sid, expected[sid])}
+                progress.update(len(newly_done))
+                done |= newly_done
+                if not running:
+                    break
+                time.sleep(0.1)
+    except KeyboardInterrupt:
+        for _, session in sessions:
+            processes.stop(session)
+        log.warning("interrupted: %d of %d graded and kept; run the same command again to finish", len(done), len(entries))
+        return EXIT_INTERRUPTED
+    for _, session in sessions:
+        session.wait()  # each has written its last result; let it finish cleanly
+    seconds = time.monotonic() - started
+    log.info("graded %d submissions in %.1f s (%.1f per second)", len(done), seconds, len(done) / max(seconds, 1e-9))
+    failed_sessions = [session.returncode for _, session in sessions if session.returncode not in (0, 1)]
+    missing = [entry for entry in entries if entry.student_id not in done]
+    for entry in missing:
+        log.error("no result for %s: its grading session ended with an error (see above)", entry.student_id)
+    if failed_sessions:
+        log.error("grading sessions exited with %s", failed_sessions)
+    return EXIT_GRADER_FAILED if missing else EXIT_OK
+
+
+def _manifest_entry(entry: intake.Entry) -> dict:
+    return {
+        "name": entry.student_id,
+        "path": str(entry.source_path or ""),
+        "problem": entry.problem,
+        "content_hash": _entry_hash(entry),
+    }
+
+
+def _graded_now(out: Path, student_id: str, content_hash: str) -> bool:
+    try:
+        document = json.loads(_result_path(out, student_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return document.get("content_hash") == content_hash and document.get("grader_version") == __version__
+
+
+def _write_class_files(out: Path, entries: list[intake.Entry], seed: int, sandbox: tuple[str, str]) -> None:
+    documents = {}
+    for entry in entries:
+        try:
+            documents[entry.student_id] = json.loads(_result_path(out, entry.student_id).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            log.error("%s has no result and is left out of the gradebook", entry.student_id)
+    groups = [g for g in GROUPS if any(g in d.get("groups", {}) for d in documents.values())]
+    table = io.StringIO()
+    writer = csv.writer(table)
+    writer.writerow(["submission", "score", "max_score", *groups])
+    for student_id in sorted(documents):
+        document = documents[student_id]
+        points = document.get("groups", {})
+        writer.writerow([student_id, document["score"], document["max_score"], *(points.get(g, {}).get("earned", 0) for g in groups)])
+    results.write_atomically(out / "gradebook.csv", table.getvalue())
+    results.write_class_results(out / "results.json", documents, seed, sandbox)
+    scores = [d["score"] for d in documents.values()]
+    if scores:
+        log.info("gradebook: %d submissions, mean score %.1f, written to %s", len(scores), sum(scores) / len(scores), out)

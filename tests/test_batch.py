@@ -1,0 +1,163 @@
+"""Batch grading: the gradebook, resumable runs, and the same scores on both backends."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import catalogue
+from grader import processes
+from grading import REPO_ROOT, grade
+
+SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
+STUB = REPO_ROOT / "exercises" / "multi_head_attention.py"
+needs_bwrap = pytest.mark.skipif(not processes.bwrap_available(), reason="bubblewrap cannot run here")
+
+
+def run_batch(submissions: Path, out: Path, *extra: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "grader", "batch", str(submissions), "--out", str(out), "--quiet", *extra],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+    )
+
+
+def small_class(folder: Path) -> Path:
+    """Six students: correct as .py and as a zipped folder, stubs, a bug, broken, unreadable."""
+    folder.mkdir()
+    (folder / "alice.py").write_text(SOLUTION.read_text())
+    (folder / "bob.py").write_text(STUB.read_text())
+    mutant = next(m for m in catalogue.MUTANTS if m.name == "softmax_over_queries")
+    (folder / "carol.py").write_text(catalogue.implementation_source(mutant))
+    (folder / "dave.py").write_text("def head_dimension(:\n")
+    (folder / "erin.py").write_bytes(b"\x00\x01\x02 not text")
+    with zipfile.ZipFile(folder / "frank.zip", "w") as archive:
+        archive.writestr("frank/src/multi_head_attention.py", SOLUTION.read_text())
+        archive.writestr("frank/conftest.py", "raise SystemExit('never imported')\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    root = tmp_path_factory.mktemp("batch")
+    submissions = small_class(root / "class")
+    finished = run_batch(submissions, root / "out", "--jobs", "2")
+    return submissions, root / "out", finished
+
+
+def gradebook(out: Path) -> list[dict]:
+    with open(out / "gradebook.csv", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_the_batch_exits_zero_whatever_the_students_scored(graded_class):
+    _, _, finished = graded_class
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+
+
+def test_the_gradebook_has_one_sorted_row_per_student_and_a_column_per_group(graded_class):
+    _, out, _ = graded_class
+    header = (out / "gradebook.csv").read_text().splitlines()[0]
+    assert header.startswith("submission,score,max_score,shapes,probabilities,causal_masking")
+    rows = gradebook(out)
+    assert [row["submission"] for row in rows] == ["alice", "bob", "carol", "dave", "erin", "frank"]
+    scores = {row["submission"]: int(row["score"]) for row in rows}
+    assert scores["alice"] == scores["frank"] == 100
+    assert scores["bob"] == scores["dave"] == scores["erin"] == 0
+    assert 0 < scores["carol"] < 100
+
+
+def test_results_json_records_every_test_with_the_seed_and_version(graded_class):
+    _, out, _ = graded_class
+    document = json.loads((out / "results.json").read_text())
+    assert isinstance(document["grading_seed"], int) and document["grader_version"]
+    carol = document["submissions"]["carol"]
+    assert len(carol["tests"]) > 40
+    assert all({"name", "outcome", "points", "max_points", "message", "duration"} <= set(t) for t in carol["tests"])
+    assert "unreadable" not in document["submissions"]["alice"]["import_error"].lower()
+    assert "binary" in document["submissions"]["erin"]["import_error"]
+
+
+def test_each_student_gets_a_feedback_page_with_the_failed_checks(graded_class):
+    _, out, _ = graded_class
+    carol = (out / "feedback" / "carol.md").read_text()
+    assert "Score:" in carol and "expected" in carol and "hint" in carol
+    assert "Every check passed." in (out / "feedback" / "alice.md").read_text()
+    assert "could not be imported" in (out / "feedback" / "dave.md").read_text()
+
+
+def test_the_run_is_logged_and_no_temporary_file_is_left(graded_class):
+    _, out, _ = graded_class
+    log = (out / "batch.log").read_text()
+    assert "6 to grade" in log and "graded 6 submissions" in log
+    leftovers = [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+    assert not leftovers
+
+
+def test_a_rerun_skips_what_is_graded_and_force_regrades(graded_class):
+    submissions, out, _ = graded_class
+    before = (out / "results" / "alice.json").read_text()
+    assert run_batch(submissions, out).returncode == 0
+    assert "0 to grade, 6 already graded" in (out / "batch.log").read_text()
+    (submissions / "alice.py").write_text(STUB.read_text())  # alice resubmits: she is graded again
+    assert run_batch(submissions, out).returncode == 0
+    assert "1 to grade, 5 already graded" in (out / "batch.log").read_text()
+    assert {row["submission"]: row["score"] for row in gradebook(out)}["alice"] == "0"
+    assert run_batch(submissions, out, "--force").returncode == 0
+    assert "6 to grade, 0 already graded" in (out / "batch.log").read_text()
+    (submissions / "alice.py").write_text(SOLUTION.read_text())
+    assert before  # the first result existed before the rerun
+
+
+def test_a_missing_submissions_folder_is_an_error_of_the_grader(tmp_path):
+    finished = run_batch(tmp_path / "nowhere", tmp_path / "out")
+    assert finished.returncode != 0
+    assert "not a folder" in finished.stderr
+
+
+def test_an_interrupted_batch_keeps_what_it_graded_and_a_rerun_finishes(tmp_path):
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    for index in range(12):
+        mutant = catalogue.MUTANTS[index]
+        (submissions / f"student{index:02}.py").write_text(catalogue.implementation_source(mutant))
+    out = tmp_path / "out"
+    batch = subprocess.Popen(
+        [sys.executable, "-m", "grader", "batch", str(submissions), "--out", str(out), "--quiet", "--jobs", "1"],
+        cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list((out / "results").glob("*.json"))) < 2:
+        time.sleep(0.05)
+    os.killpg(batch.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
+    batch.wait(timeout=60)
+    kept = sorted((out / "results").glob("*.json"))
+    assert 2 <= len(kept) < 12, "interrupted mid-way"
+    for path in kept:
+        json.loads(path.read_text())  # every kept file is whole
+    finished = run_batch(submissions, out)
+    assert finished.returncode == 0, finished.stderr
+    assert f"{12 - len(kept)} to grade, {len(kept)} already graded" in (out / "batch.log").read_text()
+    assert len(gradebook(out)) == 12
+
+
+@needs_bwrap
+def test_isolated_and_in_process_grading_give_the_same_scores(tmp_path):
+    chosen = [*catalogue.MUTANTS[:12:2], *catalogue.VARIANTS[:3]]
+    paths = [catalogue.write_implementation(impl, tmp_path) for impl in chosen]
+    seed = ("--grading-seed", "12345")
+    in_process = grade(paths, tmp_path / "a", *seed)
+    isolated = grade(paths, tmp_path / "b", *seed, "--isolate")
+    for impl in chosen:
+        a = {t["name"]: t["outcome"] for t in in_process.results[impl.name]["tests"]}
+        b = {t["name"]: t["outcome"] for t in isolated.results[impl.name]["tests"]}
+        assert a == b, f"{impl.name}: in-process and isolated outcomes differ"
