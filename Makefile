@@ -6,13 +6,16 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: grade test stubs .venv
+.PHONY: grade test stubs notebook release batch benchmark catalogue .venv
 
 .venv: $(STAMP)
 
-$(STAMP): requirements.txt
+# The instructor's copy installs nbgrader too; the student release has only requirements.txt.
+REQUIREMENTS := $(firstword $(wildcard requirements-instructor.txt) requirements.txt)
+
+$(STAMP): $(wildcard requirements*.txt)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r $(REQUIREMENTS)
 	touch $@
 
 # pytest exits 1 when some tests failed: that is a score, not an error of the grader.
@@ -24,3 +27,23 @@ test: $(STAMP)
 
 stubs: $(STAMP)
 	$(BIN)/python -m grader stubs
+
+notebook: $(STAMP)
+	$(BIN)/python -m grader notebook
+
+# What students receive: build/release (no solutions, no hidden tests).
+release: $(STAMP)
+	$(BIN)/python -m grader release build/release
+
+# The whole instructor flow on a bundled sample class of eight students (correct, partly
+# correct, buggy, broken, hostile): build/sample-class -> build/batch (gradebook, feedback).
+batch: $(STAMP)
+	$(BIN)/python tests/sample_class.py build/sample-class
+	$(BIN)/python -m grader batch build/sample-class --out build/batch --force
+	@echo; cat build/batch/gradebook.csv; echo; echo "feedback for each student: build/batch/feedback/"
+
+benchmark: $(STAMP)
+	$(BIN)/python tests/benchmark_batch.py
+
+catalogue: $(STAMP)
+	$(BIN)/python tests/catalogue_report.py

@@ -1,37 +1,41 @@
 """Command line of the grader: ``python -m grader COMMAND``.
 
-Grading itself is ``pytest grader``; these commands produce the files around it.
+Grading itself is ``pytest grader``; these commands produce the files around it. Each
+command lives in a module of its own exposing ``add_arguments(parser)`` and
+``run(arguments) -> int``, imported only when needed: the student release ships without
+the instructor's modules, and ``python -m grader`` must still work there.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
-from grader import batch, stubs
-
-
-def command_stubs(arguments: argparse.Namespace) -> int:
-    if arguments.check:
-        if stubs.stubs_are_current():
-            print(f"{stubs.EXERCISE_PATH.name} is up to date with the solution.")
-            return 0
-        print(f"{stubs.EXERCISE_PATH.name} is stale: run `python -m grader stubs`.", file=sys.stderr)
-        return 1
-    path = stubs.write_stubs()
-    print(f"wrote {path.relative_to(stubs.REPO_ROOT)}")
-    return 0
+COMMANDS = {
+    "stubs": ("grader.stubs", "regenerate exercises/multi_head_attention.py from solutions/"),
+    "notebook": ("grader.notebook", "regenerate exercises/multi_head_attention.ipynb from solutions/"),
+    "release": ("grader.release", "write what students receive (no solutions, no hidden tests)"),
+    "batch": ("grader.batch", "grade a whole class, isolated, into a gradebook"),
+    "nbgrader": ("grader.nbgrader_course", "write an nbgrader course for the exercise"),
+    "gradescope": ("grader.gradescope", "build a Gradescope autograder zip"),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    stub_parser = commands.add_parser("stubs", help="regenerate exercises/ from solutions/")
-    stub_parser.add_argument("--check", action="store_true", help="only report whether exercises/ is stale")
-    stub_parser.set_defaults(run=command_stubs)
-    batch_parser = commands.add_parser("batch", help="grade a whole class, isolated, into a gradebook")
-    batch.add_arguments(batch_parser)
-    batch_parser.set_defaults(run=batch.run)
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    chosen = next((word for word in argv if word in COMMANDS), None)
+    for name, (module_name, help_text) in COMMANDS.items():
+        command_parser = commands.add_parser(name, help=help_text)
+        if name == chosen:
+            try:
+                module = importlib.import_module(module_name)
+            except ModuleNotFoundError:
+                parser.exit(2, f"`{name}` is not available in this copy (it is an instructor's command)\n")
+            module.add_arguments(command_parser)
+            command_parser.set_defaults(run=module.run)
     arguments = parser.parse_args(argv)
     return arguments.run(arguments)
 

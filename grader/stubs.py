@@ -8,6 +8,7 @@ that names the function to write; the ``# TODO`` hint just above each region sta
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,3 +112,18 @@ def write_stubs(solution: Path = SOLUTION_PATH, exercise: Path = EXERCISE_PATH) 
 def stubs_are_current(solution: Path = SOLUTION_PATH, exercise: Path = EXERCISE_PATH) -> bool:
     expected = make_stub(solution.read_text(encoding="utf-8"))
     return exercise.exists() and exercise.read_text(encoding="utf-8") == expected
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--check", action="store_true", help="only report whether exercises/ is stale (exit 1 if so)")
+
+
+def run(arguments) -> int:
+    if arguments.check:
+        if stubs_are_current():
+            print(f"{EXERCISE_PATH.name} is up to date with the solution.")
+            return 0
+        print(f"{EXERCISE_PATH.name} is stale: run `python -m grader stubs`.", file=sys.stderr)
+        return 1
+    print(f"wrote {write_stubs().relative_to(REPO_ROOT)}")
+    return 0

@@ -1,0 +1,523 @@
+"""Attacks on the grader: submissions that try to cheat, escape the sandbox or wreck the run.
+
+How an attack submission is built (one mechanism for all of them)
+------------------------------------------------------------------
+Each ``tests/attacks/<name>.py`` is a fragment of Python that is APPENDED to
+``solutions/multi_head_attention.py``; the result is graded as ``<name>.py``. The fragment
+runs at import, after the solution's definitions, so it can attack at import time and can
+replace any definition (``AttentionHead.forward = ...``) to attack during a call. Before
+the fragment is appended, three placeholders are substituted:
+
+    @MARKER@     a token unique to this test run; every file or process an attack leaves
+                 behind carries it, so the test can look for it on the machine afterwards
+    @REPO_ROOT@  this repository's absolute path (from ``grader.__file__``): what a student
+                 could learn from the course's instructions, for the thief and the forger
+    @PORT@       a TCP and UDP port on 127.0.0.1 that this test listens on
+
+An attack reports each success by printing a line ``BREACH <kind>: ...`` (``WROTE <path>``
+for file writes, which are fine inside the sandbox's private /tmp); what it prints lands in
+the results' ``output`` field, so a breach is visible even when its effect is not.
+
+One exception: ``shipped_conftest.py`` and ``shipped_pytest.ini`` are not appended to
+anything. They are shipped as ``conftest.py`` and ``pytest.ini`` beside a
+``multi_head_attention.py`` whose head is not written, in a folder submission.
+
+Honest scores
+-------------
+An attack that only attacks keeps the solution's forward and must score what the solution
+scores (100). An attack that breaks the forward must score exactly what an honest
+submission with the same breakage scores: its "honest twin", graded in the same run
+(``head_not_written``: AttentionHead.forward raises NotImplementedError, 40/100;
+``ignores_mask``: AttentionHead.forward ignores the mask, 55/100). A submission that does
+not import scores 0.
+
+All attacks, the twins, and the plain solution last run in ONE grader session under
+bubblewrap (one torch start-up); a selection runs again under ``--sandbox process``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+import grader
+from grader import processes
+from grader.isolated import OUTPUT_KEPT_BYTES
+from grading import GradingRun, grade
+
+REPO_ROOT = Path(grader.__file__).resolve().parent.parent
+SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
+ATTACKS = Path(__file__).resolve().parent / "attacks"
+CALL_TIMEOUT = 2  # seconds; an endless loop costs this, at most twice per kind of call
+RUN_BUDGET_SECONDS = 90
+
+# Honest twins: the same breakage as an attack, without the attack.
+TWINS = {
+    "head_not_written": (
+        "\n\ndef _not_written(self, inputs, allowed_mask):\n"
+        '    raise NotImplementedError("AttentionHead.forward is not written yet")\n\n\n'
+        "AttentionHead.forward = _not_written\n"
+    ),
+    "ignores_mask": (
+        "\n\n_honest_forward = AttentionHead.forward\n\n\n"
+        "def _ignores_mask(self, inputs, allowed_mask):\n"
+        "    return _honest_forward(self, inputs, torch.ones_like(allowed_mask, dtype=torch.bool))\n\n\n"
+        "AttentionHead.forward = _ignores_mask\n"
+    ),
+}
+TWIN_SCORES = {"head_not_written": 40, "ignores_mask": 55}
+SOLUTION_NAME = "multi_head_attention"  # the plain solution, graded last
+
+# Every attack and its honest score: a number, or the name of its honest twin.
+HONEST = {
+    "exit_at_import": 0,
+    "sys_exit_at_import": 0,
+    "leave_processes": 100,
+    "write_outside": 100,
+    "forge_results": "head_not_written",
+    "exit_in_forward": "head_not_written",
+    "sys_exit_in_forward": "head_not_written",
+    "patch_comparisons": "ignores_mask",
+    "tensor_subclass": "head_not_written",
+    "steal_solution": "head_not_written",
+    "shipped_conftest": "head_not_written",
+    "open_sockets": 100,
+    "memory_bomb": "head_not_written",
+    "spinning_thread": 100,
+    "flood_output": 100,
+    "endless_loop": "head_not_written",
+    "ignore_sigterm": "head_not_written",
+    "spy_on_leftovers": 100,  # graded after the others: looks for what they left behind
+}
+# What runs again with --sandbox process (no bwrap): scores stay honest, leftovers die.
+PROCESS_SELECTION = ("exit_at_import", "exit_in_forward", "forge_results", "write_outside", "leave_processes", "spy_on_leftovers")
+
+# Places on the machine where a file written by a submission could land.
+HOST_FOLDERS = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), REPO_ROOT, REPO_ROOT / "grader", REPO_ROOT / "out",
+                Path("/root"), Path("/home"), Path("/"))
+# Where files may appear in process mode (the machine's shared, world-writable folders).
+SHARED_WRITABLE = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))
+
+BWRAP_WORKS = processes.bwrap_available()
+needs_bwrap = pytest.mark.skipif(not BWRAP_WORKS, reason="bubblewrap (bwrap) is not installed or cannot create namespaces here")
+
+
+# --- Building submissions ------------------------------------------------------------------
+
+
+def attack_source(name: str, substitutions: dict[str, str], base: str | None = None) -> str:
+    text = (ATTACKS / f"{name}.py").read_text()
+    for placeholder, value in substitutions.items():
+        text = text.replace(placeholder, value)
+    assert "@" + "MARKER@" not in text and "@" + "PORT@" not in text, f"{name}: a placeholder was not substituted"
+    return (SOLUTION.read_text() if base is None else base) + "\n\n# ---- appended by tests/test_attacks.py ----\n" + text
+
+
+def build_submissions(folder: Path, names: list[str], substitutions: dict[str, str]) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for twin, fragment in TWINS.items():
+        path = folder / f"{twin}.py"
+        path.write_text(SOLUTION.read_text() + fragment)
+        paths.append(path)
+    for name in names:
+        if name == "shipped_conftest":
+            shipped = folder / name
+            shipped.mkdir()
+            (shipped / "multi_head_attention.py").write_text(SOLUTION.read_text() + TWINS["head_not_written"])
+            conftest = (ATTACKS / "shipped_conftest.py").read_text()
+            for placeholder, value in substitutions.items():
+                conftest = conftest.replace(placeholder, value)
+            (shipped / "conftest.py").write_text(conftest)
+            (shipped / "pytest.ini").write_text((ATTACKS / "shipped_pytest.ini").read_text())
+            paths.append(shipped)
+        else:
+            path = folder / f"{name}.py"
+            path.write_text(attack_source(name, substitutions))
+            paths.append(path)
+    paths.append(SOLUTION)  # last: it must still score 100 after every attack
+    return paths
+
+
+# --- What the test watches on the machine --------------------------------------------------
+
+
+class Listener:
+    """A TCP and a UDP socket on the same 127.0.0.1 port, recording anything that arrives."""
+
+    def __init__(self) -> None:
+        for _ in range(20):
+            self.tcp = socket.create_server(("127.0.0.1", 0))
+            self.port = self.tcp.getsockname()[1]
+            self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            try:
+                self.udp.bind(("127.0.0.1", self.port))
+                break
+            except OSError:
+                self.tcp.close()
+                self.udp.close()
+        self.received: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        import select
+
+        while not self._stop.is_set():
+            readable, _, _ = select.select([self.tcp, self.udp], [], [], 0.1)
+            for sock in readable:
+                if sock is self.tcp:
+                    connection, peer = sock.accept()
+                    connection.close()
+                    self.received.append(f"tcp connection from {peer}")
+                else:
+                    data, peer = sock.recvfrom(4096)
+                    self.received.append(f"udp datagram {data!r} from {peer}")
+
+    def close(self) -> list[str]:
+        self._stop.set()
+        self._thread.join(2)
+        self.tcp.close()
+        self.udp.close()
+        return self.received
+
+
+def processes_carrying(marker: str) -> dict[int, str]:
+    """Processes on the machine whose command line holds ``marker``."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if marker in command:
+                found[int(entry.name)] = command.strip()
+    return found
+
+
+def survivors_after(marker: str, patience: float = 3.0) -> dict[int, str]:
+    """What still carries the marker once dying processes had ``patience`` seconds to go."""
+    deadline = time.monotonic() + patience
+    while (found := processes_carrying(marker)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return found
+
+
+def files_carrying(marker: str, folders: tuple[Path, ...]) -> list[Path]:
+    found = []
+    for folder in folders:
+        try:
+            found += [folder / name for name in os.listdir(folder) if marker in name]
+        except OSError:
+            pass
+    return found
+
+
+def files_under(marker: str, folder: Path) -> list[Path]:
+    return [path for path in folder.rglob("*") if marker in path.name]
+
+
+@dataclass
+class AttackRun:
+    sandbox: str
+    run: GradingRun
+    marker: str
+    seconds: float
+    results_dir: Path
+    submissions_dir: Path
+    graded: list[str]
+    connections: list[str] = field(default_factory=list)
+    survivors: dict[int, str] = field(default_factory=dict)
+    host_files: list[Path] = field(default_factory=list)
+
+    def output(self, name: str) -> str:
+        return self.run.results[name]["output"]
+
+    def breaches(self, name: str, kind: str = "") -> list[str]:
+        return [line for line in self.output(name).splitlines() if line.startswith(f"BREACH {kind}")]
+
+    def messages(self, name: str) -> list[str]:
+        return [test["message"] for test in self.run.failed_tests(name)]
+
+    def honest_score(self, name: str) -> int:
+        honest = HONEST[name]
+        return honest if isinstance(honest, int) else self.run.score(honest)
+
+
+def attack_run(tmp_path_factory, sandbox: str, names: list[str]) -> AttackRun:
+    marker = f"mhaattack{secrets.token_hex(6)}"
+    listener = Listener()
+    substitutions = {"@MARKER@": marker, "@REPO_ROOT@": str(REPO_ROOT), "@PORT@": str(listener.port)}
+    submissions_dir = tmp_path_factory.mktemp(f"{sandbox}-submissions")
+    results_dir = tmp_path_factory.mktemp(f"{sandbox}-results")
+    paths = build_submissions(submissions_dir, names, substitutions)
+    started = time.monotonic()
+    try:
+        run = grade(
+            paths, tmp_path_factory.mktemp(f"{sandbox}-run"),
+            "--isolate", "--sandbox", sandbox, "--call-timeout", str(CALL_TIMEOUT), "--results-dir", str(results_dir),
+            timeout=300,
+        )
+        seconds = time.monotonic() - started
+        outcome = AttackRun(sandbox, run, marker, seconds, results_dir, submissions_dir, [*TWINS, *names, SOLUTION_NAME])
+        outcome.survivors = survivors_after(marker)
+        outcome.host_files = files_carrying(marker, HOST_FOLDERS) + files_under(marker, results_dir)
+    finally:
+        outcome_connections = listener.close()
+        for pid in processes_carrying(marker):  # never leave an escaped attacker running
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    outcome.connections = outcome_connections
+    return outcome
+
+
+def remove_files_carrying(marker: str) -> None:
+    for path in files_carrying(marker, HOST_FOLDERS):
+        try:
+            path.unlink()
+        except OSError:
+            pass
+    for relative in ("results.json", "gradebook.csv"):  # the forger only ever creates these when absent
+        path = REPO_ROOT / relative
+        if path.is_file() and marker in path.read_text(errors="replace"):
+            path.unlink()
+
+
+@pytest.fixture(scope="module")
+def bwrap_run(tmp_path_factory):
+    if not BWRAP_WORKS:
+        pytest.skip("bubblewrap (bwrap) is not installed or cannot create namespaces here")
+    outcome = attack_run(tmp_path_factory, "bwrap", list(HONEST))
+    yield outcome
+    remove_files_carrying(outcome.marker)
+
+
+@pytest.fixture(scope="module")
+def process_run(tmp_path_factory):
+    outcome = attack_run(tmp_path_factory, "process", list(PROCESS_SELECTION))
+    yield outcome
+    remove_files_carrying(outcome.marker)
+
+
+@pytest.fixture(params=[pytest.param("bwrap", marks=needs_bwrap), "process"])
+def any_run(request) -> AttackRun:
+    """The bwrap run or the process run: for behaviour both sandboxes must show."""
+    return request.getfixturevalue(f"{request.param}_run")
+
+
+def selection_of(sandbox: str) -> tuple[str, ...]:
+    return tuple(HONEST) if sandbox == "bwrap" else PROCESS_SELECTION
+
+
+def in_both_runs(names: tuple[str, ...]) -> list:
+    """(sandbox, attack) pairs for every run that grades the attack."""
+    return [
+        pytest.param(sandbox, name, marks=[needs_bwrap] if sandbox == "bwrap" else [], id=f"{sandbox}-{name}")
+        for sandbox in ("bwrap", "process")
+        for name in names
+        if name in selection_of(sandbox)
+    ]
+
+
+@pytest.fixture
+def run_of(request):
+    return lambda sandbox: request.getfixturevalue(f"{sandbox}_run")
+
+
+# --- The run as a whole ----------------------------------------------------------------------
+
+
+def test_every_submission_is_graded_and_the_solution_after_them_scores_full_marks(any_run):
+    assert set(any_run.run.results) == set(any_run.graded), any_run.run.output[-3000:]
+    assert all(any_run.run.results[name]["tests"] for name in any_run.graded)
+    assert any_run.run.score(SOLUTION_NAME) == 100, any_run.run.failed_tests(SOLUTION_NAME)
+
+
+@needs_bwrap
+def test_the_whole_attack_run_stays_within_its_time_budget(bwrap_run):
+    assert bwrap_run.seconds < RUN_BUDGET_SECONDS, f"{bwrap_run.seconds:.0f} s"
+
+
+@pytest.mark.parametrize("twin", list(TWINS))
+def test_the_honest_twins_score_what_the_table_states(any_run, twin):
+    assert any_run.run.score(twin) == TWIN_SCORES[twin], any_run.run.failed_tests(twin)
+
+
+@pytest.mark.parametrize(("sandbox", "name"), in_both_runs(tuple(HONEST)))
+def test_each_attack_scores_exactly_its_honest_score(run_of, sandbox, name):
+    outcome = run_of(sandbox)
+    assert outcome.run.score(name) == outcome.honest_score(name), outcome.run.failed_tests(name)
+
+
+@pytest.mark.parametrize(("sandbox", "name"), in_both_runs(tuple(HONEST)))
+def test_no_attack_reports_a_breach_of_the_sandbox(run_of, sandbox, name):
+    outcome = run_of(sandbox)
+    # The plain-process sandbox shares the machine's /tmp: files seen there are expected.
+    expected = ("BREACH leftover-file",) if sandbox == "process" else ()
+    assert [line for line in outcome.breaches(name) if not line.startswith(expected)] == []
+
+
+# --- Forging results -------------------------------------------------------------------------
+
+
+def test_a_forger_cannot_write_results_anywhere_the_grader_reads_them(any_run):
+    expected = {f"{name}.{suffix}" for name in any_run.graded for suffix in ("json", "md")}
+    assert {path.name for path in any_run.results_dir.iterdir()} == expected
+    for name in any_run.graded:
+        written = json.loads((any_run.results_dir / f"{name}.json").read_text())
+        assert written["score"] == any_run.run.score(name), f"{name}.json disagrees with results.json"
+        assert f"**Score: {written['score']}/100**" in (any_run.results_dir / f"{name}.md").read_text()
+
+
+def test_a_forger_cannot_create_results_in_the_repository(any_run):
+    for relative in ("results.json", "gradebook.csv"):
+        path = REPO_ROOT / relative
+        assert not (path.exists() and any_run.marker in path.read_text(errors="replace")), path
+    assert not files_under(any_run.marker, REPO_ROOT / "grader")
+    assert not [path for path in any_run.host_files if REPO_ROOT in path.parents]
+
+
+def test_a_forgers_fake_score_line_never_reaches_the_grader_terminal(any_run):
+    honest = any_run.run.score("forge_results")
+    assert f"Score forge_results: {honest}/100" in any_run.run.output
+    assert "Score forge_results: 100/100" not in any_run.run.output
+
+
+# --- Exits -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("sandbox", "name"), in_both_runs(("exit_at_import", "sys_exit_at_import")))
+def test_an_exit_at_import_is_reported_as_an_import_error(run_of, sandbox, name):
+    outcome = run_of(sandbox)
+    assert outcome.run.results[name]["import_error"], "the reason is recorded"
+    assert outcome.run.score(name) == 0
+
+
+@pytest.mark.parametrize(
+    ("sandbox", "name", "words"),
+    [
+        pytest.param(*params, words, marks=marks, id=f"{params[0]}-{params[1]}")
+        for words in ("exited with status 0",)
+        for params, marks in [(("bwrap", "exit_in_forward"), [needs_bwrap]), (("process", "exit_in_forward"), [])]
+    ]
+    + [pytest.param("bwrap", "sys_exit_in_forward", "SystemExit", marks=needs_bwrap, id="bwrap-sys_exit_in_forward")],
+)
+def test_an_exit_during_a_call_fails_only_the_tests_that_reach_it(run_of, sandbox, name, words):
+    outcome = run_of(sandbox)
+    messages = outcome.messages(name)
+    reaching_forward = [m for m in messages if "not written yet" not in m]
+    assert reaching_forward and all(words in m for m in reaching_forward), messages[:5]
+    assert outcome.run.results[name]["groups"]["configuration"]["earned"] == 10
+
+
+# --- Lies about comparisons ----------------------------------------------------------------------
+
+
+@needs_bwrap
+def test_monkeypatched_comparisons_leave_the_grader_verdicts_unchanged(bwrap_run):
+    assert bwrap_run.run.lost_groups("patch_comparisons") == bwrap_run.run.lost_groups("ignores_mask")
+    assert {"causal_masking", "reference"} <= bwrap_run.run.lost_groups("patch_comparisons")
+
+
+@needs_bwrap
+def test_a_tensor_subclass_is_rejected_as_not_plain_data(bwrap_run):
+    messages = bwrap_run.messages("tensor_subclass")
+    assert any("a torch.Tensor subclass?" in m or "expected a plain torch.Tensor" in m for m in messages), messages[:5]
+
+
+# --- Reading what it should not ------------------------------------------------------------------
+
+
+@needs_bwrap
+def test_a_thief_finds_neither_the_solution_nor_the_hidden_tests(bwrap_run):
+    assert bwrap_run.breaches("steal_solution", "read") == []
+    assert bwrap_run.run.score("steal_solution") == bwrap_run.run.score("head_not_written")
+
+
+@needs_bwrap
+def test_a_conftest_and_pytest_ini_shipped_in_a_submission_are_never_loaded(bwrap_run):
+    assert not [path for path in bwrap_run.host_files if "conftest-loaded" in path.name]
+    assert "BREACH conftest" not in bwrap_run.run.output
+    assert bwrap_run.run.score("shipped_conftest") == bwrap_run.run.score("head_not_written")
+
+
+# --- Resources -------------------------------------------------------------------------------------
+
+
+@needs_bwrap
+@pytest.mark.parametrize("name", ["endless_loop", "ignore_sigterm"])
+def test_an_endless_loop_costs_at_most_two_timeouts_per_kind_of_call(bwrap_run, name):
+    failures = bwrap_run.run.failed_tests(name)
+    timed_out = [test for test in failures if "timed out" in test["message"]]
+    assert 1 <= len(timed_out) <= 4, [test["message"] for test in failures]  # run_head and run_attention
+    assert sum(test["duration"] for test in failures) < 5 * CALL_TIMEOUT + 10
+
+
+@needs_bwrap
+def test_a_memory_bomb_is_stopped_by_the_memory_limit(bwrap_run):
+    assert bwrap_run.breaches("memory_bomb", "memory") == []
+    messages = " ".join(bwrap_run.messages("memory_bomb"))
+    assert re.search(r"can't allocate memory|MemoryError|out of memory", messages), messages[:2000]
+
+
+@needs_bwrap
+def test_a_spinning_thread_neither_hangs_the_run_nor_costs_points(bwrap_run):
+    assert bwrap_run.run.score("spinning_thread") == 100, bwrap_run.run.failed_tests("spinning_thread")
+
+
+@needs_bwrap
+def test_megabytes_of_output_are_cut_to_about_10_kB_without_costing_points(bwrap_run):
+    output = bwrap_run.output("flood_output")
+    assert OUTPUT_KEPT_BYTES <= len(output) <= OUTPUT_KEPT_BYTES + 200
+    assert re.search(r"\[\.\.\. \d+ more bytes of output not kept\]", output)
+    assert bwrap_run.run.score("flood_output") == 100
+
+
+# --- Traces on the machine --------------------------------------------------------------------------
+
+
+def test_no_process_started_by_a_submission_outlives_the_run(any_run):
+    assert any_run.survivors == {}
+
+
+@pytest.mark.parametrize(("sandbox", "name"), in_both_runs(("spy_on_leftovers",)))
+def test_a_later_submission_finds_no_process_left_by_an_earlier_one(run_of, sandbox, name):
+    assert run_of(sandbox).breaches(name, "leftover-process") == []
+
+
+@needs_bwrap
+def test_a_later_submission_finds_no_file_left_by_an_earlier_one(bwrap_run):
+    assert bwrap_run.breaches("spy_on_leftovers", "leftover-file") == []
+
+
+@needs_bwrap
+def test_files_written_outside_the_sandbox_never_reach_the_machine(bwrap_run):
+    assert bwrap_run.host_files == []
+    written = [line.removeprefix("WROTE ") for line in bwrap_run.output("write_outside").splitlines() if line.startswith("WROTE ")]
+    assert written, "the attack writes to its private /tmp at least: it must have run"
+    private = ("/tmp/", "/dev/shm/")
+    assert [path for path in written if not path.startswith(private)] == []
+
+
+def test_in_process_mode_files_reach_only_the_shared_temporary_folders(process_run):
+    assert [path for path in process_run.host_files if path.parent not in SHARED_WRITABLE] == []
+
+
+@needs_bwrap
+def test_the_network_is_unreachable_from_a_submission(bwrap_run):
+    assert bwrap_run.connections == []
+    assert bwrap_run.breaches("open_sockets", "network") == []

@@ -1,0 +1,58 @@
+"""The student release: everything a student needs, nothing of the answers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from grader import release
+from grading import REPO_ROOT
+
+
+@pytest.fixture(scope="module")
+def student_release(tmp_path_factory):
+    out = tmp_path_factory.mktemp("release") / "mha-exercise"
+    finished = subprocess.run(
+        [sys.executable, "-m", "grader", "release", str(out)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    return out
+
+
+def test_the_release_holds_the_exercise_the_visible_grader_and_the_set_up(student_release):
+    for path in ("exercises/multi_head_attention.py", "exercises/example.py", "grader/conftest.py",
+                 "grader/test_shapes.py", "README.md", "requirements.txt", "Makefile"):
+        assert (student_release / path).is_file(), path
+
+
+def test_the_release_holds_no_solutions_no_hidden_tests_and_no_repository_tests(student_release):
+    names = {path.relative_to(student_release).as_posix() for path in student_release.rglob("*")}
+    assert not [n for n in names if n.startswith(("solutions", "grader/hidden", "tests"))]
+    assert "grader/reference.py" not in names
+
+
+def test_no_line_of_solution_text_appears_anywhere_in_the_release(student_release):
+    assert release.leaked_solution_lines(student_release) == []
+
+
+def test_the_leak_scan_finds_solution_text_when_it_is_there(student_release, tmp_path):
+    leaky = tmp_path / "leaky"
+    (leaky / "grader").mkdir(parents=True)
+    (leaky / "grader" / "notes.py").write_text(
+        "    weights = torch.softmax(scores, dim=-1)  # (batch, seq, seq)\n"
+    )
+    assert release.leaked_solution_lines(leaky) == ["grader/notes.py: weights = torch.softmax(scores, dim=-1)  # (batch, seq, seq)"]
+
+
+def test_pytest_grader_runs_in_the_release_and_says_hidden_tests_come_later(student_release):
+    finished = subprocess.run(
+        [sys.executable, "-m", "pytest", "grader", "-q", "-p", "no:cacheprovider"],
+        cwd=student_release, capture_output=True, text=True, timeout=300,
+    )
+    output = finished.stdout + finished.stderr
+    assert finished.returncode == 1, output  # the stubs fail every visible check
+    assert "7. reference (hidden)  run when your work is graded" in output
+    assert output.strip().splitlines()[-1] == "Score: 0/80"
+    assert "not written yet" in output
