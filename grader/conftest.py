@@ -1,7 +1,8 @@
 """pytest wiring for the grader: options, the ``submission`` fixture, scoring.
 
 ``pytest grader`` grades exercises/; ``pytest grader --submission PATH`` grades a .py
-file of any name or a folder holding multi_head_attention.py. ``--submission`` may be
+file of any name, a Jupyter notebook (its code cells, as the batch reads them) or a folder
+holding multi_head_attention.py. ``--submission`` may be
 repeated: the tests then run once per submission, each against a fresh handle.
 """
 
@@ -10,12 +11,15 @@ from __future__ import annotations
 import json
 import resource
 import secrets
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import torch
 
-from grader import loading, processes, results, timeouts
+from grader import intake, loading, processes, results, timeouts
 from grader.isolated import IsolatedBackend, Worker
 from grader.scoring import GROUPS, Scoreboard, group_of
 from grader.submission import ErrorDescription, InProcessBackend, StudentCodeError, Submission
@@ -27,6 +31,7 @@ scoreboard_key = pytest.StashKey[Scoreboard]()
 targets_key = pytest.StashKey[dict]()
 worker_key = pytest.StashKey[object]()
 sandbox_key = pytest.StashKey[tuple]()  # (sandbox in use, why it differs from the one asked for)
+notebooks_key = pytest.StashKey[Path]()  # where --submission notebooks become .py files
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="append",
         default=[],
         metavar="PATH",
-        help="a .py file or a folder holding multi_head_attention.py (repeatable); default: exercises/",
+        help="a .py file, a notebook or a folder holding multi_head_attention.py (repeatable); default: exercises/",
     )
     group.addoption("--results-json", metavar="PATH", help="also write every test's outcome to this JSON file")
     group.addoption(
@@ -79,13 +84,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "points(n): the points a test is worth")
+    # Tiny tensors: one thread is fastest, and a pool of busy-waiting threads here would
+    # steal the cores the worker needs.
+    torch.set_num_threads(1)
+    _skip_gc_sweep_at_exit(config)
     if config.getoption("grading_seed") is None:
         config.option.grading_seed = secrets.randbelow(2**31)
     scoreboard = Scoreboard()
     config.stash[scoreboard_key] = scoreboard
     config.pluginmanager.register(scoreboard, "grader-scoreboard")
     config.pluginmanager.register(timeouts, "grader-timeouts")
-    config.stash[targets_key] = _targets(config.getoption("submission") or [str(DEFAULT_SUBMISSION)])
+    config.stash[targets_key] = _targets(config.getoption("submission") or [str(DEFAULT_SUBMISSION)], config)
     if config.getoption("manifest"):
         entries = json.loads(Path(config.getoption("manifest")).read_text(encoding="utf-8"))
         config.stash[targets_key] = {
@@ -121,6 +130,9 @@ def _source_or_none(path: Path) -> Path | None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    staged_notebooks = config.stash.get(notebooks_key, None)
+    if staged_notebooks is not None:
+        shutil.rmtree(staged_notebooks, ignore_errors=True)
     worker = config.stash.get(worker_key, None)
     if worker is not None:
         worker.close()
@@ -130,7 +142,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         print(f"grader session peak memory: {peak_mib:.1f} MiB; worker restarts: {getattr(worker, 'restarts', 0)}")
 
 
-def _targets(paths: list[str]) -> dict[str, Target]:
+def _skip_gc_sweep_at_exit(config: pytest.Config) -> None:
+    """pytest's unraisable-exception plugin runs gc.collect() five times at exit, which
+    with torch loaded costs a quarter of a second of every grading run. Nothing here
+    relies on finalizers, so skip it (as pytest's own pytester does)."""
+    try:
+        from _pytest.unraisableexception import gc_collect_iterations_key
+    except ImportError:  # another pytest version: keep its behaviour
+        return
+    config.stash[gc_collect_iterations_key] = 0
+
+
+def _targets(paths: list[str], config: pytest.Config | None = None) -> dict[str, Target]:
     targets: dict[str, Target] = {}
     for raw in paths:
         path = Path(raw).expanduser().resolve()
@@ -139,7 +162,18 @@ def _targets(paths: list[str]) -> dict[str, Target]:
         while unique in targets:
             unique, counter = f"{name}-{counter}", counter + 1
         targets[unique] = Target(unique, path)
+        if path.suffix.lower() == ".ipynb" and path.is_file() and config is not None:
+            targets[unique] = _notebook_target(config, targets[unique])
     return targets
+
+
+def _notebook_target(config: pytest.Config, target: Target) -> Target:
+    """A notebook is graded as the batch grades it: its code cells joined into one file, its
+    setup and check cells, magics and shell lines left out (grader/intake.py)."""
+    if notebooks_key not in config.stash:
+        config.stash[notebooks_key] = Path(tempfile.mkdtemp(prefix="grader-notebooks-"))
+    entry = intake.stage_entry(target.path, config.stash[notebooks_key], student_id=target.name)
+    return Target(target.name, entry.source_path or target.path, entry.problem, entry.content_hash)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

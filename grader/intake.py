@@ -36,6 +36,11 @@ MAX_ZIP_MEMBERS = 1000
 JUNK_NAMES = {"__macosx", ".ds_store", "thumbs.db", "desktop.ini"}
 # IPython magics (%), shell escapes (!) and help (?): not Python, so they would not import.
 MAGIC_PREFIXES = ("%", "!", "?")
+# The exercise notebook's own cells (its setup cell and its check cells) are never part of a
+# submission. They start with this marker line (all a kernel sees of a cell is its source)
+# and carry one of these tags.
+GRADER_CELL_MARKER = "#| grader:"
+GRADER_CELL_TAGS = frozenset({"grader-setup", "grader-check"})
 
 
 @dataclass(frozen=True)
@@ -183,16 +188,32 @@ def _read_folder(folder: Path) -> str:
 
 
 def _notebook_source(data: bytes, name: str) -> str:
-    """The code cells, joined by blank lines, without magics or shell lines."""
+    """The code cells, joined by blank lines, without the grader's cells, magics or shell lines."""
     try:
         cells = _code_cells(_decode(data, name))
     except _Refused:
         raise
     except Exception as error:  # noqa: BLE001 - json and nbformat reject malformed input in many ways
         raise _Refused(f"{name} is not a valid notebook ({type(error).__name__}: {error}).") from None
+    return join_code_cells(cells)
+
+
+def is_grader_cell(source: str, tags: object = ()) -> bool:
+    """A setup or check cell of the exercise notebook: its first line is the marker, or it is tagged."""
+    first_line = next((line.strip() for line in source.splitlines() if line.strip()), "")
+    tagged = isinstance(tags, list) and any(isinstance(tag, str) and tag in GRADER_CELL_TAGS for tag in tags)
+    return first_line.startswith(GRADER_CELL_MARKER) or tagged
+
+
+def join_code_cells(sources: list[str]) -> str:
+    """Code cells as one Python file: the grader's cells, cell magics and magic, shell or help
+    lines dropped, the rest joined by blank lines. The notebook's check cells
+    (grader/notebook_checks.py) rebuild the file they grade with this same function."""
     kept = []
-    for source in cells:
+    for source in sources:
         source = source.replace("\r\n", "\n").replace("\r", "\n")
+        if is_grader_cell(source):
+            continue
         if source.lstrip().startswith("%%"):  # a cell magic makes the whole cell non-Python
             continue
         lines = [line for line in source.split("\n") if not line.lstrip().startswith(MAGIC_PREFIXES)]
@@ -222,6 +243,9 @@ def _code_cells(text: str) -> list[str]:
         source = "".join(source) if isinstance(source, list) else source
         if not isinstance(source, str):
             raise TypeError("a code cell's source is not text")
+        metadata = cell.get("metadata")
+        if is_grader_cell(source, metadata.get("tags", []) if isinstance(metadata, dict) else []):
+            continue
         sources.append(source)
     return sources
 

@@ -133,6 +133,7 @@ def start_grading_shard(arguments: list[str], log_path: Path) -> subprocess.Pope
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=GRADER_DIR.parent,
+            env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
             start_new_session=True,  # Ctrl-C reaches the batch, which then stops the shards itself
         )
 

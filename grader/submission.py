@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
+import pytest
 import torch
 
 from grader import loading, operations
@@ -21,11 +22,16 @@ from grader.timeouts import CallTimedOut
 TIMEOUTS_BEFORE_GIVING_UP = 2
 
 
-class StudentCodeError(Exception):
-    """Raised on the grader's side when a call into the submission did not return."""
+class StudentCodeError(pytest.fail.Exception):
+    """Raised on the grader's side when a call into the submission did not return.
+
+    It is pytest's own test failure (``pytest.fail``) without a traceback: the message
+    says what the student's code did, and pytest need not parse the grader's source to
+    build a traceback nobody reads.
+    """
 
     def __init__(self, operation: str, error: ErrorDescription) -> None:
-        super().__init__(f"{operation}: {error.for_student()}")
+        super().__init__(f"{operation}: {error.for_student()}", pytrace=False)
         self.operation = operation
         self.error = error
 

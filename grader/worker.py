@@ -171,7 +171,7 @@ def wipe_writable_folders(scratch: Path, private_tmp: bool) -> None:
             if entry != scratch:
                 shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() and not entry.is_symlink() else entry.unlink(missing_ok=True)
     for entry in scratch.glob("*"):
-        shutil.rmtree(entry, ignore_errors=True)
+        shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() and not entry.is_symlink() else entry.unlink(missing_ok=True)
 
 
 def _visible_pids() -> list[int]:

@@ -371,6 +371,11 @@ def print_summary(rows: list[tuple[str, str, str, bool | None, str]]) -> None:
     print("=" * (sum(widths) + 8))
 
 
+def _load() -> str:
+    """Other processes on the machine skew every figure: the load average says how much."""
+    return "load average %.2f %.2f %.2f (1, 5, 15 min)" % os.getloadavg() if hasattr(os, "getloadavg") else "load unknown"
+
+
 def _cores() -> str:
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return f"{usable} usable ({os.cpu_count()} in the machine)"
@@ -387,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--size must be at least 1")
 
     print(f"python {platform.python_version()} ({PYTHON}); cores: {_cores()}; {platform.platform()}")
+    print(f"at the start: {_load()}")
     if arguments.keep:
         shutil.rmtree(arguments.keep, ignore_errors=True)
         arguments.keep.mkdir(parents=True)
@@ -457,6 +463,7 @@ def main(argv: list[str] | None = None) -> int:
             ("torch import time", f"{statistics.median(torch_import):.2f} s", "-", None, "median, inside a fresh process"),
             ("python", platform.python_version(), "-", None, platform.python_implementation()),
             ("cores", _cores(), "-", None, ""),
+            ("machine load at the end", _load().removeprefix("load average "), "-", None, "other work running skews all figures"),
         ]
         print_summary(rows)
     finally:

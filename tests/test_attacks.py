@@ -20,18 +20,21 @@ the results' ``output`` field, so a breach is visible even when its effect is no
 
 One exception: ``shipped_conftest.py`` and ``shipped_pytest.ini`` are not appended to
 anything. They are shipped as ``conftest.py`` and ``pytest.ini`` beside a
-``multi_head_attention.py`` whose head is not written, in a folder submission.
+``multi_head_attention.py`` whose head is not written, in a folder submission
+(``shipped_conftest``); the same conftest.py also sits beside a file submission
+(``shipped_beside/shipped_beside.py``). Should pytest load them, they run in the grader's
+own process, so they are graded in a run of their own that cannot spoil the others.
 
 Honest scores
 -------------
 An attack that only attacks keeps the solution's forward and must score what the solution
 scores (100). An attack that breaks the forward must score exactly what an honest
 submission with the same breakage scores: its "honest twin", graded in the same run
-(``head_not_written``: AttentionHead.forward raises NotImplementedError, 40/100;
-``ignores_mask``: AttentionHead.forward ignores the mask, 55/100). A submission that does
+(``head_not_written``: AttentionHead.forward raises NotImplementedError, 23/100;
+``ignores_mask``: AttentionHead.forward ignores the mask, 62/100). A submission that does
 not import scores 0.
 
-All attacks, the twins, and the plain solution last run in ONE grader session under
+All other attacks, the twins, and the plain solution last run in ONE grader session under
 bubblewrap (one torch start-up); a selection runs again under ``--sandbox process``.
 """
 
@@ -75,7 +78,7 @@ TWINS = {
         "AttentionHead.forward = _ignores_mask\n"
     ),
 }
-TWIN_SCORES = {"head_not_written": 40, "ignores_mask": 55}
+TWIN_SCORES = {"head_not_written": 23, "ignores_mask": 62}
 SOLUTION_NAME = "multi_head_attention"  # the plain solution, graded last
 
 # Every attack and its honest score: a number, or the name of its honest twin.
@@ -90,7 +93,6 @@ HONEST = {
     "patch_comparisons": "ignores_mask",
     "tensor_subclass": "head_not_written",
     "steal_solution": "head_not_written",
-    "shipped_conftest": "head_not_written",
     "open_sockets": 100,
     "memory_bomb": "head_not_written",
     "spinning_thread": 100,
@@ -99,6 +101,9 @@ HONEST = {
     "ignore_sigterm": "head_not_written",
     "spy_on_leftovers": 100,  # graded after the others: looks for what they left behind
 }
+# Attacks on the grader's own pytest session, graded in a run of their own (see above).
+SHIPPED = ("shipped_conftest", "shipped_beside")
+SHIPPED_INI_SEED = 271828  # the grading seed shipped_pytest.ini asks for
 # What runs again with --sandbox process (no bwrap): scores stay honest, leftovers die.
 PROCESS_SELECTION = ("exit_at_import", "exit_in_forward", "forge_results", "write_outside", "leave_processes", "spy_on_leftovers")
 
@@ -107,6 +112,15 @@ HOST_FOLDERS = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), REPO_ROOT, REP
                 Path("/root"), Path("/home"), Path("/"))
 # Where files may appear in process mode (the machine's shared, world-writable folders).
 SHARED_WRITABLE = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))
+
+# A known hole, reported, not fixed here: before grader/conftest.py registers --submission,
+# pytest takes the PATH of `--submission PATH` (two arguments) for a test path, so it reads
+# a pytest.ini next to it and imports the conftest.py of its folder, in the grader's own
+# process, outside any sandbox. Drop this mark once the options are registered before pytest
+# reads the command line (e.g. `-p grader.options` from a pytest.ini at the repository root).
+CONFTEST_HOLE = pytest.mark.xfail(
+    strict=True, reason="known hole: pytest loads conftest.py/pytest.ini found beside a --submission PATH"
+)
 
 BWRAP_WORKS = processes.bwrap_available()
 needs_bwrap = pytest.mark.skipif(not BWRAP_WORKS, reason="bubblewrap (bwrap) is not installed or cannot create namespaces here")
@@ -123,30 +137,43 @@ def attack_source(name: str, substitutions: dict[str, str], base: str | None = N
     return (SOLUTION.read_text() if base is None else base) + "\n\n# ---- appended by tests/test_attacks.py ----\n" + text
 
 
-def build_submissions(folder: Path, names: list[str], substitutions: dict[str, str]) -> list[Path]:
+def build_submissions(folder: Path, names: list[str], substitutions: dict[str, str], twins=tuple(TWINS)) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
-    for twin, fragment in TWINS.items():
+    for twin in twins:
+        fragment = TWINS[twin]
         path = folder / f"{twin}.py"
         path.write_text(SOLUTION.read_text() + fragment)
         paths.append(path)
     for name in names:
-        if name == "shipped_conftest":
-            shipped = folder / name
-            shipped.mkdir()
-            (shipped / "multi_head_attention.py").write_text(SOLUTION.read_text() + TWINS["head_not_written"])
-            conftest = (ATTACKS / "shipped_conftest.py").read_text()
-            for placeholder, value in substitutions.items():
-                conftest = conftest.replace(placeholder, value)
-            (shipped / "conftest.py").write_text(conftest)
-            (shipped / "pytest.ini").write_text((ATTACKS / "shipped_pytest.ini").read_text())
-            paths.append(shipped)
+        if name in SHIPPED:
+            paths.append(ship(folder, name, substitutions))
         else:
             path = folder / f"{name}.py"
             path.write_text(attack_source(name, substitutions))
             paths.append(path)
     paths.append(SOLUTION)  # last: it must still score 100 after every attack
     return paths
+
+
+def ship(folder: Path, name: str, substitutions: dict[str, str]) -> Path:
+    """A submission carrying the conftest.py (and pytest.ini) of tests/attacks/shipped_*."""
+    conftest = (ATTACKS / "shipped_conftest.py").read_text()
+    for placeholder, value in substitutions.items():
+        conftest = conftest.replace(placeholder, value)
+    not_written = SOLUTION.read_text() + TWINS["head_not_written"]
+    if name == "shipped_conftest":  # a folder: multi_head_attention.py, conftest.py, pytest.ini
+        shipped = folder / name
+        shipped.mkdir()
+        (shipped / "multi_head_attention.py").write_text(not_written)
+        (shipped / "pytest.ini").write_text((ATTACKS / "shipped_pytest.ini").read_text())
+        (shipped / "conftest.py").write_text(conftest)
+        return shipped
+    beside = folder / name  # a file, in a folder that also holds a conftest.py
+    beside.mkdir()
+    (beside / "conftest.py").write_text(conftest)
+    (beside / f"{name}.py").write_text(not_written)
+    return beside / f"{name}.py"
 
 
 # --- What the test watches on the machine --------------------------------------------------
@@ -237,6 +264,7 @@ class AttackRun:
     seconds: float
     results_dir: Path
     submissions_dir: Path
+    run_dir: Path
     graded: list[str]
     connections: list[str] = field(default_factory=list)
     survivors: dict[int, str] = field(default_factory=dict)
@@ -256,22 +284,24 @@ class AttackRun:
         return honest if isinstance(honest, int) else self.run.score(honest)
 
 
-def attack_run(tmp_path_factory, sandbox: str, names: list[str]) -> AttackRun:
+def attack_run(tmp_path_factory, sandbox: str, names: list[str], twins=tuple(TWINS), label: str = "") -> AttackRun:
     marker = f"mhaattack{secrets.token_hex(6)}"
     listener = Listener()
     substitutions = {"@MARKER@": marker, "@REPO_ROOT@": str(REPO_ROOT), "@PORT@": str(listener.port)}
-    submissions_dir = tmp_path_factory.mktemp(f"{sandbox}-submissions")
-    results_dir = tmp_path_factory.mktemp(f"{sandbox}-results")
-    paths = build_submissions(submissions_dir, names, substitutions)
+    label = label or sandbox
+    submissions_dir = tmp_path_factory.mktemp(f"{label}-submissions")
+    results_dir = tmp_path_factory.mktemp(f"{label}-results")
+    paths = build_submissions(submissions_dir, names, substitutions, twins)
+    run_dir = tmp_path_factory.mktemp(f"{label}-run")
     started = time.monotonic()
     try:
         run = grade(
-            paths, tmp_path_factory.mktemp(f"{sandbox}-run"),
+            paths, run_dir,
             "--isolate", "--sandbox", sandbox, "--call-timeout", str(CALL_TIMEOUT), "--results-dir", str(results_dir),
             timeout=300,
         )
         seconds = time.monotonic() - started
-        outcome = AttackRun(sandbox, run, marker, seconds, results_dir, submissions_dir, [*TWINS, *names, SOLUTION_NAME])
+        outcome = AttackRun(sandbox, run, marker, seconds, results_dir, submissions_dir, run_dir, [*twins, *names, SOLUTION_NAME])
         outcome.survivors = survivors_after(marker)
         outcome.host_files = files_carrying(marker, HOST_FOLDERS) + files_under(marker, results_dir)
     finally:
@@ -309,6 +339,14 @@ def bwrap_run(tmp_path_factory):
 @pytest.fixture(scope="module")
 def process_run(tmp_path_factory):
     outcome = attack_run(tmp_path_factory, "process", list(PROCESS_SELECTION))
+    yield outcome
+    remove_files_carrying(outcome.marker)
+
+
+@pytest.fixture(scope="module")
+def shipped_run(tmp_path_factory):
+    sandbox = "bwrap" if BWRAP_WORKS else "process"
+    outcome = attack_run(tmp_path_factory, sandbox, list(SHIPPED), twins=(), label="shipped")
     yield outcome
     remove_files_carrying(outcome.marker)
 
@@ -375,12 +413,15 @@ def test_no_attack_reports_a_breach_of_the_sandbox(run_of, sandbox, name):
 
 
 def test_a_forger_cannot_write_results_anywhere_the_grader_reads_them(any_run):
-    expected = {f"{name}.{suffix}" for name in any_run.graded for suffix in ("json", "md")}
-    assert {path.name for path in any_run.results_dir.iterdir()} == expected
-    for name in any_run.graded:
-        written = json.loads((any_run.results_dir / f"{name}.json").read_text())
-        assert written["score"] == any_run.run.score(name), f"{name}.json disagrees with results.json"
-        assert f"**Score: {written['score']}/100**" in (any_run.results_dir / f"{name}.md").read_text()
+    written = sorted(path for path in any_run.results_dir.rglob("*") if path.is_file())
+    # One JSON result and one Markdown feedback per submission, nothing else (no gradebook.csv).
+    assert sorted(path.name for path in written) == sorted(f"{name}.{kind}" for name in any_run.graded for kind in ("json", "md"))
+    for path in written:
+        name, score = path.stem, any_run.run.score(path.stem)
+        if path.suffix == ".json":
+            assert json.loads(path.read_text())["score"] == score, f"{path} disagrees with results.json"
+        else:
+            assert f"**Score: {score}/100**" in path.read_text(), f"{path} disagrees with results.json"
 
 
 def test_a_forger_cannot_create_results_in_the_repository(any_run):
@@ -389,6 +430,18 @@ def test_a_forger_cannot_create_results_in_the_repository(any_run):
         assert not (path.exists() and any_run.marker in path.read_text(errors="replace")), path
     assert not files_under(any_run.marker, REPO_ROOT / "grader")
     assert not [path for path in any_run.host_files if REPO_ROOT in path.parents]
+
+
+@needs_bwrap
+def test_under_bwrap_a_forger_sees_no_command_line_of_the_grader(bwrap_run):
+    assert "forger: 0 result paths" in bwrap_run.output("forge_results")
+
+
+def test_in_process_mode_a_forger_sees_the_results_paths_yet_cannot_write_them(process_run):
+    # The forger is armed: it reads the grader's --results-json and --results-dir through /proc.
+    output = process_run.output("forge_results")
+    assert str(process_run.run_dir / "results.json") in output and str(process_run.results_dir) in output
+    assert process_run.breaches("forge_results", "results") == []
 
 
 def test_a_forgers_fake_score_line_never_reaches_the_grader_terminal(any_run):
@@ -436,7 +489,8 @@ def test_monkeypatched_comparisons_leave_the_grader_verdicts_unchanged(bwrap_run
 @needs_bwrap
 def test_a_tensor_subclass_is_rejected_as_not_plain_data(bwrap_run):
     messages = bwrap_run.messages("tensor_subclass")
-    assert any("a torch.Tensor subclass?" in m or "expected a plain torch.Tensor" in m for m in messages), messages[:5]
+    rejected = ("not plain data", "a torch.Tensor subclass?", "expected a plain torch.Tensor")
+    assert messages and all(any(words in m for words in rejected) for m in messages), messages[:5]
 
 
 # --- Reading what it should not ------------------------------------------------------------------
@@ -448,11 +502,24 @@ def test_a_thief_finds_neither_the_solution_nor_the_hidden_tests(bwrap_run):
     assert bwrap_run.run.score("steal_solution") == bwrap_run.run.score("head_not_written")
 
 
-@needs_bwrap
-def test_a_conftest_and_pytest_ini_shipped_in_a_submission_are_never_loaded(bwrap_run):
-    assert not [path for path in bwrap_run.host_files if "conftest-loaded" in path.name]
-    assert "BREACH conftest" not in bwrap_run.run.output
-    assert bwrap_run.run.score("shipped_conftest") == bwrap_run.run.score("head_not_written")
+@CONFTEST_HOLE
+@pytest.mark.parametrize("name", SHIPPED)
+def test_a_conftest_shipped_with_a_submission_never_runs_in_the_grader(shipped_run, name):
+    loaded = [path for path in shipped_run.host_files if path.name.endswith(f"conftest-loaded-{name}")]
+    assert loaded == [], "the conftest.py shipped with the submission ran in the grader's process"
+
+
+@CONFTEST_HOLE
+@pytest.mark.parametrize("name", SHIPPED)
+def test_a_conftest_shipped_with_a_submission_cannot_change_its_score(shipped_run, name):
+    # The twin's score from the table: a run where the conftest rewrote scoring has no honest twin.
+    assert shipped_run.run.score(name) == TWIN_SCORES["head_not_written"]
+
+
+@CONFTEST_HOLE
+def test_a_pytest_ini_shipped_in_a_submission_folder_is_never_read(shipped_run):
+    document = json.loads((shipped_run.run_dir / "results.json").read_text())
+    assert document["grading_seed"] != SHIPPED_INI_SEED
 
 
 # --- Resources -------------------------------------------------------------------------------------
@@ -462,7 +529,7 @@ def test_a_conftest_and_pytest_ini_shipped_in_a_submission_are_never_loaded(bwra
 @pytest.mark.parametrize("name", ["endless_loop", "ignore_sigterm"])
 def test_an_endless_loop_costs_at_most_two_timeouts_per_kind_of_call(bwrap_run, name):
     failures = bwrap_run.run.failed_tests(name)
-    timed_out = [test for test in failures if "timed out" in test["message"]]
+    timed_out = [test for test in failures if "timed out after" in test["message"]]
     assert 1 <= len(timed_out) <= 4, [test["message"] for test in failures]  # run_head and run_attention
     assert sum(test["duration"] for test in failures) < 5 * CALL_TIMEOUT + 10
 

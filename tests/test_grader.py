@@ -108,13 +108,14 @@ def test_missing_names_are_reported_as_such(tmp_path):
 def test_an_endless_loop_fails_with_a_timeout_and_the_run_goes_on(tmp_path):
     looping = solution_with("def concatenate_heads(head_results: list[HeadResult]) -> torch.Tensor:\n",
                             "def concatenate_heads(head_results: list[HeadResult]) -> torch.Tensor:\n    while True:\n        pass\n")
-    run = grade([write(tmp_path, "loops.py", looping), SOLUTION], tmp_path, "--timeout", "1")
+    run = grade([write(tmp_path, "loops.py", looping), SOLUTION], tmp_path, "--timeout", "3")
     failures = run.failed_tests("loops")
     assert failures and all("timed out" in test["message"] for test in failures)
     # Only the tests that concatenate are lost; the head and the configuration still count.
     assert run.results["loops"]["groups"]["configuration"]["earned"] == 10
     assert run.score("multi_head_attention") == 100
-    assert sum(test["duration"] for test in failures) < 10, "gave up on the loop after two timeouts"
+    timed_out = [test for test in failures if test["duration"] > 2.5]
+    assert len(timed_out) <= 2 * 3, "gave up on each looping call after two timeouts"
 
 
 def test_a_tensor_subclass_cannot_make_comparisons_lie(tmp_path):

@@ -70,21 +70,24 @@ def _gradebook(names):
     return "submission,score\n" + "".join(f"{name},100\n" for name in sorted(names))
 
 
-def _forge():
+def _forge(announce=False):
     targets, names = _targets()
-    everything = {"submissions": {name: _forged(name) for name in names}}
+    if announce:
+        print(f"forger: {len(targets)} result paths on visible command lines: {sorted(str(path) for _, path in targets)}")
+    everything = {"forged_by": _MARKER, "submissions": {name: _forged(name) for name in names}}
     for flag, path in targets:
         if flag == "--results-json":
             _write(path, _json.dumps(everything))
         else:
             folder = path if flag == "--results-dir" or path.suffix == "" else path.parent
             for name in names:
-                _write(folder / f"{name}.json", _json.dumps(_forged(name)))
-                _write(folder / f"{name}.md", f"# Feedback for {name}\n\n**Score: 100/100**\n")
+                for results, feedback in ((folder, folder), (folder / "results", folder / "feedback")):
+                    _write(results / f"{name}.json", _json.dumps(_forged(name)))
+                    _write(feedback / f"{name}.md", f"# Feedback for {name}\n\n**Score: 100/100**\n")
             _write(folder / "gradebook.csv", _gradebook(names))
     # The repository: new files only (never clobber an instructor's file), and a probe of
     # whether the grader's own code could be rewritten (opened for appending, nothing written).
-    for relative in ("results.json", "gradebook.csv", f"results-{_MARKER}.json", f"out/gradebook-{_MARKER}.csv"):
+    for relative in ("results.json", "gradebook.csv", f"results-{_MARKER}.json", f"gradebook-{_MARKER}.csv"):
         path = _REPO_ROOT / relative
         if not path.exists():
             _write(path, _json.dumps(everything))
@@ -118,4 +121,4 @@ def _not_written(self, inputs, allowed_mask):
 
 AttentionHead.forward = _not_written
 print(f"Score {_Path(__file__).stem}: 100/100")  # only ever lands in the captured output
-_forge()
+_forge(announce=True)

@@ -1,6 +1,6 @@
 # ATTACK: talk to the network at import: a TCP connection and a UDP datagram to a port the
 # test listens on (127.0.0.1:@PORT@), and TCP connections to outside addresses. Each
-# success prints a "BREACH network:" line. The solution is otherwise untouched: honest 100.
+# connection made prints a "BREACH network:" line. The solution is otherwise untouched: honest 100.
 import socket as _socket
 
 _PORT = int("@PORT@")
@@ -12,7 +12,6 @@ for _address in (("127.0.0.1", _PORT), ("1.1.1.1", 53), ("8.8.8.8", 53), ("93.18
         pass
 try:
     with _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM) as _datagram:
-        _datagram.sendto(b"@MARKER@", ("127.0.0.1", _PORT))
-        print(f"BREACH network: sent a datagram to 127.0.0.1:{_PORT}")
+        _datagram.sendto(b"@MARKER@", ("127.0.0.1", _PORT))  # only the listener can tell whether it arrived
 except OSError:
     pass

@@ -1,0 +1,351 @@
+"""Generate the notebook version of the exercise: ``python -m grader notebook``.
+
+``exercises/multi_head_attention.ipynb`` is made from the same solution as the stubs: the
+lesson in markdown cells, one code cell per definition of the solution (its solution
+regions stubbed out exactly as ``grader.stubs`` does), and after each part a check cell
+that runs the pytest grader's checks on the code run so far (``grader.notebook_checks``).
+
+The notebook is generated, never executed: no outputs, no execution counts, and every cell
+has a fixed id, so the same solution always gives the same bytes (``--check`` compares them).
+
+Cells that are not part of a submission (the setup cell and the check cells) start with
+``grader.intake.GRADER_CELL_MARKER`` and carry a tag from ``GRADER_CELL_TAGS``: the intake
+(batch grading, ``pytest grader --submission X.ipynb``) and the checks themselves drop them.
+``grader/nbgrader_course.py`` builds the nbgrader version from the same pieces.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from grader import stubs
+from grader.intake import GRADER_CELL_MARKER
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK_PATH = REPO_ROOT / "exercises" / "multi_head_attention.ipynb"
+SETUP_TAG, CHECK_TAG = "grader-setup", "grader-check"
+IMPORTS = "imports"  # the key of the solution's import statements in definitions()
+
+NOTEBOOK_METADATA = {
+    "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+    "language_info": {"name": "python"},
+}
+
+
+class NotebookLayoutError(ValueError):
+    """The solution has a top-level statement the notebook's parts do not place."""
+
+
+@dataclass(frozen=True)
+class Part:
+    key: str  # for cell ids
+    lesson: str  # markdown, shown before the part's code
+    names: tuple[str, ...]  # the solution's top-level definitions in this part, in order
+
+
+HOW_IT_WORKS = """\
+## How this notebook works
+
+* **Run the setup cell first** (just below). It finds the grader beside this notebook and
+  imports torch.
+* Each function you write raises `NotImplementedError`; the `# TODO` above it says what to do
+  and its docstring states the conventions.
+* **Each part ends with a check cell.** It grades the code you have run so far with exactly the
+  checks of `pytest grader`, in a separate process (a bug of yours cannot stop the notebook),
+  and prints your points per group and what to fix. Run your cell, then its check.
+* **Your submission is every other code cell**, top to bottom, as one Python file. The setup
+  and check cells (their first line is `#| grader: ...`) are left out. Code that fails at the
+  top level, such as a quick experiment calling a function you have not written yet, stops the
+  whole file from importing: delete such experiments, or put them under
+  `if __name__ == "__main__":`, which runs here but not when your work is graded.
+"""
+
+PARTS = (
+    Part(
+        "imports",
+        """\
+## The exercise's imports
+
+This cell is part of your submission: add an import here if you need one.
+""",
+        (IMPORTS,),
+    ),
+    Part(
+        "head-width",
+        """\
+## Part 1: how wide is each head?
+
+The layer works with `model_dim` features. Split across `num_heads` heads, each head gets
+`head_dim = model_dim / num_heads` of them: with 128 features and 4 heads, every head has 32.
+A head still *reads* all 128 input features; what is narrower are its own queries, keys and
+values. Putting the heads' outputs side by side then gives back exactly `model_dim` features.
+
+That only works when the division is exact: 10 features cannot be shared fairly by 3 heads.
+Such a configuration should fail the moment the model is built, with a message that names
+both numbers, instead of as a puzzling shape error halfway through a training run.
+`MultiHeadSelfAttention.__init__` calls `head_dimension` for exactly that reason.
+
+**Write `head_dimension`.** Its check is group 6 (configuration).
+""",
+        ("head_dimension",),
+    ),
+    Part(
+        "causal-mask",
+        """\
+## Part 2: who may attend to whom
+
+A model that predicts the next token must not peek at later tokens: position `q` may only
+look at positions `k <= q`. The mask says where attention is **allowed** (`True`), indexed
+`[query position, key position]`. For four positions:
+
+```
+          key 0  key 1  key 2  key 3
+query 0     T      .      .      .
+query 1     T      T      .      .
+query 2     T      T      T      .
+query 3     T      T      T      T
+```
+
+Every row allows at least its own position, so every query has something to attend to.
+
+**Write `causal_mask`.** It is used by group 3 (causal masking) and as the module's default.
+""",
+        ("causal_mask",),
+    ),
+    Part(
+        "one-head",
+        """\
+## Part 3: one attention head
+
+One head, for inputs of shape `(batch, seq, model_dim)`:
+
+1. project the inputs into queries, keys and values, each `(batch, seq, head_dim)`;
+2. score every pair of positions: `queries @ keys^T`, divided by `sqrt(head_dim)` (without
+   the division, scores grow with the head's width and the softmax saturates);
+3. give every position the mask forbids a score of `-inf` **before** the softmax, so that its
+   weight comes out exactly zero while each row still sums to one;
+4. softmax over the key positions (the last axis): one probability distribution per query;
+5. the output is the weights times the values, `(batch, seq, head_dim)`.
+
+`HeadResult` (given) carries the output and the weights. **Write `AttentionHead.forward`.**
+""",
+        ("HeadResult", "AttentionHead"),
+    ),
+    Part(
+        "combining",
+        """\
+## Part 4: combining the heads
+
+Every head reads the same input under the same mask, each through its own projections. Their
+outputs are then put side by side, head 0 first, and mixed by one output projection:
+
+```
+model_dim-feature input
+  -> head 0: head_dim features --+
+  -> head 1: head_dim features   +-> concatenate -> output projection -> model_dim features
+  -> ...                       --+
+```
+
+In code, the heart of it is three lines:
+
+```python
+head_results = [head(inputs, allowed_mask) for head in self.heads]
+concatenated = concatenate_heads(head_results)
+combined = self.output_projection(concatenated)
+```
+
+The module also returns every head's attention matrix, stacked on a new axis 1:
+`(batch, heads, seq, seq)`.
+
+Freshly initialised heads already give different attention matrices, simply because their
+random projections differ. That is not yet specialisation: nothing in this code gives a head
+a job (syntax, say, or who is speaking). If heads specialise, training makes them.
+
+**Write `concatenate_heads` and `MultiHeadSelfAttention.forward`** (`MultiHeadResult` is
+given).
+""",
+        ("concatenate_heads", "MultiHeadResult", "MultiHeadSelfAttention"),
+    ),
+)
+
+FINAL_LESSON = """\
+## Your score
+
+The cell below shows your score for all the code you have run, and what still fails. Group 7
+(reference) compares your numbers with the reference solution on data drawn when your work is
+graded; code that passes the visible checks for the right reasons passes it too.
+
+**An experiment.** Keep the width and use one head instead of two, for example
+`MultiHeadSelfAttention(8, 1)` against `MultiHeadSelfAttention(8, 2)` on
+`torch.randn(1, 4, 8)`. The output keeps its shape `(1, 4, 8)`: the next layer sees no
+difference in width. But there is one attention matrix instead of two, so one way of
+retrieving information fewer. (Put such an experiment under `if __name__ == "__main__":`.)
+"""
+
+
+# --- the solution, cut into definitions -------------------------------------------------
+
+
+def definitions(source: str) -> dict[str, str]:
+    """The module's top-level definitions by name, plus its imports under ``IMPORTS``.
+
+    The module docstring becomes markdown and ``from __future__`` imports are dropped (a
+    notebook's cells can be joined in any order; annotations need no future import in 3.11).
+    """
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    found: dict[str, str] = {}
+    imports: list[str] = []
+    for index, node in enumerate(tree.body):
+        first = min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", []))])
+        text = "\n".join(lines[first - 1 : node.end_lineno])
+        if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the module docstring
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(text)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            found[node.name] = text
+        else:
+            raise NotebookLayoutError(f"line {node.lineno}: a top-level statement the notebook cannot place")
+    placed = [name for part in PARTS for name in part.names]
+    found = {IMPORTS: _join_imports(imports), **found}
+    missing, unknown = set(found) - set(placed), set(placed) - set(found)
+    if missing or unknown:
+        raise NotebookLayoutError(
+            f"the notebook's parts do not match the solution: not placed {sorted(missing)}, "
+            f"placed but not in the solution {sorted(unknown)}"
+        )
+    return found
+
+
+def _join_imports(imports: list[str]) -> str:
+    """Standard-library imports, then the others (torch), as in the solution file."""
+    standard = [line for line in imports if not re.match(r"(from|import) torch\b", line)]
+    third_party = [line for line in imports if line not in standard]
+    return "\n".join(standard) + ("\n\n" if standard and third_party else "") + "\n".join(third_party)
+
+
+def module_docstring(source: str) -> str:
+    return ast.get_docstring(ast.parse(source)) or ""
+
+
+def rst_to_markdown(text: str) -> str:
+    """The docstring's ``literal`` markup as markdown's `literal`."""
+    return re.sub(r"``(.+?)``", r"`\1`", text)
+
+
+def exercise_source(solution: str, filled: bool) -> str:
+    """The solution with its regions stubbed (``grader.stubs``), or filled in without markers."""
+    if not filled:
+        return stubs.make_stub(solution).removeprefix(stubs.GENERATED_NOTICE)
+    markers = (stubs.BEGIN_SOLUTION, stubs.END_SOLUTION)
+    return "\n".join(line for line in solution.splitlines() if line.strip() not in markers) + "\n"
+
+
+# --- cells ---------------------------------------------------------------------------------
+
+
+def markdown(cell_id: str, text: str, **metadata) -> nbformat.NotebookNode:
+    return new_markdown_cell(text.strip("\n"), id=cell_id, metadata=dict(metadata))
+
+
+def code(cell_id: str, text: str, tags: tuple[str, ...] = (), **metadata) -> nbformat.NotebookNode:
+    metadata = ({"tags": list(tags)} if tags else {}) | metadata
+    return new_code_cell(text.strip("\n"), id=cell_id, metadata=metadata)
+
+
+def setup_source(extra_places: tuple[str, ...] = ()) -> str:
+    """The setup cell: find the folder holding grader/ (``extra_places`` first), import torch, start."""
+    places = "".join(f"{place}, " for place in extra_places)
+    return f'''\
+{GRADER_CELL_MARKER} setup (not part of your submission: it finds the grader and starts the checks)
+import os
+import sys
+from pathlib import Path
+
+import torch  # imported here, once, so that no check cell shows torch's start-up messages
+
+GRADER_PLACES = [{places}Path.cwd(), *Path.cwd().parents]
+GRADER_ROOT = next((p for p in GRADER_PLACES if (p / "grader" / "notebook_checks.py").is_file()), None)
+if GRADER_ROOT is None:
+    raise ModuleNotFoundError("no grader/ folder found: open this notebook from the exercise's folder")
+if str(GRADER_ROOT) not in sys.path:
+    sys.path.insert(0, str(GRADER_ROOT))
+from grader import notebook_checks
+
+notebook_checks.start()
+'''
+
+
+CHECK_SOURCE = f"""\
+{GRADER_CELL_MARKER} check (not part of your submission)
+notebook_checks.check()
+"""
+
+
+def intro_cells(solution: str) -> list[nbformat.NotebookNode]:
+    title, _, body = module_docstring(solution).partition("\n")
+    return [
+        markdown("lesson-intro", f"# {title.rstrip('.')}\n\n{rst_to_markdown(body.strip())}"),
+        markdown("how-it-works", HOW_IT_WORKS),
+    ]
+
+
+def build_notebook(solution: str, filled: bool = False) -> nbformat.NotebookNode:
+    """The exercise notebook: stubs (``filled=False``) or the solution filled in."""
+    pieces = definitions(exercise_source(solution, filled))
+    definitions(solution)  # the solution itself must fit the parts too
+    cells = intro_cells(solution)
+    cells.append(code("setup", setup_source(), tags=(SETUP_TAG,)))
+    for part in PARTS:
+        cells.append(markdown(f"lesson-{part.key}", part.lesson))
+        cells += [code(f"code-{name}", pieces[name]) for name in part.names]
+        if part.names != (IMPORTS,):
+            cells.append(code(f"check-{part.key}", CHECK_SOURCE, tags=(CHECK_TAG,)))
+    cells.append(markdown("lesson-score", FINAL_LESSON))
+    cells.append(code("check-score", CHECK_SOURCE, tags=(CHECK_TAG,)))
+    return new_notebook(cells=cells, metadata=NOTEBOOK_METADATA)
+
+
+def dumps(notebook: nbformat.NotebookNode) -> str:
+    nbformat.validate(notebook)
+    return nbformat.writes(notebook, version=4) + "\n"
+
+
+def notebook_text(solution_path: Path = stubs.SOLUTION_PATH, filled: bool = False) -> str:
+    return dumps(build_notebook(solution_path.read_text(encoding="utf-8"), filled=filled))
+
+
+def notebook_is_current(solution_path: Path = stubs.SOLUTION_PATH, notebook_path: Path = NOTEBOOK_PATH) -> bool:
+    return notebook_path.is_file() and notebook_path.read_text(encoding="utf-8") == notebook_text(solution_path)
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--check", action="store_true", help="only report whether the notebook is stale (exit 1 if so)")
+    parser.add_argument(
+        "--filled", type=Path, metavar="PATH", help="also write the notebook with the solution filled in to PATH"
+    )
+
+
+def run(arguments) -> int:
+    if arguments.check:
+        if notebook_is_current():
+            print(f"{NOTEBOOK_PATH.name} is up to date with the solution.")
+            return 0
+        print(f"{NOTEBOOK_PATH.name} is stale: run `python -m grader notebook`.", file=sys.stderr)
+        return 1
+    NOTEBOOK_PATH.write_text(notebook_text(), encoding="utf-8")
+    print(f"wrote {NOTEBOOK_PATH.relative_to(REPO_ROOT)}")
+    if arguments.filled:
+        arguments.filled.write_text(notebook_text(filled=True), encoding="utf-8")
+        print(f"wrote {arguments.filled} (the solution filled in: for instructors only)")
+    return 0

@@ -1,0 +1,282 @@
+"""What the notebook's check cells run: the pytest grader's own checks, on the notebook's code.
+
+The notebook's setup cell calls ``start()``, which records every cell the kernel runs from
+then on (and the ones it ran before). A check cell then
+
+1. rebuilds the submission from those cells with ``grader.intake.join_code_cells``, the very
+   function the batch uses to turn a saved notebook into a submission (the setup and check
+   cells, magics and shell lines are dropped);
+2. writes it to a temporary ``multi_head_attention.py`` and runs
+   ``python -m pytest grader --submission THAT --results-json ...`` in a fresh process, so
+   the checks are exactly the grader's, and nothing the student's code does there (an
+   endless loop, ``os._exit``) can stop the kernel or the notebook;
+3. prints the points per group and what failed (``check()``), or, in the nbgrader version,
+   returns the points earned on one group as the cell's value (``points(group, out_of)``),
+   which nbgrader takes as the cell's partial credit.
+
+One grading run serves every check cell until the code changes (the result is cached by the
+code's hash). When the front end sends cell ids (JupyterLab does), a cell run twice counts
+once, with its latest source; otherwise (nbclient, nbgrader, older front ends) every run
+counts, in order, as it would if the cells were pasted one after another into a file.
+
+Imports nothing heavy (no torch) and writes nothing to stderr: nbgrader scores a test cell zero when
+anything appears on its stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from grader.intake import join_code_cells
+from grader.loading import MODULE_FILE_NAME
+from grader.scoring import GROUP_TITLES
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SEED_VARIABLE = "GRADER_GRADING_SEED"  # set it to replay the hidden checks' data (nbgrader_config.py)
+GRADING_TIMEOUT_SECONDS = 600
+SHOWN_PROBLEMS = 6  # distinct failure messages shown by a check cell; the rest are counted
+
+NOT_WRITTEN = re.compile(r"^(?P<name>[\w.]+) is not written yet: this test needs it")
+NOT_DEFINED = re.compile(r"expected your file to define `(?P<name>\w+)`, but it does not")
+
+
+class GradingFailed(RuntimeError):
+    """The grader itself could not give a result (it is missing, or its process died)."""
+
+
+class _CellLog:
+    """The cells the kernel ran, keyed by cell id when the front end sends one."""
+
+    def __init__(self) -> None:
+        self.sources: dict[tuple[str, object], str] = {}
+        self._runs = itertools.count()
+
+    def add_history(self, inputs: list[str]) -> None:
+        for source in inputs:
+            self.sources[("run", next(self._runs))] = source
+
+    def pre_run_cell(self, info) -> None:
+        cell_id = getattr(info, "cell_id", None)
+        key = ("cell", cell_id) if cell_id else ("run", next(self._runs))
+        self.sources[key] = info.raw_cell or ""
+
+    def code(self) -> str:
+        return join_code_cells(list(self.sources.values()))
+
+
+_log: _CellLog | None = None
+_seed: int | None = None
+_cache: dict[str, dict] = {}
+
+
+def start() -> None:
+    """Start recording the cells this kernel runs (the setup cell calls it; twice is harmless)."""
+    global _log, _seed
+    if _log is not None:
+        return
+    shell = _shell()
+    if shell is None:
+        print("These checks need a Jupyter (IPython) kernel; elsewhere, run `pytest grader`.")
+        return
+    log = _CellLog()
+    log.add_history(list(shell.history_manager.input_hist_raw[1:]))  # cells run before this one
+    shell.events.register("pre_run_cell", log.pre_run_cell)
+    _log = log
+    seed = os.environ.get(SEED_VARIABLE, "").strip()
+    _seed = int(seed) if seed.isdigit() else None  # read now, before any student code runs
+
+
+def check() -> None:
+    """Grade the code run so far and print the points per group and what to fix."""
+    try:
+        result = _result(isolate=False)
+    except GradingFailed as failure:
+        print(f"The check could not run: {failure}")
+        return
+    _print_result(result)
+
+
+def points(group: str, out_of: int) -> int:
+    """The points earned on ``group`` (nbgrader: a test cell's value is its partial credit).
+
+    Raises when the grader cannot give them, or when the course's points are not the
+    grader's (``out_of``): nbgrader then scores the cell 0 and shows the error to the
+    instructor, rather than a wrong mark passing silently.
+    """
+    with contextlib.redirect_stderr(sys.stdout):  # a stray warning on stderr would score the cell 0
+        result = _result(isolate=True)
+        title = GROUP_TITLES.get(group, group)
+        if result["import_error"]:
+            print(f"{title}: 0/{out_of}: your code could not be imported, so no check ran:")
+            print(_indent(result["import_error"]))
+            return 0
+        if group not in result["groups"]:
+            raise GradingFailed(
+                f"the grader at {REPO_ROOT} ran no checks of the group {group!r} "
+                "(are its hidden tests, grader/hidden/, missing?)"
+            )
+        earned, total = result["groups"][group]["earned"], result["groups"][group]["max"]
+        if total != out_of:
+            raise GradingFailed(
+                f"this notebook gives {group!r} {out_of} points but the grader gives it {total}: "
+                "regenerate the course with `python -m grader nbgrader`"
+            )
+        print(f"{title}: {earned}/{total}")
+        failed = [test for test in result["tests"] if test["group"] == group and test["outcome"] != "passed"]
+        _print_problems(failed)
+        return earned
+
+
+def submission_code() -> str:
+    """The code the checks grade: the cells run so far, as one file (see grader.intake)."""
+    if _log is None:
+        raise GradingFailed("run the setup cell at the top of the notebook first")
+    return _log.code()
+
+
+# --- running the grader --------------------------------------------------------------
+
+
+def _result(isolate: bool) -> dict:
+    code = submission_code()
+    if not code.strip():
+        raise GradingFailed("there is no code to check yet: run the cells above first")
+    key = hashlib.sha256(f"{_seed}\0{isolate}\0{code}".encode("utf-8")).hexdigest()
+    if key not in _cache:
+        _cache.clear()  # only the latest code is ever asked for again
+        _cache[key] = run_grader(code, _seed, isolate)
+    return _cache[key]
+
+
+def run_grader(code: str, seed: int | None = None, isolate: bool = False) -> dict:
+    """Grade ``code`` with ``pytest grader`` in a fresh process; that submission's result.
+
+    ``isolate`` runs the student's code in the grader's worker (``--isolate --sandbox process``),
+    as batch grading does: a crash in it then fails the checks that reach it, not the whole run.
+    It costs a second more, so only marks (``points``) use it; a student's own checks run the
+    code in the grader's process, as ``pytest grader`` does at their desk.
+    """
+    if not (REPO_ROOT / "grader" / "conftest.py").is_file():
+        raise GradingFailed(f"the grader is not at {REPO_ROOT / 'grader'}")
+    with tempfile.TemporaryDirectory(prefix="notebook-check-") as folder:
+        source = Path(folder) / MODULE_FILE_NAME
+        source.write_text(code, encoding="utf-8")
+        results_path = Path(folder) / "results.json"
+        command = [
+            sys.executable, "-m", "pytest", "grader", "-q", "-p", "no:cacheprovider", "-p", "pytest_timeout",
+            "--submission", str(source), "--results-json", str(results_path),
+        ]
+        if isolate:
+            command += ["--isolate", "--sandbox", "process"]
+        if seed is not None:
+            command += ["--grading-seed", str(seed)]
+        try:
+            finished = subprocess.run(
+                command, cwd=REPO_ROOT, capture_output=True, text=True, encoding="utf-8", errors="replace",
+                timeout=GRADING_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL,
+                env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+            )
+        except subprocess.TimeoutExpired:
+            raise GradingFailed(f"the grader did not finish within {GRADING_TIMEOUT_SECONDS} s") from None
+        if not results_path.is_file():
+            tail = (finished.stdout + finished.stderr)[-2000:]
+            raise GradingFailed(
+                f"the grader stopped (exit {finished.returncode}) before writing results; did your code end "
+                f"the process (os._exit, a crash)? Its last output:\n{tail}"
+            )
+        document = json.loads(results_path.read_text(encoding="utf-8"))
+    (result,) = document["submissions"].values()
+    return result | {"grading_seed": document["grading_seed"]}
+
+
+# --- showing a result ----------------------------------------------------------------
+
+
+def _print_result(result: dict) -> None:
+    print("Checked by the pytest grader, in a fresh process:")
+    if result["import_error"]:
+        print("Your code could not be imported, so no check ran:")
+        print(_indent(result["import_error"]))
+        return
+    width = max(len(title) for title in GROUP_TITLES.values())
+    for group, points_of_group in result["groups"].items():
+        mark = "✓" if points_of_group["earned"] == points_of_group["max"] else " "
+        title = GROUP_TITLES.get(group, group)
+        print(f"  {mark} {title:<{width}}  {points_of_group['earned']:>3}/{points_of_group['max']}")
+    if "reference" not in result["groups"]:
+        print(f"    {GROUP_TITLES['reference']:<{width}}  checked when your work is graded")
+    print(f"Score so far: {result['score']}/{result['max_score']}")
+    failed = [test for test in result["tests"] if test["outcome"] != "passed"]
+    if failed:
+        print()
+        _print_problems(failed)
+    else:
+        print("Every check passes.")
+
+
+def _print_problems(failed: list[dict]) -> None:
+    """Failures grouped by message: most share one cause (a function not written yet)."""
+    not_written: dict[str, int] = {}
+    not_defined: dict[str, int] = {}
+    by_message: dict[str, list[dict]] = {}
+    for test in failed:
+        message = (test["message"] or test["outcome"]).strip()
+        if match := NOT_WRITTEN.match(message):
+            not_written[match["name"]] = not_written.get(match["name"], 0) + 1
+        elif match := NOT_DEFINED.search(message):
+            not_defined[match["name"]] = not_defined.get(match["name"], 0) + 1
+        else:
+            by_message.setdefault(message, []).append(test)
+    if not_written:
+        print("✗ not written yet: " + ", ".join(f"{name} ({_needing(count)})" for name, count in not_written.items()))
+    if not_defined:
+        names = ", ".join(f"{name} ({_checks(count)})" for name, count in not_defined.items())
+        print(f"✗ not defined yet (run its cell, or write it): {names}")
+    for message, tests in list(by_message.items())[:SHOWN_PROBLEMS]:
+        points_lost = sum(test["max_points"] for test in tests)
+        others = f" and {len(tests) - 1} more" if len(tests) > 1 else ""
+        print(f"✗ {_short_name(tests[0]['name'])}{others} (-{points_lost} points)")
+        print(_indent(_clip(message)))
+    hidden = len(by_message) - SHOWN_PROBLEMS
+    if hidden > 0:
+        print(f"... and {hidden} more kinds of failure: fix these first, or run `pytest grader` to see them all.")
+
+
+def _checks(count: int) -> str:
+    return f"{count} check" + ("s" if count != 1 else "")
+
+
+def _needing(count: int) -> str:
+    return "1 check needs it" if count == 1 else f"{count} checks need it"
+
+
+def _short_name(name: str) -> str:
+    """``test_x[multi_head_attention-b1-s4]`` -> ``test_x[b1-s4]`` (the submission's name says nothing)."""
+    stem = MODULE_FILE_NAME.removesuffix(".py")
+    return name.replace(f"[{stem}-", "[").replace(f"[{stem}]", "")
+
+
+def _clip(message: str, lines: int = 8) -> str:
+    kept = message.splitlines()
+    return "\n".join(kept[:lines] + (["..."] if len(kept) > lines else []))
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+def _shell():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()
