@@ -75,7 +75,7 @@ def run(arguments: argparse.Namespace) -> int:
         log.info("grader %s, sandbox %s, seed %d: %d submissions in %s", __version__, sandbox, seed, len(entries), arguments.submissions)
         to_grade = [entry for entry in entries if arguments.force or not _already_graded(out, entry)]
         log.info("%d to grade, %d already graded", len(to_grade), len(entries) - len(to_grade))
-        status = _grade(to_grade, out, staging, arguments, sandbox, seed)
+        status = _grade(to_grade, out, staging, arguments, seed)
         _write_class_files(out, entries, seed, (sandbox, fallback_note))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -108,7 +108,7 @@ def _entry_hash(entry: intake.Entry) -> str:
     return results.hash_of(entry.source_path) if entry.source_path else entry.content_hash
 
 
-def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, sandbox: str, seed: int) -> int:
+def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, seed: int) -> int:
     if not entries:
         return EXIT_OK
     jobs = max(1, min(arguments.jobs, len(entries)))
@@ -120,7 +120,8 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, san
         command = [
             # Only the plugins grading needs: others installed beside it (anyio, via
             # nbgrader) would cost start-up time in every shard.
-            "-p", "pytest_timeout", "-q", "-p", "no:cacheprovider", "--isolate", "--sandbox", sandbox,
+            # The sandbox as asked for, so each shard records why "auto" fell back, if it did.
+            "-p", "pytest_timeout", "-q", "-p", "no:cacheprovider", "--isolate", "--sandbox", arguments.sandbox,
             "--manifest", str(manifest), "--results-dir", str(out), "--grading-seed", str(seed),
             "--call-timeout", str(arguments.call_timeout),
         ]
