@@ -24,7 +24,8 @@ from grader.isolated import IsolatedBackend, Worker
 from grader.scoring import GROUPS, Scoreboard, group_of
 from grader.submission import ErrorDescription, InProcessBackend, StudentCodeError, Submission
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+GRADER_DIR = Path(__file__).resolve().parent
+REPO_ROOT = GRADER_DIR.parent
 DEFAULT_SUBMISSION = REPO_ROOT / "exercises"
 
 scoreboard_key = pytest.StashKey[Scoreboard]()
@@ -42,7 +43,13 @@ class Target:
     content_hash: str = ""  # the batch's hash of the entry, recorded with its result
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    # pytest reads `--submission PATH` before this option exists, takes PATH for a test
+    # path and would import a conftest.py found beside it: student code in the grader's
+    # process, able to rewrite outcomes. From here on, pytest considers conftest files
+    # inside grader/ only (its confcutdir check, narrowed; pytest is pinned).
+    considered = pluginmanager._is_in_confcutdir
+    pluginmanager._is_in_confcutdir = lambda path: considered(path) and Path(path).is_relative_to(GRADER_DIR)
     group = parser.getgroup("grader", "multi-head attention grader")
     group.addoption(
         "--submission",
@@ -95,6 +102,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(scoreboard, "grader-scoreboard")
     config.pluginmanager.register(timeouts, "grader-timeouts")
     config.stash[targets_key] = _targets(config.getoption("submission") or [str(DEFAULT_SUBMISSION)], config)
+    _refuse_a_submissions_own_ini(config)
     if config.getoption("manifest"):
         entries = json.loads(Path(config.getoption("manifest")).read_text(encoding="utf-8"))
         config.stash[targets_key] = {
@@ -140,6 +148,21 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         # For the batch's log and its benchmark: memory must not grow with the class size.
         peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"grader session peak memory: {peak_mib:.1f} MiB; worker restarts: {getattr(worker, 'restarts', 0)}")
+
+
+def _refuse_a_submissions_own_ini(config: pytest.Config) -> None:
+    """pytest may take its configuration (addopts, seeds, ...) from a pytest.ini inside the
+    folder of a submission given as `--submission PATH`; never grade under it."""
+    ini = config.inipath
+    if ini is None:
+        return
+    for target in config.stash[targets_key].values():
+        folder = (target.path if target.path.is_dir() else target.path.parent).resolve()
+        if ini.resolve().is_relative_to(folder) and not REPO_ROOT.is_relative_to(folder):
+            raise pytest.UsageError(
+                f"refusing to grade with {ini}, a configuration file from the submission's own folder; "
+                "write --submission=PATH (with '=') or move the submission out of the way"
+            )
 
 
 def _skip_gc_sweep_at_exit(config: pytest.Config) -> None:

@@ -12,8 +12,8 @@ solution and lesson as the exercise notebook (``grader.notebook``):
 * one graded, locked test cell per group of the pytest grader, worth that group's points.
   Its value is ``notebook_checks.points(group, out_of)``: the points the pytest grader gives
   the notebook's code on that group, which nbgrader takes as the cell's partial credit. The
-  grader runs once per notebook (in a fresh process, student code in its worker) and the
-  seven cells share the result, so nbgrader's scores are the pytest grader's scores. The
+  grader runs once per notebook, in a fresh process, and the seven cells share its result,
+  so nbgrader's scores are the pytest grader's scores (grader/notebook_checks.py). The
   hidden group's call sits between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``.
 
 nbgrader runs the student's cells and its test cells in one kernel, so a student's code can
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -33,7 +34,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_notebook
 
-from grader import notebook, stubs
+from grader import notebook, notebook_checks, stubs
 from grader.intake import is_grader_cell
 from grader.scoring import GROUP_TITLES, GROUPS, HIDDEN_TESTS
 
@@ -84,11 +85,13 @@ c = get_config()  # noqa: F821 - nbgrader provides get_config()
 # notebook's setup cell looks there first (the kernel inherits this variable). If the
 # repository moves, change this line; the course need not be regenerated.
 os.environ.setdefault("{root_variable}", {root!r})
-# To replay the hidden checks' data of an earlier run: os.environ["GRADER_GRADING_SEED"] = "1234"
+# The seed of the data the hidden checks draw, drawn when the course was written: every
+# student is graded on the same data, and a rerun gives the same marks (as one batch run does).
+os.environ.setdefault("{seed_variable}", "{seed}")
 
 c.CourseDirectory.course_id = "{assignment}"
 c.ClearSolutions.code_stub = {{"python": {code_stub!r}}}
-# The first graded cell runs the whole grader once: seconds, or longer when a submission loops.
+# The first graded cell runs the whole grader once: seconds, or minutes when a submission loops.
 c.Execute.timeout = 600
 '''
 
@@ -176,7 +179,8 @@ def write_course(course_dir: Path, repo_root: Path = REPO_ROOT, points: dict[str
     source.write_text(notebook.dumps(build_source_notebook(solution, points, repo_root)), encoding="utf-8")
     config = CONFIG_TEMPLATE.format(
         bin_folder=Path(sys.executable).parent, assignment=ASSIGNMENT, root_variable=ROOT_VARIABLE,
-        root=str(repo_root), code_stub=CODE_STUB,
+        root=str(repo_root), code_stub=CODE_STUB, seed_variable=notebook_checks.SEED_VARIABLE,
+        seed=secrets.randbelow(2**31),
     )
     (course_dir / "nbgrader_config.py").write_text(config, encoding="utf-8")
     return course_dir

@@ -92,7 +92,8 @@ Such a configuration should fail the moment the model is built, with a message t
 both numbers, instead of as a puzzling shape error halfway through a training run.
 `MultiHeadSelfAttention.__init__` calls `head_dimension` for exactly that reason.
 
-**Write `head_dimension`.** Its check is group 6 (configuration).
+**Write `head_dimension`.** Group 6 (configuration) checks it, together with the module you
+finish in part 4.
 """,
         ("head_dimension",),
     ),
@@ -153,15 +154,14 @@ model_dim-feature input
   -> ...                       --+
 ```
 
-In code, the heart of it is three lines:
+So the module's forward pass comes down to three steps:
 
-```python
-head_results = [head(inputs, allowed_mask) for head in self.heads]
-concatenated = concatenate_heads(head_results)
-combined = self.output_projection(concatenated)
-```
+1. run every head on the same `inputs` and the same `allowed_mask` (the causal mask when
+   none is given): a list of `HeadResult`s, one per head, in order;
+2. concatenate their outputs along the feature axis, head 0 first: `(batch, seq, model_dim)`;
+3. apply `output_projection` once, to the concatenation.
 
-The module also returns every head's attention matrix, stacked on a new axis 1:
+It also returns every head's attention matrix, stacked on a new axis 1:
 `(batch, heads, seq, seq)`.
 
 Freshly initialised heads already give different attention matrices, simply because their
@@ -205,7 +205,7 @@ def definitions(source: str) -> dict[str, str]:
     imports: list[str] = []
     for index, node in enumerate(tree.body):
         first = min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", []))])
-        text = "\n".join(lines[first - 1 : node.end_lineno])
+        text = "\n".join(lines[first - 1 : _end_of_body(lines, node.end_lineno)])
         if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # the module docstring
         if isinstance(node, ast.ImportFrom) and node.module == "__future__":
@@ -225,6 +225,19 @@ def definitions(source: str) -> dict[str, str]:
             f"placed but not in the solution {sorted(unknown)}"
         )
     return found
+
+
+def _end_of_body(lines: list[str], end: int) -> int:
+    """The last line of a definition, indented comments after its last statement included
+    (``### END SOLUTION`` often comes last, and ast ends a definition at its last statement)."""
+    last = end
+    for number in range(end + 1, len(lines) + 1):
+        line = lines[number - 1]
+        if line.strip() and not line[0].isspace():
+            break
+        if line.strip():
+            last = number
+    return last
 
 
 def _join_imports(imports: list[str]) -> str:
@@ -266,10 +279,10 @@ def code(cell_id: str, text: str, tags: tuple[str, ...] = (), **metadata) -> nbf
 def setup_source(extra_places: tuple[str, ...] = ()) -> str:
     """The setup cell: find the folder holding grader/ (``extra_places`` first), import torch, start."""
     places = "".join(f"{place}, " for place in extra_places)
+    os_import = "import os\n" if "os." in places else ""
     return f'''\
 {GRADER_CELL_MARKER} setup (not part of your submission: it finds the grader and starts the checks)
-import os
-import sys
+{os_import}import sys
 from pathlib import Path
 
 import torch  # imported here, once, so that no check cell shows torch's start-up messages

@@ -9,7 +9,9 @@ then on (and the ones it ran before). A check cell then
 2. writes it to a temporary ``multi_head_attention.py`` and runs
    ``python -m pytest grader --submission THAT --results-json ...`` in a fresh process, so
    the checks are exactly the grader's, and nothing the student's code does there (an
-   endless loop, ``os._exit``) can stop the kernel or the notebook;
+   endless loop, ``os._exit``) can stop the kernel or the notebook; when that process dies
+   before writing results, the grader runs again with the student's code in its worker
+   (``--isolate``), as the batch runs it;
 3. prints the points per group and what failed (``check()``), or, in the nbgrader version,
    returns the points earned on one group as the cell's value (``points(group, out_of)``),
    which nbgrader takes as the cell's partial credit.
@@ -19,8 +21,8 @@ code's hash). When the front end sends cell ids (JupyterLab does), a cell run tw
 once, with its latest source; otherwise (nbclient, nbgrader, older front ends) every run
 counts, in order, as it would if the cells were pasted one after another into a file.
 
-Imports nothing heavy (no torch) and writes nothing to stderr: nbgrader scores a test cell zero when
-anything appears on its stderr.
+Imports nothing heavy (no torch) and writes nothing to stderr: nbgrader scores a test cell
+zero when anything appears on its stderr.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ from grader.scoring import GROUP_TITLES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SEED_VARIABLE = "GRADER_GRADING_SEED"  # set it to replay the hidden checks' data (nbgrader_config.py)
-GRADING_TIMEOUT_SECONDS = 600
+# In-process first, then isolated: together below nbgrader's cell time limit (nbgrader_config.py).
+TIMEOUT_SECONDS = {False: 150, True: 300}
 SHOWN_PROBLEMS = 6  # distinct failure messages shown by a check cell; the rest are counted
 
 NOT_WRITTEN = re.compile(r"^(?P<name>[\w.]+) is not written yet: this test needs it")
@@ -51,6 +54,10 @@ NOT_DEFINED = re.compile(r"expected your file to define `(?P<name>\w+)`, but it 
 
 class GradingFailed(RuntimeError):
     """The grader itself could not give a result (it is missing, or its process died)."""
+
+
+class GraderDied(GradingFailed):
+    """The grader's process ended, or ran out of time, before writing its results."""
 
 
 class _CellLog:
@@ -98,7 +105,7 @@ def start() -> None:
 def check() -> None:
     """Grade the code run so far and print the points per group and what to fix."""
     try:
-        result = _result(isolate=False)
+        result = _result()
     except GradingFailed as failure:
         print(f"The check could not run: {failure}")
         return
@@ -113,7 +120,7 @@ def points(group: str, out_of: int) -> int:
     instructor, rather than a wrong mark passing silently.
     """
     with contextlib.redirect_stderr(sys.stdout):  # a stray warning on stderr would score the cell 0
-        result = _result(isolate=True)
+        result = _result()
         title = GROUP_TITLES.get(group, group)
         if result["import_error"]:
             print(f"{title}: 0/{out_of}: your code could not be imported, so no check ran:")
@@ -146,24 +153,29 @@ def submission_code() -> str:
 # --- running the grader --------------------------------------------------------------
 
 
-def _result(isolate: bool) -> dict:
+def _result() -> dict:
     code = submission_code()
     if not code.strip():
         raise GradingFailed("there is no code to check yet: run the cells above first")
-    key = hashlib.sha256(f"{_seed}\0{isolate}\0{code}".encode("utf-8")).hexdigest()
+    key = hashlib.sha256(f"{_seed}\0{code}".encode("utf-8")).hexdigest()
     if key not in _cache:
         _cache.clear()  # only the latest code is ever asked for again
-        _cache[key] = run_grader(code, _seed, isolate)
+        try:
+            result = run_grader(code, _seed)
+        except GraderDied:  # the code ended the grader's process: grade it as the batch does
+            result = run_grader(code, _seed, isolate=True)
+        _cache[key] = result
     return _cache[key]
 
 
 def run_grader(code: str, seed: int | None = None, isolate: bool = False) -> dict:
     """Grade ``code`` with ``pytest grader`` in a fresh process; that submission's result.
 
-    ``isolate`` runs the student's code in the grader's worker (``--isolate --sandbox process``),
-    as batch grading does: a crash in it then fails the checks that reach it, not the whole run.
-    It costs a second more, so only marks (``points``) use it; a student's own checks run the
-    code in the grader's process, as ``pytest grader`` does at their desk.
+    By default the student's code runs in the grader's process, as ``pytest grader`` runs it at
+    a student's desk. ``isolate`` runs it in the grader's worker (``--isolate --sandbox
+    process``), as the batch does: code that ends its process (``os._exit``) or never returns
+    then fails the checks that reach it, not the whole run. Both give the same scores (the
+    grader's own tests check that); isolation costs a second more, so it is the fallback.
     """
     if not (REPO_ROOT / "grader" / "conftest.py").is_file():
         raise GradingFailed(f"the grader is not at {REPO_ROOT / 'grader'}")
@@ -182,14 +194,14 @@ def run_grader(code: str, seed: int | None = None, isolate: bool = False) -> dic
         try:
             finished = subprocess.run(
                 command, cwd=REPO_ROOT, capture_output=True, text=True, encoding="utf-8", errors="replace",
-                timeout=GRADING_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL,
+                timeout=TIMEOUT_SECONDS[isolate], stdin=subprocess.DEVNULL,
                 env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
             )
         except subprocess.TimeoutExpired:
-            raise GradingFailed(f"the grader did not finish within {GRADING_TIMEOUT_SECONDS} s") from None
+            raise GraderDied(f"the grader did not finish within {TIMEOUT_SECONDS[isolate]} s") from None
         if not results_path.is_file():
             tail = (finished.stdout + finished.stderr)[-2000:]
-            raise GradingFailed(
+            raise GraderDied(
                 f"the grader stopped (exit {finished.returncode}) before writing results; did your code end "
                 f"the process (os._exit, a crash)? Its last output:\n{tail}"
             )
@@ -240,7 +252,7 @@ def _print_problems(failed: list[dict]) -> None:
         print("✗ not written yet: " + ", ".join(f"{name} ({_needing(count)})" for name, count in not_written.items()))
     if not_defined:
         names = ", ".join(f"{name} ({_checks(count)})" for name, count in not_defined.items())
-        print(f"✗ not defined yet (run its cell, or write it): {names}")
+        print(f"✗ not defined yet (their cells are further down, or have not run): {names}")
     for message, tests in list(by_message.items())[:SHOWN_PROBLEMS]:
         points_lost = sum(test["max_points"] for test in tests)
         others = f" and {len(tests) - 1} more" if len(tests) > 1 else ""

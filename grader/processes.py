@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -74,6 +75,7 @@ class WorkerProcess:
         package.mkdir()
         for name in WORKER_MODULES:
             shutil.copy2(GRADER_DIR / name, package / name)
+        self.process_group = ProcessCountGroup.create(limits.processes)
         self.control, worker_end = socket.socketpair()
         if sandbox == "bwrap":
             limits = Limits(**{**asdict(limits), "pid_namespace": True})
@@ -91,11 +93,14 @@ class WorkerProcess:
             cwd=self.module_folder,
             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": pythonpath, "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp"},
             start_new_session=True,  # its own process group: one killpg ends it and all it started
+            preexec_fn=self.process_group.join if self.process_group else None,
         )
         worker_end.close()
 
     def _bwrap_command(self, fd: int, limits: Limits) -> list[str]:
-        command = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        # --as-pid-1: the worker is init of its pid namespace, and the kernel ignores a
+        # SIGKILL sent to init from inside, so a child cannot kill the worker it runs under.
+        command = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--as-pid-1", "--cap-drop", "ALL"]
         command += ["--uid", "65534", "--gid", "65534"]
         for path in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives"):
             if os.path.exists(path):
@@ -121,6 +126,62 @@ class WorkerProcess:
             pass
         self.control.close()
         shutil.rmtree(self.module_folder, ignore_errors=True)
+        if self.process_group:
+            self.process_group.remove()
+
+
+class ProcessCountGroup:
+    """A pids cgroup capping how many processes the worker and its children may have.
+
+    RLIMIT_NPROC counts processes per user on the host, and a sandbox started by root is
+    root on the host, which the kernel exempts: a fork bomb there would meet no limit.
+    Where the grader runs as root and the pids controller is mounted (cgroup v1, or v2 with
+    the controller enabled), the worker joins a cgroup of its own instead.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    @classmethod
+    def create(cls, limit: int) -> ProcessCountGroup | None:
+        if os.geteuid() != 0:
+            return None  # an unprivileged user: RLIMIT_NPROC applies and suffices
+        for root in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
+            if not (root / "cgroup.procs").exists():
+                continue
+            folder = root / f"mha-worker-{os.getpid()}-{os.urandom(4).hex()}"
+            try:
+                folder.mkdir()
+                (folder / "pids.max").write_text(str(limit))
+                return cls(folder)
+            except OSError:  # no pids controller there, or not ours to use
+                try:
+                    folder.rmdir()
+                except OSError:
+                    pass
+        return None
+
+    def join(self) -> None:
+        """Run in the new process before it executes the worker (preexec_fn)."""
+        (self.folder / "cgroup.procs").write_text(str(os.getpid()))
+
+    def remove(self) -> None:
+        """Kill whatever is still in the group (nothing escapes a cgroup), then delete it."""
+        for _ in range(100):
+            try:
+                members = [int(pid) for pid in (self.folder / "cgroup.procs").read_text().split()]
+            except OSError:
+                return
+            for pid in members:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            try:
+                self.folder.rmdir()  # succeeds once every process in it has exited
+                return
+            except OSError:
+                time.sleep(0.02)
 
 
 def start_grading_shard(arguments: list[str], log_path: Path) -> subprocess.Popen:

@@ -16,6 +16,7 @@ import json
 import math
 import socket
 import struct
+import time
 
 import torch
 
@@ -95,21 +96,27 @@ def send(channel: socket.socket, message: object) -> None:
         raise ChannelClosed(str(error)) from None
 
 
-def receive(channel: socket.socket) -> object:
-    header_length, payload_length = _HEADER.unpack(_receive_exactly(channel, _HEADER.size))
+def receive(channel: socket.socket, deadline: float | None = None) -> object:
+    """The next message; ``TimeoutError`` once ``deadline`` (time.monotonic()) has passed."""
+    header_length, payload_length = _HEADER.unpack(_receive_exactly(channel, _HEADER.size, deadline))
     if header_length + payload_length > MAX_MESSAGE_BYTES:
         raise BadMessage(f"a reply of {header_length + payload_length} bytes exceeds the {MAX_MESSAGE_BYTES}-byte limit")
-    header = _receive_exactly(channel, header_length)
-    payload = _receive_exactly(channel, payload_length)
+    header = _receive_exactly(channel, header_length, deadline)
+    payload = _receive_exactly(channel, payload_length, deadline)
     try:
         return _rebuild(json.loads(header), memoryview(payload), [0])
     except Exception as error:  # any failure to parse means the sender is not speaking the protocol
         raise BadMessage(f"a reply could not be read as plain data ({type(error).__name__})") from None
 
 
-def _receive_exactly(channel: socket.socket, size: int) -> bytes:
+def _receive_exactly(channel: socket.socket, size: int, deadline: float | None = None) -> bytes:
     chunks = bytearray()
     while len(chunks) < size:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("the reply did not arrive in time")
+            channel.settimeout(remaining)
         try:
             chunk = channel.recv(min(size - len(chunks), 1 << 20))
         except TimeoutError:

@@ -36,6 +36,9 @@ not import scores 0.
 
 All other attacks, the twins, and the plain solution last run in ONE grader session under
 bubblewrap (one torch start-up); a selection runs again under ``--sandbox process``.
+
+Each hole the first version of this suite found (a conftest.py or pytest.ini shipped beside
+a submission, unlimited processes under bwrap run as root) keeps its test here.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ import re
 import secrets
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -86,6 +91,7 @@ HONEST = {
     "exit_at_import": 0,
     "sys_exit_at_import": 0,
     "leave_processes": 100,
+    "fork_flood": 100,
     "write_outside": 100,
     "forge_results": "head_not_written",
     "exit_in_forward": "head_not_written",
@@ -105,7 +111,9 @@ HONEST = {
 SHIPPED = ("shipped_conftest", "shipped_beside")
 SHIPPED_INI_SEED = 271828  # the grading seed shipped_pytest.ini asks for
 # What runs again with --sandbox process (no bwrap): scores stay honest, leftovers die.
-PROCESS_SELECTION = ("exit_at_import", "exit_in_forward", "forge_results", "write_outside", "leave_processes", "spy_on_leftovers")
+PROCESS_SELECTION = (
+    "exit_at_import", "exit_in_forward", "forge_results", "write_outside", "leave_processes", "fork_flood", "spy_on_leftovers",
+)
 
 # Places on the machine where a file written by a submission could land.
 HOST_FOLDERS = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), REPO_ROOT, REPO_ROOT / "grader", REPO_ROOT / "out",
@@ -113,14 +121,10 @@ HOST_FOLDERS = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), REPO_ROOT, REP
 # Where files may appear in process mode (the machine's shared, world-writable folders).
 SHARED_WRITABLE = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))
 
-# A known hole, reported, not fixed here: before grader/conftest.py registers --submission,
-# pytest takes the PATH of `--submission PATH` (two arguments) for a test path, so it reads
-# a pytest.ini next to it and imports the conftest.py of its folder, in the grader's own
-# process, outside any sandbox. Drop this mark once the options are registered before pytest
-# reads the command line (e.g. `-p grader.options` from a pytest.ini at the repository root).
-CONFTEST_HOLE = pytest.mark.xfail(
-    strict=True, reason="known hole: pytest loads conftest.py/pytest.ini found beside a --submission PATH"
-)
+# Holes once known, now closed, keep their tests: a conftest.py beside a submission is never
+# imported (grader/conftest.py narrows pytest's conftest search to grader/), a pytest.ini in
+# a submission's folder is refused, and a pids cgroup caps processes when bwrap runs as root.
+KNOWN_HOLES: dict = {}
 
 BWRAP_WORKS = processes.bwrap_available()
 needs_bwrap = pytest.mark.skipif(not BWRAP_WORKS, reason="bubblewrap (bwrap) is not installed or cannot create namespaces here")
@@ -129,12 +133,12 @@ needs_bwrap = pytest.mark.skipif(not BWRAP_WORKS, reason="bubblewrap (bwrap) is 
 # --- Building submissions ------------------------------------------------------------------
 
 
-def attack_source(name: str, substitutions: dict[str, str], base: str | None = None) -> str:
+def attack_source(name: str, substitutions: dict[str, str]) -> str:
     text = (ATTACKS / f"{name}.py").read_text()
     for placeholder, value in substitutions.items():
         text = text.replace(placeholder, value)
     assert "@" + "MARKER@" not in text and "@" + "PORT@" not in text, f"{name}: a placeholder was not substituted"
-    return (SOLUTION.read_text() if base is None else base) + "\n\n# ---- appended by tests/test_attacks.py ----\n" + text
+    return SOLUTION.read_text() + "\n\n# ---- appended by tests/test_attacks.py ----\n" + text
 
 
 def build_submissions(folder: Path, names: list[str], substitutions: dict[str, str], twins=tuple(TWINS)) -> list[Path]:
@@ -166,7 +170,6 @@ def ship(folder: Path, name: str, substitutions: dict[str, str]) -> Path:
         shipped = folder / name
         shipped.mkdir()
         (shipped / "multi_head_attention.py").write_text(not_written)
-        (shipped / "pytest.ini").write_text((ATTACKS / "shipped_pytest.ini").read_text())
         (shipped / "conftest.py").write_text(conftest)
         return shipped
     beside = folder / name  # a file, in a folder that also holds a conftest.py
@@ -304,6 +307,9 @@ def attack_run(tmp_path_factory, sandbox: str, names: list[str], twins=tuple(TWI
         outcome = AttackRun(sandbox, run, marker, seconds, results_dir, submissions_dir, run_dir, [*twins, *names, SOLUTION_NAME])
         outcome.survivors = survivors_after(marker)
         outcome.host_files = files_carrying(marker, HOST_FOLDERS) + files_under(marker, results_dir)
+    except BaseException:
+        remove_files_carrying(marker)  # no test will look at them: the fixture fails
+        raise
     finally:
         outcome_connections = listener.close()
         for pid in processes_carrying(marker):  # never leave an escaped attacker running
@@ -361,10 +367,13 @@ def selection_of(sandbox: str) -> tuple[str, ...]:
     return tuple(HONEST) if sandbox == "bwrap" else PROCESS_SELECTION
 
 
-def in_both_runs(names: tuple[str, ...]) -> list:
-    """(sandbox, attack) pairs for every run that grades the attack."""
+def in_both_runs(names: tuple[str, ...], holes: dict | None = None) -> list:
+    """(sandbox, attack) pairs for every run that grades the attack; ``holes``: known failures."""
     return [
-        pytest.param(sandbox, name, marks=[needs_bwrap] if sandbox == "bwrap" else [], id=f"{sandbox}-{name}")
+        pytest.param(
+            sandbox, name, id=f"{sandbox}-{name}",
+            marks=([needs_bwrap] if sandbox == "bwrap" else []) + (holes or {}).get((sandbox, name), []),
+        )
         for sandbox in ("bwrap", "process")
         for name in names
         if name in selection_of(sandbox)
@@ -401,7 +410,7 @@ def test_each_attack_scores_exactly_its_honest_score(run_of, sandbox, name):
     assert outcome.run.score(name) == outcome.honest_score(name), outcome.run.failed_tests(name)
 
 
-@pytest.mark.parametrize(("sandbox", "name"), in_both_runs(tuple(HONEST)))
+@pytest.mark.parametrize(("sandbox", "name"), in_both_runs(tuple(HONEST), KNOWN_HOLES))
 def test_no_attack_reports_a_breach_of_the_sandbox(run_of, sandbox, name):
     outcome = run_of(sandbox)
     # The plain-process sandbox shares the machine's /tmp: files seen there are expected.
@@ -460,21 +469,15 @@ def test_an_exit_at_import_is_reported_as_an_import_error(run_of, sandbox, name)
     assert outcome.run.score(name) == 0
 
 
-@pytest.mark.parametrize(
-    ("sandbox", "name", "words"),
-    [
-        pytest.param(*params, words, marks=marks, id=f"{params[0]}-{params[1]}")
-        for words in ("exited with status 0",)
-        for params, marks in [(("bwrap", "exit_in_forward"), [needs_bwrap]), (("process", "exit_in_forward"), [])]
-    ]
-    + [pytest.param("bwrap", "sys_exit_in_forward", "SystemExit", marks=needs_bwrap, id="bwrap-sys_exit_in_forward")],
-)
-def test_an_exit_during_a_call_fails_only_the_tests_that_reach_it(run_of, sandbox, name, words):
+EXITS_DURING_A_CALL = {"exit_in_forward": "exited with status 0", "sys_exit_in_forward": "SystemExit"}
+
+
+@pytest.mark.parametrize(("sandbox", "name"), in_both_runs(tuple(EXITS_DURING_A_CALL)))
+def test_an_exit_during_a_call_fails_only_the_tests_that_reach_it(run_of, sandbox, name):
     outcome = run_of(sandbox)
     messages = outcome.messages(name)
-    reaching_forward = [m for m in messages if "not written yet" not in m]
-    assert reaching_forward and all(words in m for m in reaching_forward), messages[:5]
-    assert outcome.run.results[name]["groups"]["configuration"]["earned"] == 10
+    assert messages and all(EXITS_DURING_A_CALL[name] in m for m in messages), messages[:5]
+    assert outcome.run.results[name]["groups"]["configuration"]["earned"] == 10  # no forward there
 
 
 # --- Lies about comparisons ----------------------------------------------------------------------
@@ -498,28 +501,42 @@ def test_a_tensor_subclass_is_rejected_as_not_plain_data(bwrap_run):
 
 @needs_bwrap
 def test_a_thief_finds_neither_the_solution_nor_the_hidden_tests(bwrap_run):
+    assert "thief: searched" in bwrap_run.output("steal_solution"), "the thief ran its search"
     assert bwrap_run.breaches("steal_solution", "read") == []
     assert bwrap_run.run.score("steal_solution") == bwrap_run.run.score("head_not_written")
 
 
-@CONFTEST_HOLE
 @pytest.mark.parametrize("name", SHIPPED)
 def test_a_conftest_shipped_with_a_submission_never_runs_in_the_grader(shipped_run, name):
     loaded = [path for path in shipped_run.host_files if path.name.endswith(f"conftest-loaded-{name}")]
     assert loaded == [], "the conftest.py shipped with the submission ran in the grader's process"
 
 
-@CONFTEST_HOLE
 @pytest.mark.parametrize("name", SHIPPED)
 def test_a_conftest_shipped_with_a_submission_cannot_change_its_score(shipped_run, name):
     # The twin's score from the table: a run where the conftest rewrote scoring has no honest twin.
     assert shipped_run.run.score(name) == TWIN_SCORES["head_not_written"]
 
 
-@CONFTEST_HOLE
-def test_a_pytest_ini_shipped_in_a_submission_folder_is_never_read(shipped_run):
-    document = json.loads((shipped_run.run_dir / "results.json").read_text())
-    assert document["grading_seed"] != SHIPPED_INI_SEED
+@pytest.mark.parametrize("form", ["--submission PATH", "--submission=PATH"])
+def test_a_pytest_ini_shipped_in_a_submission_folder_is_never_obeyed(tmp_path, form):
+    folder = tmp_path / "shipped_ini"
+    folder.mkdir()
+    (folder / "multi_head_attention.py").write_text(SOLUTION.read_text() + TWINS["head_not_written"])
+    (folder / "pytest.ini").write_text((ATTACKS / "shipped_pytest.ini").read_text())
+    results = tmp_path / "results.json"
+    option = ["--submission", str(folder)] if form == "--submission PATH" else [f"--submission={folder}"]
+    finished = subprocess.run(
+        [sys.executable, "-m", "pytest", "grader", "-q", "-p", "no:cacheprovider", *option, "--results-json", str(results)],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )
+    if form == "--submission PATH":  # pytest found the ini: the grader refuses to run under it
+        assert finished.returncode == 4 and "refusing to grade" in finished.stderr, finished.stdout + finished.stderr
+        assert not results.exists()
+    else:  # pytest never saw the ini: graded honestly, with a seed of the grader's choosing
+        document = json.loads(results.read_text())
+        assert document["grading_seed"] != SHIPPED_INI_SEED
+        assert document["submissions"]["shipped_ini"]["score"] == TWIN_SCORES["head_not_written"]
 
 
 # --- Resources -------------------------------------------------------------------------------------
@@ -558,12 +575,14 @@ def test_megabytes_of_output_are_cut_to_about_10_kB_without_costing_points(bwrap
 
 
 def test_no_process_started_by_a_submission_outlives_the_run(any_run):
+    assert "left behind:" in any_run.output("leave_processes"), "the attack started its processes"
     assert any_run.survivors == {}
 
 
 @pytest.mark.parametrize(("sandbox", "name"), in_both_runs(("spy_on_leftovers",)))
 def test_a_later_submission_finds_no_process_left_by_an_earlier_one(run_of, sandbox, name):
-    assert run_of(sandbox).breaches(name, "leftover-process") == []
+    outcome = run_of(sandbox)
+    assert outcome.breaches(name, "leftover-process") == []
 
 
 @needs_bwrap
@@ -586,5 +605,7 @@ def test_in_process_mode_files_reach_only_the_shared_temporary_folders(process_r
 
 @needs_bwrap
 def test_the_network_is_unreachable_from_a_submission(bwrap_run):
+    refused = [line for line in bwrap_run.output("open_sockets").splitlines() if line.startswith("socket refused")]
+    assert len(refused) == 4, "the attack tried its four connections"
     assert bwrap_run.connections == []
     assert bwrap_run.breaches("open_sockets", "network") == []

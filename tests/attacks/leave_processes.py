@@ -9,7 +9,7 @@ import subprocess as _subprocess
 _MARKER = "@MARKER@"
 _SLEEP = _shutil.which("sleep") or "/bin/sleep"
 
-_subprocess.Popen(
+_popen = _subprocess.Popen(
     [f"{_MARKER}-popen", "1000"], executable=_SLEEP, start_new_session=True,
     stdin=_subprocess.DEVNULL, stdout=_subprocess.DEVNULL, stderr=_subprocess.DEVNULL,
 )
@@ -23,3 +23,4 @@ if _first == 0:
     finally:
         _os._exit(0)
 _os.waitpid(_first, 0)
+print(f"left behind: sleep (pid {_popen.pid}) and a double-forked daemon")

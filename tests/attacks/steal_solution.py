@@ -39,11 +39,18 @@ def _places():
     yield from map(_Path, ("/", "/work", "/home", "/root", "/srv", "/opt", "/mnt", "/tmp", "/var"))
 
 
+def _is_file(path):
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def _search(deadline):
     seen, found = set(), set()
     for place in _places():
         for direct in ("solutions/multi_head_attention.py", "grader/hidden/test_reference.py", "grader/reference.py"):
-            if (place / direct).is_file():
+            if _is_file(place / direct):
                 found.add(place / direct)
     for place in _places():
         if place in seen:
@@ -58,12 +65,14 @@ def _search(deadline):
 
 
 def _steal():
-    for path in sorted(_search(_time.monotonic() + 1.0)):
+    found = _search(_time.monotonic() + 1.0)
+    print(f"thief: searched; {len(found)} files named like the reference: {sorted(map(str, found))[:10]}")
+    for path in sorted(found):
         try:
             text = path.read_text()
         except OSError:
             continue
-        if text == _OWN_SOURCE or _os.path.samefile(path, __file__):
+        if text == _OWN_SOURCE:
             continue
         if "### BEGIN SOLUTION" in text or "def reference" in text or "def test_" in text:
             print(f"BREACH read: {path}")

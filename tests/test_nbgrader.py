@@ -1,0 +1,224 @@
+"""The nbgrader course (`python -m grader nbgrader COURSE`), driven through the real nbgrader CLI.
+
+One course for the module: written by the command into a temporary folder, released with
+`nbgrader generate_assignment`, then four submitted notebooks (the solution, the stubs as
+released, two buggy implementations from the catalogue) autograded with `nbgrader autograde`
+and read back with `nbgrader export`. The pytest grader grades the same four notebooks, turned
+into files by the batch's intake, with the same grading seed; the marks must agree.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import catalogue
+from grader import nbgrader_course, notebook, release, stubs
+from grader.scoring import GROUPS
+from grading import REPO_ROOT
+
+ASSIGNMENT = nbgrader_course.ASSIGNMENT
+NOTEBOOK_NAME = nbgrader_course.NOTEBOOK_NAME
+GRADING_SEED = 20240611
+BUGGY = ("missing_scale", "keys_detached")  # lose points in visible groups and in the hidden one
+STUDENTS = ("solution", "stubs", *BUGGY)
+SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
+
+
+@dataclass
+class Course:
+    root: Path
+    source: nbformat.NotebookNode
+    released: nbformat.NotebookNode
+    exported: dict[str, dict]  # student -> row of nbgrader's grades.csv
+    cell_scores: dict[str, dict[str, float]]  # student -> grade_id -> score, from nbgrader's gradebook
+    pytest_results: dict[str, dict]  # student -> the pytest grader's result for the same code
+    log: str
+
+
+def nbgrader_environment(root: Path) -> dict[str, str]:
+    """The venv's bin/ first (nbgrader runs `alembic`; the kernel needs torch), no user config."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith(("JUPYTER", "GRADER_"))}
+    environment["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    environment["JUPYTER_CONFIG_DIR"] = str(root / "jupyter-config")
+    environment["JUPYTER_DATA_DIR"] = str(root / "jupyter-data")
+    environment["GRADER_GRADING_SEED"] = str(GRADING_SEED)
+    return environment
+
+
+def nbgrader(course: Path, *arguments: str, environment: dict) -> str:
+    finished = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *arguments], cwd=course, env=environment, capture_output=True, text=True,
+        timeout=600, stdin=subprocess.DEVNULL,
+    )
+    output = finished.stdout + finished.stderr
+    assert finished.returncode == 0, f"nbgrader {arguments[0]} exited {finished.returncode}:\n{output[-4000:]}"
+    return output
+
+
+def implementation(student: str, released: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """What the student hands in: the released notebook, answered with that student's code."""
+    if student == "stubs":
+        return released
+    if student == "solution":
+        code = SOLUTION.read_text(encoding="utf-8")
+    else:
+        code = catalogue.implementation_source(next(m for m in catalogue.MUTANTS if m.name == student))
+    return nbgrader_course.fill_in(released, nbgrader_course.answer_cells(code))
+
+
+def cell_scores(course: Path) -> dict[str, dict[str, float]]:
+    from nbgrader.api import Gradebook  # imported here: only this module needs it
+
+    scores: dict[str, dict[str, float]] = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        for student in STUDENTS:
+            submitted = gradebook.find_submission_notebook(NOTEBOOK_NAME.removesuffix(".ipynb"), ASSIGNMENT, student)
+            scores[student] = {grade.name: grade.score for grade in submitted.grades}
+    return scores
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Course:
+    root = tmp_path_factory.mktemp("nbgrader")
+    environment = nbgrader_environment(root)
+    course_dir = root / "course"
+    written = subprocess.run(
+        [sys.executable, "-m", "grader", "nbgrader", str(course_dir)], cwd=REPO_ROOT, env=environment,
+        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )
+    assert written.returncode == 0, written.stdout + written.stderr
+    log = nbgrader(course_dir, "generate_assignment", ASSIGNMENT, environment=environment)
+    released = nbformat.read(course_dir / "release" / ASSIGNMENT / NOTEBOOK_NAME, as_version=4)
+
+    # The four submissions. The pytest grader grades the same notebooks (as the batch reads them:
+    # grader/intake.py), side by side with nbgrader: the machine has two cores.
+    submitted = {}
+    for student in STUDENTS:
+        submitted[student] = course_dir / "submitted" / student / ASSIGNMENT / NOTEBOOK_NAME
+        submitted[student].parent.mkdir(parents=True)
+        nbformat.write(implementation(student, released), submitted[student])
+    copies = root / "copies"  # named after the students: pytest names a submission after its file
+    copies.mkdir()
+    for student, path in submitted.items():
+        shutil.copy(path, copies / f"{student}.ipynb")
+    results_path = root / "pytest-results.json"
+    pytest_run = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "grader", "-q", "-p", "no:cacheprovider", "--grading-seed", str(GRADING_SEED),
+         "--results-json", str(results_path), *(f"--submission={copies / f'{student}.ipynb'}" for student in STUDENTS)],
+        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL,
+    )
+    log += nbgrader(course_dir, "autograde", ASSIGNMENT, environment=environment)
+    log += nbgrader(course_dir, "export", "--to", str(root / "grades.csv"), environment=environment)
+    pytest_output, _ = pytest_run.communicate(timeout=300)
+    assert results_path.is_file(), pytest_output[-3000:]
+
+    with open(root / "grades.csv", newline="") as handle:
+        exported = {row["student_id"]: row for row in csv.DictReader(handle)}
+    pytest_results = json.loads(results_path.read_text(encoding="utf-8"))["submissions"]
+    return Course(
+        course_dir, nbformat.read(course_dir / "source" / ASSIGNMENT / NOTEBOOK_NAME, as_version=4), released,
+        exported, cell_scores(course_dir), pytest_results, log,
+    )
+
+
+def grade_cells(nb) -> dict[str, nbformat.NotebookNode]:
+    return {cell.metadata.nbgrader["grade_id"]: cell for cell in nb.cells if cell.metadata.get("nbgrader", {}).get("grade")}
+
+
+# --- the course --------------------------------------------------------------------------
+
+
+def test_each_group_has_one_locked_test_cell_worth_the_pytest_graders_points(course):
+    cells = grade_cells(course.source)
+    pytest_points = {group: points["max"] for group, points in course.pytest_results["solution"]["groups"].items()}
+    assert list(cells) == [f"group_{number}_{group}" for number, group in enumerate(GROUPS, start=1)]
+    got = {grade_id.split("_", 2)[2]: cell.metadata.nbgrader["points"] for grade_id, cell in cells.items()}
+    assert got == pytest_points == {"shapes": 15, "probabilities": 10, "causal_masking": 20, "head_distinctness": 10,
+                                    "gradient_flow": 15, "configuration": 10, "reference": 20}
+    assert all(cell.metadata.nbgrader["locked"] for cell in cells.values())
+
+
+def test_only_the_hidden_group_sits_between_hidden_test_markers(course):
+    for grade_id, cell in grade_cells(course.source).items():
+        hidden = re.search(r"### BEGIN HIDDEN TESTS\n(.+)\n### END HIDDEN TESTS", cell.source)
+        assert bool(hidden) == grade_id.endswith("reference"), cell.source
+    cells = grade_cells(course.source)
+    assert 'notebook_checks.points("reference", out_of=20)' in cells["group_7_reference"].source
+
+
+def test_solution_regions_are_in_nbgrader_solution_cells_only(course):
+    for cell in course.source.cells:
+        has_region = stubs.BEGIN_SOLUTION in cell.source
+        assert has_region == bool(cell.metadata.get("nbgrader", {}).get("solution")), cell.get("id")
+
+
+def test_the_released_notebook_holds_no_solution_text_and_no_hidden_test(course):
+    # The student release's own check (grader/release.py) on nbgrader's release folder.
+    assert release.leaked_solution_lines(course.root / "release") == []
+    assert release.leaked_solution_lines(course.root / "source"), "the check finds nothing even in the source"
+    released = "\n".join(cell.source for cell in course.released.cells)
+    assert "BEGIN SOLUTION" not in released and "HIDDEN TESTS" not in released
+    assert 'points("reference"' not in released, "the hidden group's check is in the release"
+    stub_line = nbgrader_course.CODE_STUB.splitlines()[-1]
+    assert released.count(stub_line) == 5, "each of the five functions should be nbgrader's stub"
+
+
+def test_the_course_finds_this_repository_from_its_config_and_setup_cell(course):
+    config = (course.root / "nbgrader_config.py").read_text()
+    assert f'os.environ.setdefault("GRADER_ROOT", {str(REPO_ROOT)!r})' in config
+    assert re.search(r'os.environ.setdefault\("GRADER_GRADING_SEED", "\d+"\)', config), "no course-wide grading seed"
+    setup = next(cell for cell in course.released.cells if cell.get("id") == "setup")
+    assert repr(str(REPO_ROOT)) in setup.source and setup.metadata.nbgrader["locked"]
+    assert "import torch" in setup.source and not setup.metadata.nbgrader["grade"]
+
+
+# --- autograded marks ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("student", STUDENTS)
+def test_nbgraders_exported_total_is_the_pytest_graders_score_for_the_same_code(course, student):
+    expected = course.pytest_results[student]["score"]
+    assert float(course.exported[student]["score"]) == expected, course.log[-3000:]
+    assert float(course.exported[student]["max_score"]) == 100
+
+
+def test_the_solution_gets_full_marks_the_stubs_zero_and_the_bugs_partial_credit(course):
+    scores = {student: float(row["score"]) for student, row in course.exported.items()}
+    assert scores["solution"] == 100 and scores["stubs"] == 0, scores
+    assert all(0 < scores[student] < 100 for student in BUGGY), scores
+    hidden = {student: course.cell_scores[student]["group_7_reference"] for student in BUGGY}
+    assert all(score < 20 for score in hidden.values()), f"the hidden group must cost the bugs points: {hidden}"
+
+
+@pytest.mark.parametrize("student", STUDENTS)
+def test_each_test_cell_scores_the_pytest_graders_points_on_its_group(course, student):
+    expected = {f"group_{number}_{group}": course.pytest_results[student]["groups"][group]["earned"]
+                for number, group in enumerate(GROUPS, start=1)}
+    assert course.cell_scores[student] == pytest.approx(expected), course.log[-3000:]
+
+
+def test_no_graded_cell_wrote_to_stderr_or_raised(course):
+    for student in STUDENTS:
+        autograded = nbformat.read(course.root / "autograded" / student / ASSIGNMENT / NOTEBOOK_NAME, as_version=4)
+        for cell in grade_cells(autograded).values():
+            bad = [output for output in cell.outputs
+                   if output.output_type == "error" or output.get("name") == "stderr"]
+            assert not bad, f"{student}, {cell.metadata.nbgrader['grade_id']}: {bad}"
+            assert any(output.output_type == "execute_result" for output in cell.outputs), (student, cell.outputs)
+
+
+def test_the_notebook_course_and_exercise_share_the_lesson(course):
+    lesson = [cell.source for cell in course.source.cells if cell.cell_type == "markdown"]
+    for part in notebook.PARTS:
+        assert part.lesson.strip("\n") in lesson, part.key
