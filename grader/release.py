@@ -18,7 +18,8 @@ from grader import stubs
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Grader files that only make sense beside the reference solution stay home.
 INSTRUCTOR_ONLY = {
-    "hidden", "reference.py", "stubs.py", "release.py", "nbgrader_course.py", "gradescope.py", "__pycache__"
+    "hidden", "reference.py", "stubs.py", "notebook.py", "release.py", "nbgrader_course.py", "gradescope.py",
+    "__pycache__",
 }
 TOP_LEVEL_FILES = ("requirements.txt", "Makefile")
 

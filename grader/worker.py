@@ -16,6 +16,7 @@ Events (to the grader), as wire messages: {"event": "ready"}, {"event": "exited"
 from __future__ import annotations
 
 import ctypes
+import importlib
 import json
 import os
 import resource
@@ -72,7 +73,17 @@ def warm_up() -> None:
     imports (autograd pulls in sympy on first use), and a child dropped to an
     unprivileged user never needs to read the interpreter's files again.
     """
-    import collections, dataclasses, functools, itertools, math, typing  # noqa: E401, F401  common in student code
+    # Modules student code commonly imports. In the plain-process sandbox started as root
+    # a child runs as "nobody", who may not be able to read the interpreter's files (under
+    # /root, say): what is imported here, before the fork, is all it can count on.
+    for name in (
+        "abc", "array", "bisect", "collections", "contextlib", "copy", "dataclasses", "decimal",
+        "enum", "fractions", "functools", "heapq", "itertools", "json", "math", "numbers",
+        "operator", "pprint", "random", "re", "statistics", "string", "textwrap", "time",
+        "typing", "warnings",
+    ):
+        importlib.import_module(name)
+    import math
 
     import numpy  # noqa: F401
     import torch

@@ -161,3 +161,14 @@ def test_isolated_and_in_process_grading_give_the_same_scores(tmp_path):
         a = {t["name"]: t["outcome"] for t in in_process.results[impl.name]["tests"]}
         b = {t["name"]: t["outcome"] for t in isolated.results[impl.name]["tests"]}
         assert a == b, f"{impl.name}: in-process and isolated outcomes differ"
+
+
+@pytest.mark.parametrize("sandbox", [pytest.param("bwrap", marks=needs_bwrap), "process"])
+def test_honest_code_using_the_standard_library_scores_full_marks_in_either_sandbox(tmp_path, sandbox):
+    """In the process sandbox a child runs as nobody, who may not read the interpreter's
+    own files: the worker imports the usual modules before it forks."""
+    source = SOLUTION.read_text().replace("import math\n", "import math\nimport random, statistics, fractions\n", 1)
+    path = tmp_path / "uses_stdlib.py"
+    path.write_text(source)
+    run = grade([path], tmp_path, "--isolate", "--sandbox", sandbox)
+    assert run.score("uses_stdlib") == 100, run.failed_tests("uses_stdlib")[:3]
