@@ -23,7 +23,7 @@ grade: $(STAMP)
 	$(BIN)/python -m pytest grader || [ $$? -eq 1 ]
 
 test: $(STAMP)
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests -n auto --dist loadfile
 
 stubs: $(STAMP)
 	$(BIN)/python -m grader stubs
