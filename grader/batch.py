@@ -121,7 +121,9 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, see
             # Only the plugins grading needs: others installed beside it (anyio, via
             # nbgrader) would cost start-up time in every shard.
             # The sandbox as asked for, so each shard records why "auto" fell back, if it did.
-            "-p", "pytest_timeout", "-q", "-p", "no:cacheprovider", "--isolate", "--sandbox", arguments.sandbox,
+            # No terminal reporter: the shard's log needs no progress dots, and the reporter
+            # keeps every test report, so memory and time would grow with the class size.
+            "-p", "pytest_timeout", "-p", "no:terminal", "-p", "no:cacheprovider", "--isolate", "--sandbox", arguments.sandbox,
             "--manifest", str(manifest), "--results-dir", str(out), "--grading-seed", str(seed),
             "--call-timeout", str(arguments.call_timeout),
         ]
@@ -191,6 +193,10 @@ def _write_class_files(out: Path, entries: list[intake.Entry], seed: int, sandbo
         writer.writerow([student_id, document["score"], document["max_score"], *(points.get(g, {}).get("earned", 0) for g in groups)])
     results.write_atomically(out / "gradebook.csv", table.getvalue())
     results.write_class_results(out / "results.json", documents, seed, sandbox)
+    for student_id in sorted(documents):
+        document = documents[student_id]
+        problem = f" ({document['import_error'].splitlines()[0]})" if document.get("import_error") else ""
+        log.info("%s: %s/%s%s", student_id, document["score"], document["max_score"], problem)
     scores = [d["score"] for d in documents.values()]
     if scores:
         log.info("gradebook: %d submissions, mean score %.1f, written to %s", len(scores), sum(scores) / len(scores), out)

@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from grader import intake, loading, processes, results, timeouts
-from grader.isolated import IsolatedBackend, Worker
+from grader.isolated import IsolatedBackend, Worker, WorkerUnavailable
 from grader.scoring import GROUPS, Scoreboard, group_of
 from grader.submission import ErrorDescription, InProcessBackend, StudentCodeError, Submission
 
@@ -244,7 +244,11 @@ def submission(request: pytest.FixtureRequest):
         backend = IsolatedBackend(source, worker, call_timeout=request.config.getoption("call_timeout"))
     handle = Submission(target.name, source, backend)
     request.addfinalizer(lambda: _finish(request.config, handle))
-    handle.open()
+    try:
+        handle.open()
+    except WorkerUnavailable as error:
+        # The grader cannot run: stop, rather than record a zero the student did not earn.
+        pytest.exit(f"the grader could not start its worker: {error}", returncode=3)
     if handle.import_error is not None:
         _not_gradable(request.config, target.name, handle.import_error)
     return handle

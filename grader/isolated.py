@@ -80,8 +80,9 @@ class Worker:
         try:
             ready = wire.receive(process.control)
         except (wire.ChannelClosed, wire.BadMessage, TimeoutError) as error:
+            said = _tail(process.module_folder / "worker.log")
             process.kill()
-            raise WorkerUnavailable(f"the {self.sandbox} worker did not start: {error}") from None
+            raise WorkerUnavailable(f"the {self.sandbox} worker did not start: {error}{said}") from None
         if not (isinstance(ready, dict) and ready.get("event") == "ready"):
             process.kill()
             raise WorkerUnavailable(f"the {self.sandbox} worker sent {ready!r} instead of ready")
@@ -131,6 +132,14 @@ class Worker:
                 pass
             self._process.kill()
             self._process = None
+
+
+def _tail(log: Path) -> str:
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return ("; it said: " + " | ".join(lines[-3:])) if lines else ""
 
 
 def describe_exit(event: dict, during: str) -> ErrorDescription:

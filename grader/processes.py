@@ -84,17 +84,29 @@ class WorkerProcess:
         else:
             command = [sys.executable, "-m", "grader.worker", str(worker_end.fileno()), json.dumps(asdict(limits))]
             pythonpath = str(self.module_folder)
+            # The worker's scratch space lives in its own folder, removed with it: nothing
+            # a student wrote stays behind in the machine's /tmp after the batch.
+            scratch_parent = self.module_folder / "tmp"
+            scratch_parent.mkdir(mode=0o711)
+        log = open(self.module_folder / "worker.log", "wb")  # noqa: SIM115  closed right after the start
         self.process = subprocess.Popen(
             command,
             pass_fds=[worker_end.fileno()],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=log,  # why a start failed, if it does
             cwd=self.module_folder,
-            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": pythonpath, "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp"},
+            env={
+                "PATH": "/usr/bin:/bin",
+                "PYTHONPATH": pythonpath,
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "HOME": "/tmp",
+                "TMPDIR": str(self.module_folder / "tmp") if sandbox != "bwrap" else "/tmp",
+            },
             start_new_session=True,  # its own process group: one killpg ends it and all it started
             preexec_fn=self.process_group.join if self.process_group else None,
         )
+        log.close()
         worker_end.close()
 
     def _bwrap_command(self, fd: int, limits: Limits) -> list[str]:
@@ -102,6 +114,9 @@ class WorkerProcess:
         # SIGKILL sent to init from inside, so a child cannot kill the worker it runs under.
         command = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--as-pid-1", "--cap-drop", "ALL"]
         command += ["--uid", "65534", "--gid", "65534"]
+        # The private /tmp first: Python itself may live under /tmp (a venv in a temporary
+        # clone), and its binding, made after, must land on top of the empty tmpfs.
+        command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/"]
         for path in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives"):
             if os.path.exists(path):
                 command += ["--ro-bind", path, path]
@@ -109,7 +124,6 @@ class WorkerProcess:
             if not prefix.startswith("/usr"):
                 command += ["--ro-bind", prefix, prefix]
         command += ["--ro-bind", str(self.module_folder), SANDBOX_GRADER_ROOT]
-        command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/"]
         command += ["--remount-ro", "/"]  # only /tmp (and /dev/shm) stay writable, and both are private
         command += [sys.executable, "-m", "grader.worker", str(fd), json.dumps(asdict(limits))]
         return command
