@@ -123,7 +123,10 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, see
             # The sandbox as asked for, so each shard records why "auto" fell back, if it did.
             # No terminal reporter: the shard's log needs no progress dots, and the reporter
             # keeps every test report, so memory and time would grow with the class size.
-            "-p", "pytest_timeout", "-p", "no:terminal", "-p", "no:cacheprovider", "--isolate", "--sandbox", arguments.sandbox,
+            # Nor per-test capture of output, logs and warnings: the grader prints nothing, and
+            # what the student's code prints is captured in the worker.
+            "-p", "pytest_timeout", "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:logging",
+            "-p", "no:warnings", "--capture=no", "--isolate", "--sandbox", arguments.sandbox,
             "--manifest", str(manifest), "--results-dir", str(out), "--grading-seed", str(seed),
             "--call-timeout", str(arguments.call_timeout),
         ]

@@ -83,7 +83,22 @@ class ThroughSubmission(torch.autograd.Function):
         return (torch.zeros_like(inputs) if gradient is None else gradient), None
 
 
+def remembered(run):
+    """``run`` answering repeated questions from memory: gradcheck evaluates the same
+    point several times, and each evaluation is a round trip to the submission."""
+    answers: dict = {}
+
+    def run_once(inputs, output_gradient):
+        key = (inputs.numpy().tobytes(), None if output_gradient is None else output_gradient.numpy().tobytes())
+        if key not in answers:
+            answers[key] = run(inputs, output_gradient)
+        return answers[key]
+
+    return run_once
+
+
 def expect_gradcheck(run, inputs: torch.Tensor, what: str) -> None:
+    run = remembered(run)
     output = run(inputs, None)["output"]
     if output.dtype != torch.float64:
         checks.fail(
@@ -96,7 +111,12 @@ def expect_gradcheck(run, inputs: torch.Tensor, what: str) -> None:
         # fast_mode compares random projections of the Jacobians: as strict in practice,
         # and a few calls into the submission instead of one per input element.
         torch.autograd.gradcheck(
-            lambda x: ThroughSubmission.apply(x, run), (inputs.requires_grad_(),), eps=1e-6, atol=1e-5, fast_mode=True
+            lambda x: ThroughSubmission.apply(x, run),
+            (inputs.requires_grad_(),),
+            eps=1e-6,
+            atol=1e-5,
+            fast_mode=True,
+            check_undefined_grad=False,  # a test of torch's undefined-gradient path, not of the submission
         )
         return
     except GradcheckError as error:

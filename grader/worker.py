@@ -16,6 +16,7 @@ Events (to the grader), as wire messages: {"event": "ready"}, {"event": "exited"
 from __future__ import annotations
 
 import ctypes
+import gc
 import importlib
 import json
 import os
@@ -53,6 +54,9 @@ def main() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the grader gone (even killed): so are we
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # children (same uid) cannot ptrace or read our memory
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of a child become ours to kill
+    # Everything imported so far is permanent: keep the garbage collector out of it, so a
+    # child does not copy every page of the interpreter's heap by merely scanning it.
+    gc.freeze()
     wire.send(control, {"event": "ready", "pid": os.getpid()})
     while True:
         command, fds, _, _ = socket.recv_fds(control, 1, 2)
@@ -120,16 +124,21 @@ def run_child_to_completion(control: socket.socket, fds: list[int], spawn: dict,
     os.close(channel_fd)
     os.close(output_fd)
     started = time.monotonic()
+    # Wake up the moment the child exits (a pidfd becomes readable) or the grader speaks.
+    child_exited = os.pidfd_open(pid)
     status = None
-    while status is None:
-        readable, _, _ = select.select([control], [], [], 0.02)
-        if readable:
-            command = control.recv(1)
-            if command in (b"K", b"", b"Q"):
-                _kill_group(pid)
-        finished, raw_status = os.waitpid(pid, os.WNOHANG)
-        if finished:
-            status = raw_status
+    try:
+        while status is None:
+            readable, _, _ = select.select([control, child_exited], [], [], 1.0)
+            if control in readable:
+                command = control.recv(1)
+                if command in (b"K", b"", b"Q"):
+                    _kill_group(pid)
+            finished, raw_status = os.waitpid(pid, os.WNOHANG)
+            if finished:
+                status = raw_status
+    finally:
+        os.close(child_exited)
     kill_leftovers(limits.get("pid_namespace", False))
     wipe_writable_folders(Path(limits["scratch"]), limits.get("pid_namespace", False))
     event = {"event": "exited", "seconds": time.monotonic() - started}
