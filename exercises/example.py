@@ -1,4 +1,4 @@
-"""Lesson 11, the focused example: four positions, eight features, two heads of four.
+"""The lesson's focused example: four positions, eight features, two heads of four.
 
     python exercises/example.py              # your code: exercises/multi_head_attention.py
     python exercises/example.py --solution   # the reference: solutions/multi_head_attention.py
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"✗ {shown(code)} is absent: this copy has no solutions/ folder (the student"
               " release ships without it); run without --solution to try your own code.")
         return 1
-    print(f"Lesson 11 focused example on {shown(code)}: {SEQ} positions, {WIDTH} features,"
+    print(f"The lesson's focused example on {shown(code)}: {SEQ} positions, {WIDTH} features,"
           f" {heads} head{'s' * (heads != 1)}")
 
     try:
