@@ -415,7 +415,9 @@ def autograde(root: Path, hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY, sa
         details = getattr(error, "details", "") or _traceback_text(error)
         report = failure_results(f"{type(error).__name__}: {error}", details)
         status = 1
-    report["execution_time"] = round(time.monotonic() - started, 3)
+    # A failure found before any grading takes well under a millisecond: still report a
+    # positive time, as a run that happened.
+    report["execution_time"] = max(round(time.monotonic() - started, 3), 0.001)
     # Written last, atomically, after every student process is gone: it replaces whatever
     # a submission may have managed to put there.
     results.write_atomically(results_path, json.dumps(report, indent=2) + "\n")
