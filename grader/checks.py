@@ -86,7 +86,9 @@ def expect_zero_where_disallowed(weights: torch.Tensor, allowed: torch.Tensor, w
         )
 
 
-def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, hint: str, tolerance=None) -> None:
+def expect_close(
+    actual: torch.Tensor, expected: torch.Tensor, what: str, hint: str, tolerance=None, compared_with: str = "the reference"
+) -> None:
     tolerance = tolerance or FLOAT32_TOLERANCE
     expect_shape(actual, tuple(expected.shape), what)
     actual64, expected64 = actual.double(), expected.double()
@@ -96,7 +98,7 @@ def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, hint: 
     if wrong.any():
         index = tuple(int(i) for i in wrong.nonzero()[0])
         fail(
-            f"{what} differs from the reference at {int(wrong.sum())} of {actual.numel()} entries.",
+            f"{what}: {int(wrong.sum())} of {actual.numel()} entries do not match {compared_with}.",
             f"{expected64[index].item():.6g} at index {index} "
             f"(within {tolerance['atol']:g} + {tolerance['rtol']:g}*|expected|)",
             f"{actual64[index].item():.6g} (largest difference {error.nan_to_num(float('inf')).max().item():.3g})",

@@ -172,7 +172,6 @@ class IsolatedBackend:
         self.spent_seconds = 0.0
         self.channel: socket.socket | None = None
         self.outputs: list[CapturedOutput] = []
-        self.events: list[str] = []  # crashes and timeouts, for the instructor's log
 
     def _start_child(self) -> ErrorDescription | None:
         self.channel, output = self.worker.spawn(self.source_text, self.source.name)
@@ -217,7 +216,6 @@ class IsolatedBackend:
             reply = wire.receive(self.channel, deadline=started + self.call_timeout)
         except TimeoutError:
             self._discard_child(kill=True)
-            self.events.append(f"timeout during {during}")
             return None, ErrorDescription(
                 "timeout", "Timeout",
                 f"timed out after {self.call_timeout:g} s during {during}: the code did not finish. "
@@ -225,7 +223,6 @@ class IsolatedBackend:
             )
         except wire.ChannelClosed:
             event = self._discard_child(kill=True)  # harmless if it is already dead
-            self.events.append(f"exit during {during}: {event}")
             return None, describe_exit(event, during)
         except wire.BadMessage as error:
             self._discard_child(kill=True)

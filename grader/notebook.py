@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -351,11 +350,7 @@ def add_arguments(parser) -> None:
 
 def run(arguments) -> int:
     if arguments.check:
-        if notebook_is_current():
-            print(f"{NOTEBOOK_PATH.name} is up to date with the solution.")
-            return 0
-        print(f"{NOTEBOOK_PATH.name} is stale: run `python -m grader notebook`.", file=sys.stderr)
-        return 1
+        return stubs.report_freshness(NOTEBOOK_PATH, notebook_is_current(), "python -m grader notebook")
     NOTEBOOK_PATH.write_text(notebook_text(), encoding="utf-8")
     print(f"wrote {NOTEBOOK_PATH.relative_to(REPO_ROOT)}")
     if arguments.filled:

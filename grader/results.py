@@ -31,14 +31,9 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def write_results_json(path: Path, results: dict, grading_seed: int, sandbox: tuple[str, str]) -> None:
-    document = {
-        "grader_version": __version__,
-        "grading_seed": grading_seed,
-        "sandbox": sandbox[0],
-        "sandbox_note": sandbox[1],
-        "submissions": {name: result.to_dict() for name, result in sorted(results.items())},
-    }
-    write_atomically(Path(path), json.dumps(document, indent=2) + "\n")
+    """--results-json of one pytest session: its SubmissionResults, as a class file."""
+    documents = {name: result.to_dict() for name, result in results.items()}
+    write_class_results(path, documents, grading_seed, sandbox)
 
 
 def hash_of(source: Path | None) -> str:

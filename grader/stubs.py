@@ -118,12 +118,17 @@ def add_arguments(parser) -> None:
     parser.add_argument("--check", action="store_true", help="only report whether exercises/ is stale (exit 1 if so)")
 
 
+def report_freshness(generated: Path, is_current: bool, command: str) -> int:
+    """What `--check` of a generating command says: 0 when up to date, 1 when stale."""
+    if is_current:
+        print(f"{generated.name} is up to date with the solution.")
+        return 0
+    print(f"{generated.name} is stale: run `{command}`.", file=sys.stderr)
+    return 1
+
+
 def run(arguments) -> int:
     if arguments.check:
-        if stubs_are_current():
-            print(f"{EXERCISE_PATH.name} is up to date with the solution.")
-            return 0
-        print(f"{EXERCISE_PATH.name} is stale: run `python -m grader stubs`.", file=sys.stderr)
-        return 1
+        return report_freshness(EXERCISE_PATH, stubs_are_current(), "python -m grader stubs")
     print(f"wrote {write_stubs().relative_to(REPO_ROOT)}")
     return 0

@@ -86,6 +86,7 @@ def test_output_at_a_position_ignores_later_inputs(submission, config):
             f"positions before {first_changed}",
             "earlier positions must not see later ones: " + CAUSAL_HINT,
             tolerance={"atol": 1e-6, "rtol": 1e-5},
+            compared_with="the output before the change",
         )
 
 

@@ -91,6 +91,8 @@ def test_weights_are_the_softmax_of_scores_scaled_by_sqrt_head_dim(submission):
         weights,
         expected,
         f"AttentionHead weights ({config.describe()})",
-        "weights = softmax(queries @ keys^T / sqrt(head_dim)) over the last axis: divide by "
-        "math.sqrt(self.head_dim), not by head_dim or model_dim, and do not multiply.",
+        "weights = softmax(queries @ keys^T / sqrt(head_dim)) over the last axis, with the mask "
+        "applied to the scores before the softmax: divide by math.sqrt(self.head_dim) (not by "
+        "head_dim or model_dim, and do not multiply).",
+        compared_with="the weights the grader computes from your projections",
     )
