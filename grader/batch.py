@@ -114,10 +114,13 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, see
     jobs = max(1, min(arguments.jobs, len(entries)))
     shards = [entries[index::jobs] for index in range(jobs)]
     sessions = []
+    # A result counts as this run's only if written after this moment: with --force, the
+    # previous run's result for the same file is still there until it is replaced.
+    since = time.time()
     for number, shard in enumerate(shards):
         manifest = staging / f"shard-{number}.json"
         manifest.write_text(json.dumps([_manifest_entry(entry) for entry in shard]), encoding="utf-8")
-        command = [
+        pytest_options = [
             # Only the plugins grading needs: others installed beside it (anyio, via
             # nbgrader) would cost start-up time in every shard.
             # The sandbox as asked for, so each shard records why "auto" fell back, if it did.
@@ -127,10 +130,9 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, see
             # what the student's code prints is captured in the worker.
             "-p", "pytest_timeout", "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:logging",
             "-p", "no:warnings", "--capture=no", "--isolate", "--sandbox", arguments.sandbox,
-            "--manifest", str(manifest), "--results-dir", str(out), "--grading-seed", str(seed),
-            "--call-timeout", str(arguments.call_timeout),
+            "--results-dir", str(out), "--grading-seed", str(seed), "--call-timeout", str(arguments.call_timeout),
         ]
-        sessions.append((shard, processes.start_grading_shard(command, out / "logs" / f"shard-{number}.log")))
+        sessions.append((shard, processes.start_grading_shard(manifest, pytest_options, out / "logs" / f"shard-{number}.log")))
     started = time.monotonic()
     expected = {entry.student_id: _entry_hash(entry) for entry in entries}
     done: set[str] = set()
@@ -138,9 +140,10 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, see
         with tqdm(total=len(entries), unit="submission", disable=arguments.quiet) as progress:
             while len(done) < len(entries):
                 running = [session for _, session in sessions if session.poll() is None]
-                newly_done = {sid for sid in expected.keys() - done if _graded_now(out, sid, expected[sid])}
-                progress.update(len(newly_done))
-                done |= newly_done
+                newly_done = {sid for sid in expected.keys() - done if _graded_now(out, sid, expected[sid], since)}
+                if newly_done:
+                    progress.update(len(newly_done))
+                    done |= newly_done
                 if not running:
                     break
                 time.sleep(0.1)
@@ -171,9 +174,12 @@ def _manifest_entry(entry: intake.Entry) -> dict:
     }
 
 
-def _graded_now(out: Path, student_id: str, content_hash: str) -> bool:
+def _graded_now(out: Path, student_id: str, content_hash: str, since: float) -> bool:
+    path = _result_path(out, student_id)
     try:
-        document = json.loads(_result_path(out, student_id).read_text(encoding="utf-8"))
+        if path.stat().st_mtime < since:
+            return False
+        document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     return document.get("content_hash") == content_hash and document.get("grader_version") == __version__

@@ -8,8 +8,9 @@ repeated: the tests then run once per submission, each against a fresh handle.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import json
-import resource
 import secrets
 import shutil
 import tempfile
@@ -20,7 +21,7 @@ import pytest
 import torch
 
 from grader import intake, loading, processes, results, timeouts
-from grader.isolated import IsolatedBackend, Worker, WorkerUnavailable
+from grader.isolated import SHARED_WORKER_PLUGIN, IsolatedBackend, Worker, WorkerUnavailable
 from grader.scoring import GROUPS, Scoreboard, group_of
 from grader.submission import ErrorDescription, InProcessBackend, StudentCodeError, Submission
 
@@ -112,7 +113,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[sandbox_key] = ("in-process", "")
     if config.getoption("isolate"):
         config.stash[sandbox_key] = processes.resolve_sandbox(config.getoption("sandbox"))
-        config.stash[worker_key] = Worker(config.stash[sandbox_key][0])
+        shared = config.pluginmanager.get_plugin(SHARED_WORKER_PLUGIN)  # a batch shard's (grader/shard.py)
+        config.stash[worker_key] = shared.get(config.stash[sandbox_key][0]) if shared else Worker(config.stash[sandbox_key][0])
     results_dir = config.getoption("results_dir")
     if results_dir:
         scoreboard.on_submission_done = lambda result: _persist(config, Path(results_dir), result)
@@ -142,12 +144,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if staged_notebooks is not None:
         shutil.rmtree(staged_notebooks, ignore_errors=True)
     worker = config.stash.get(worker_key, None)
-    if worker is not None:
-        worker.close()
-    if config.getoption("results_dir"):
-        # For the batch's log and its benchmark: memory must not grow with the class size.
-        peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"grader session peak memory: {peak_mib:.1f} MiB; worker restarts: {getattr(worker, 'restarts', 0)}")
+    if worker is not None and config.pluginmanager.get_plugin(SHARED_WORKER_PLUGIN) is None:
+        worker.close()  # a shard's worker serves its next session too; the shard closes it
 
 
 def _refuse_a_submissions_own_ini(config: pytest.Config) -> None:
@@ -166,9 +164,16 @@ def _refuse_a_submissions_own_ini(config: pytest.Config) -> None:
 
 
 def _skip_gc_sweep_at_exit(config: pytest.Config) -> None:
-    """pytest's unraisable-exception plugin runs gc.collect() five times at exit, which
-    with torch loaded costs a quarter of a second of every grading run. Nothing here
-    relies on finalizers, so skip it (as pytest's own pytester does)."""
+    """Garbage collection at exit walks every object torch created: pytest's
+    unraisable-exception plugin runs gc.collect() five times, and the interpreter's own
+    shutdown once more, together over half a second of every grading run. Nothing here
+    relies on finalizers: skip pytest's sweeps (as pytest's own pytester does), and let
+    the interpreter's last collection find nothing to walk (gc.freeze moves every object
+    out of the collector's sight; the process is ending, garbage left uncollected costs
+    nothing)."""
+    # At exit, not now: a process that goes on after this session (pytest run again
+    # in-process) must keep collecting its garbage.
+    atexit.register(gc.freeze)
     try:
         from _pytest.unraisableexception import gc_collect_iterations_key
     except ImportError:  # another pytest version: keep its behaviour

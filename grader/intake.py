@@ -224,12 +224,16 @@ def join_code_cells(sources: list[str]) -> str:
 
 
 def _code_cells(text: str) -> list[str]:
-    try:
-        import nbformat  # optional: it also upgrades old (v3) notebooks
-    except ImportError:
-        notebook = json.loads(text)
-    else:
-        with warnings.catch_warnings():  # its schema warnings (a cell without an id) are noise here
+    notebook = json.loads(text)
+    if not isinstance(notebook, dict):
+        raise TypeError("it is not a JSON object")
+    if notebook.get("nbformat", 4) < 4:
+        # Older notebooks keep their cells in worksheets: nbformat upgrades them. Only
+        # for them: importing nbformat (its schema validator) takes about a second, and
+        # a current notebook's code cells need nothing but json.
+        import nbformat
+
+        with warnings.catch_warnings():  # its schema warnings are noise here
             warnings.simplefilter("ignore")
             notebook = nbformat.reads(text, as_version=4)
     cells = notebook["cells"]

@@ -134,6 +134,30 @@ class Worker:
             self._process = None
 
 
+SHARED_WORKER_PLUGIN = "grader-shared-worker"
+
+
+class SharedWorker:
+    """One worker for several pytest sessions in one process (a batch shard, grader/shard.py).
+
+    Passed to ``pytest.main(plugins=[...])``; grader/conftest.py takes its worker from
+    here when it is registered, and leaves closing it to whoever made it.
+    """
+
+    def __init__(self) -> None:
+        self.__name__ = SHARED_WORKER_PLUGIN  # pytest registers a plugin object under its __name__
+        self.worker: Worker | None = None
+
+    def get(self, sandbox: str) -> Worker:
+        if self.worker is None:
+            self.worker = Worker(sandbox)
+        return self.worker
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+
+
 def _tail(log: Path) -> str:
     try:
         lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()

@@ -198,12 +198,13 @@ class ProcessCountGroup:
                 time.sleep(0.02)
 
 
-def start_grading_shard(arguments: list[str], log_path: Path) -> subprocess.Popen:
-    """A ``pytest grader`` session of the batch, its output going to ``log_path``."""
+def start_grading_shard(manifest: Path, pytest_options: list[str], log_path: Path) -> subprocess.Popen:
+    """A shard of the batch (grader/shard.py: pytest sessions over the students in
+    ``manifest``), its output going to ``log_path``."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:  # the child keeps its own copy of the descriptor
         return subprocess.Popen(
-            [sys.executable, "-m", "pytest", str(GRADER_DIR), *arguments],
+            [sys.executable, "-m", "grader.shard", str(manifest), *pytest_options],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

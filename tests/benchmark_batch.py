@@ -22,7 +22,7 @@ fast machine moves the baseline and the grader together.
                a fresh ``python -c "import torch"``, run 5 times each, alternately; the ratio
                of the medians. Target: within 1.5x (grading one file costs little more than
                importing torch).
-(e) memory     the grading session's peak memory (``grader session peak memory`` in the
+(e) memory     the grading shard's peak memory (``grading shard peak memory`` in the
                shard log) after the first 20 submissions and after all of them, both with
                --jobs 1 and a fresh OUT; the ratio. Target: within 1.2 (memory does not grow
                with the class).
@@ -70,7 +70,7 @@ TARGET_MEMORY_RATIO = 1.2  # peak memory after all / after 20, at most
 MEMORY_SMALL = 20
 STARTUP_REPEATS = 5
 
-PEAK_LINE = re.compile(r"grader session peak memory: ([0-9.]+) MiB; worker restarts: (\d+)")
+PEAK_LINE = re.compile(r"grading shard peak memory: ([0-9.]+) MiB; worker restarts: (\d+)")
 RATE_LINE = re.compile(r"graded (\d+) submissions in ([0-9.]+) s \(([0-9.]+) per second\)")
 TIMED_IMPORT = "import time, sys; t = time.perf_counter(); import torch; sys.stdout.write(repr(time.perf_counter() - t))"
 

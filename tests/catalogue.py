@@ -434,6 +434,16 @@ MUTANTS: tuple[Implementation, ...] = (
         losing_groups=(GRADIENT_FLOW, REFERENCE),
     ),
     Implementation(
+        name="inputs_detached_for_keys",
+        description=(
+            "Detached the inputs of the key projection: its weights still get a gradient, "
+            "but none flows back to the inputs through the keys (only a finite-difference "
+            "check of the input gradient sees it)."
+        ),
+        edits=(_edit("keys = self.key(inputs)", "keys = self.key(inputs.detach())"),),
+        losing_groups=(GRADIENT_FLOW, REFERENCE),
+    ),
+    Implementation(
         name="values_under_no_grad",
         description=(
             "Computed the values inside torch.no_grad(), so the value projection gets no "

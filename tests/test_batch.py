@@ -172,3 +172,45 @@ def test_honest_code_using_the_standard_library_scores_full_marks_in_either_sand
     path.write_text(source)
     run = grade([path], tmp_path, "--isolate", "--sandbox", sandbox)
     assert run.score("uses_stdlib") == 100, run.failed_tests("uses_stdlib")[:3]
+
+
+SHARD_WITH_SMALL_SESSIONS = """
+import sys
+from grader import processes, shard
+shard.SESSION_SIZE = 2
+started = []
+start_worker_process = processes.WorkerProcess.__init__
+def counting_start(self, *arguments, **options):
+    started.append(self)
+    start_worker_process(self, *arguments, **options)
+processes.WorkerProcess.__init__ = counting_start
+status = shard.main(sys.argv[1:])
+print(f"worker processes started: {len(started)}")
+sys.exit(status)
+"""
+
+
+def test_a_shard_grades_in_several_sessions_with_one_worker(tmp_path):
+    """Five students in sessions of two: three pytest sessions in one process, sharing one
+    worker that outlives each session, and every student's result written and honest."""
+    mutant = next(m for m in catalogue.MUTANTS if m.name == "softmax_over_queries")
+    sources = {"a": SOLUTION.read_text(), "b": STUB.read_text(), "c": catalogue.implementation_source(mutant),
+               "d": "def head_dimension(:\n", "e": SOLUTION.read_text()}
+    manifest = []
+    for name, source in sources.items():
+        (tmp_path / f"{name}.py").write_text(source)
+        manifest.append({"name": name, "path": str(tmp_path / f"{name}.py"), "problem": "", "content_hash": name})
+    (tmp_path / "shard.json").write_text(json.dumps(manifest))
+    out = tmp_path / "out"
+    finished = subprocess.run(
+        [sys.executable, "-c", SHARD_WITH_SMALL_SESSIONS, str(tmp_path / "shard.json"), "-p", "pytest_timeout", "-p", "no:cacheprovider",
+         "--isolate", "--sandbox", "process", "--results-dir", str(out), "--grading-seed", "7"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+    )
+    assert finished.returncode == 1, finished.stdout[-3000:] + finished.stderr[-3000:]  # some tests failed
+    assert "worker processes started: 1" in finished.stdout
+    scores = {name: json.loads((out / "results" / f"{name}.json").read_text())["score"] for name in sources}
+    assert scores["a"] == scores["e"] == 100
+    assert scores["b"] == scores["d"] == 0
+    assert 0 < scores["c"] < 100

@@ -120,6 +120,21 @@ def test_windows_line_endings_and_a_byte_order_mark_give_the_same_source_and_has
     assert windows.content_hash == plain.content_hash
 
 
+def test_an_nbformat_3_notebook_is_upgraded_and_its_code_cells_kept(submissions, staging):
+    old = {
+        "nbformat": 3,
+        "nbformat_minor": 0,
+        "metadata": {"name": "lesson"},
+        "worksheets": [{"cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": ["# Attention\n"]},
+            {"cell_type": "code", "collapsed": False, "input": SOURCE.splitlines(keepends=True),
+             "language": "python", "metadata": {}, "outputs": []},
+        ], "metadata": {}}],
+    }
+    entry = intake.stage_entry(write(submissions / "old.ipynb", json.dumps(old)), staging)
+    assert staged_text(entry) == SOURCE
+
+
 def test_a_folder_stages_only_its_multi_head_attention_py(submissions, staging):
     folder = submissions / "carol"
     write(folder / "src" / "multi_head_attention.py", SOURCE)

@@ -27,6 +27,11 @@ VALUES_HINT = (
     "that values (not queries or keys) are weighted, the order of the heads in the "
     "concatenation, and that output_projection is applied once at the end."
 )
+GRADIENT_HINT = (
+    "when the outputs match the reference but a gradient does not, part of the graph is "
+    "cut: look for a .detach(), torch.no_grad() or a tensor rebuilt with torch.tensor(...). "
+    "When the outputs differ too, fix those first."
+)
 
 
 def drawn_config(grading_seed: int, draw: int) -> Config:
@@ -108,5 +113,5 @@ def test_module_gradients_match_the_reference(submission, grading_seed):
     for name, expected_gradient in expected.items():
         gradient = got_gradients.get(name)
         if gradient is None:
-            checks.fail(f"no gradient reaches {name}.", "the reference's gradient", "None", VALUES_HINT)
-        checks.expect_close(gradient, expected_gradient, f"the gradient of {name} ({config.describe()})", VALUES_HINT)
+            checks.fail(f"no gradient reaches {name}.", "the reference's gradient", "None", GRADIENT_HINT)
+        checks.expect_close(gradient, expected_gradient, f"the gradient of {name} ({config.describe()})", GRADIENT_HINT)

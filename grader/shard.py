@@ -1,0 +1,61 @@
+"""One grading shard of the batch: ``python -m grader.shard MANIFEST [pytest options]``.
+
+pytest collects every test item before it runs the first and keeps them all to the end:
+one session over a whole class would hold 52 items (about 170 kB) per student, and the
+grader's memory would grow with the class. A shard therefore runs one pytest session
+per ``SESSION_SIZE`` students of its manifest, one after another in this same process:
+torch is imported once, the sandboxed worker is started once and handed to every
+session, and memory stays that of one small session.
+
+Exit status: the worst of the sessions' (0 all passed, 1 some test failed); any other
+status (the grader could not run) stops the shard at once and is returned.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import resource
+import sys
+from pathlib import Path
+
+import pytest
+import torch  # noqa: F401 - imported before gc.freeze() in main(), see there
+
+from grader.isolated import SharedWorker
+
+GRADER_DIR = Path(__file__).resolve().parent
+SESSION_SIZE = 25
+
+
+def main(argv: list[str]) -> int:
+    manifest, options = Path(argv[0]), argv[1:]
+    entries = json.loads(manifest.read_text(encoding="utf-8"))
+    shared = SharedWorker()
+    # torch alone is some 300,000 objects that live as long as the process: out of the
+    # collector's sight, every collection (automatic, and the one after each session)
+    # walks only what the sessions create.
+    gc.freeze()
+    status = pytest.ExitCode.OK
+    try:
+        for start in range(0, len(entries), SESSION_SIZE):
+            part = manifest.with_name(f"{manifest.stem}-from-{start}.json")
+            part.write_text(json.dumps(entries[start : start + SESSION_SIZE]), encoding="utf-8")
+            session_status = pytest.main(
+                [str(GRADER_DIR), *options, "--manifest", str(part)], plugins=[shared]
+            )
+            if session_status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+                return int(session_status)
+            status = max(status, session_status)
+            gc.collect()  # the finished session's items, reports and fixtures are cycles
+    finally:
+        shared.close()
+        # For the batch's log and its benchmark: memory must not grow with the class size.
+        peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        restarts = shared.worker.restarts if shared.worker else 0
+        print(f"grading shard peak memory: {peak_mib:.1f} MiB; worker restarts: {restarts}", flush=True)
+    return int(status)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
