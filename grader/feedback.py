@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grader.scoring import GROUP_TITLES, SubmissionResult
+from grader.scoring import GROUP_TITLES, SubmissionResult, describe_not_written
 
 
 def render_markdown(result: SubmissionResult) -> str:
@@ -13,6 +13,8 @@ def render_markdown(result: SubmissionResult) -> str:
     for group, (earned, total) in result.group_points().items():
         lines.append(f"| {GROUP_TITLES[group]} | {earned}/{total} |")
     failed = [test for test in result.tests if test.outcome != "passed"]
+    if (missing := result.not_written()) and not result.import_error:
+        lines += ["", describe_not_written(missing)]
     if failed and not result.import_error:
         lines += ["", "## What to fix", ""]
         for test in failed:

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from grader.intake import join_code_cells
 from grader.loading import MODULE_FILE_NAME
-from grader.scoring import GROUP_TITLES
+from grader.scoring import GROUP_TITLES, NOT_WRITTEN
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SEED_VARIABLE = "GRADER_GRADING_SEED"  # set it to replay the hidden checks' data (nbgrader_config.py)
@@ -48,7 +48,6 @@ SEED_VARIABLE = "GRADER_GRADING_SEED"  # set it to replay the hidden checks' dat
 TIMEOUT_SECONDS = {False: 150, True: 300}
 SHOWN_PROBLEMS = 6  # distinct failure messages shown by a check cell; the rest are counted
 
-NOT_WRITTEN = re.compile(r"^(?P<name>[\w.]+) is not written yet: this test needs it")
 NOT_DEFINED = re.compile(r"expected your file to define `(?P<name>\w+)`, but it does not")
 
 

@@ -7,6 +7,9 @@ earns its points only when its setup, call and teardown all pass.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -23,6 +26,8 @@ GROUP_TITLES = {
 }
 GROUPS = tuple(GROUP_TITLES)
 HIDDEN_TESTS = Path(__file__).resolve().parent / "hidden"  # absent from the student release
+# How a test stopped by a stub reads (grader/conftest.py, student_error_message).
+NOT_WRITTEN = re.compile(r"^(?P<name>[\w.]+) is not written yet: this test needs it")
 
 
 @dataclass
@@ -55,6 +60,9 @@ class SubmissionResult:
     def max_score(self) -> int:
         return sum(test.max_points for test in self.tests)
 
+    def not_written(self) -> dict[str, int]:
+        return not_written([test.message for test in self.tests if test.outcome != "passed"])
+
     def group_points(self) -> dict[str, tuple[int, int]]:
         totals = {group: [0, 0] for group in GROUPS}
         for test in self.tests:
@@ -72,6 +80,19 @@ class SubmissionResult:
             "output": self.output,
             "tests": [asdict(test) | {"points": test.points} for test in self.tests],
         }
+
+
+def not_written(messages: Iterable[str]) -> dict[str, int]:
+    """The functions still raising the stub's NotImplementedError, each with the number of
+    failed tests that stopped there, the most needed first."""
+    counts = Counter(match["name"] for message in messages if (match := NOT_WRITTEN.match(message.strip())))
+    return dict(counts.most_common())
+
+
+def describe_not_written(counts: dict[str, int]) -> str:
+    """One line for students: what to write, the most needed first."""
+    needs = ", ".join(f"{name} ({count} test{'s' if count != 1 else ''})" for name, count in counts.items())
+    return f"Not written yet: {needs}. Start with {next(iter(counts))}."
 
 
 def group_of(item: pytest.Item) -> str:
@@ -152,6 +173,8 @@ class Scoreboard:
         if "reference" not in points and not HIDDEN_TESTS.is_dir():
             write(f"{GROUP_TITLES['reference']:<{width}}  run when your work is graded")
         write(f"Score: {result.score}/{result.max_score}")
+        if missing := result.not_written():
+            write(describe_not_written(missing))
 
     def _write_class_table(self, write) -> None:
         names = [group for group in GROUPS if any(group in r.group_points() for r in self.results.values())]

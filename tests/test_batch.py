@@ -92,6 +92,8 @@ def test_each_student_gets_a_feedback_page_with_the_failed_checks(graded_class):
     assert "Score:" in carol and "expected" in carol and "hint" in carol
     assert "Every check passed." in (out / "feedback" / "alice.md").read_text()
     assert "could not be imported" in (out / "feedback" / "dave.md").read_text()
+    assert "Not written yet: head_dimension (" in (out / "feedback" / "bob.md").read_text()
+    assert "Not written yet" not in carol
 
 
 def test_the_run_is_logged_and_no_temporary_file_is_left(graded_class):

@@ -75,6 +75,21 @@ def test_a_missing_forward_is_named_as_not_written(reference_run):
     assert 0 < reference_run.score("only_forward_missing") < 100  # the head and helpers still earn points
 
 
+def test_a_run_on_the_stubs_ends_with_what_to_write_first(tmp_path):
+    run = grade([REPO_ROOT / "exercises"], tmp_path)
+    last = run.output.strip().splitlines()[-1]
+    assert last.startswith("Not written yet: head_dimension ("), last  # most tests wait for it
+    assert last.endswith("Start with head_dimension."), last
+    assert all(function in last for function in STUDENT_FUNCTIONS), last
+    counts = [int(n) for n in re.findall(r"\((\d+) tests?\)", last)]
+    assert counts == sorted(counts, reverse=True) and sum(counts) == 52, last
+
+
+def test_a_finished_submission_gets_no_list_of_what_to_write(tmp_path):
+    run = grade([SOLUTION], tmp_path)
+    assert "Not written yet" not in run.output
+
+
 def test_the_run_ends_with_a_score_line(reference_run):
     last_lines = reference_run.output.strip().splitlines()[-4:]
     assert any(re.fullmatch(r"Score \w+: \d+/100", line) for line in last_lines), last_lines
