@@ -37,8 +37,9 @@ make grade   # create .venv if missing, install, grade your exercise and print y
 2. Try the lesson's example: `.venv/bin/python exercises/example.py` prints a check mark
    or a cross for each of the lesson's six checks (`--heads 1` runs the one-head experiment).
 3. Grade yourself: `make grade` or `.venv/bin/python -m pytest grader`. Each failed check
-   says what was expected, what came back and the likely mistake. `print()` and
-   `breakpoint()` work (`pytest grader -s -x` stops at the first failure).
+   says what was expected, what came back and the likely mistake; the last line names the
+   functions not written yet, the most needed first. `print()` and `breakpoint()` work
+   (`pytest grader -s -x` stops at the first failure).
 
 The score you see here covers the visible checks (80 of the 100 points). The remaining
 20 points come from hidden checks, run when your work is graded: they compare your numbers
