@@ -10,6 +10,10 @@ from grader.data import Config
 
 CONFIG = Config(batch=2, seq=4, model_dim=12, num_heads=3)
 TINY = Config(batch=2, seq=3, model_dim=4, num_heads=2)
+NAN_HINT = (
+    "NaN usually comes from a row where every position is masked (a softmax over nothing "
+    "but -inf): the causal mask must keep the diagonal."
+)
 CUT_HINT = (
     "a .detach(), torch.no_grad() or a value rebuilt with torch.tensor(...) cuts the graph; "
     "keep every step a differentiable torch operation on the projections' outputs."
@@ -35,12 +39,7 @@ def expect_useful_gradient(gradients: dict, name: str) -> None:
     gradient = gradients.get(name)
     if gradient is None:
         checks.fail(f"no gradient reaches {name}.", "a gradient after backward()", "None", CUT_HINT)
-    checks.expect_finite(
-        gradient,
-        f"the gradient of {name}",
-        "NaN gradients usually come from a row where every position is masked (a softmax "
-        "over nothing but -inf): the causal mask must keep the diagonal.",
-    )
+    checks.expect_finite(gradient, f"the gradient of {name}", NAN_HINT)
     if not gradient.abs().max() > 0:
         checks.fail(f"the gradient of {name} is zero everywhere.", "a non-zero gradient", "all zeros", CUT_HINT)
 
@@ -85,17 +84,21 @@ def expect_gradcheck(run, inputs: torch.Tensor, what: str) -> None:
             str(output.dtype),
             "do not hard-code dtype=torch.float32; build new tensors with the dtype of the scores.",
         )
+    checks.expect_finite(output, f"{what}'s float64 output", NAN_HINT)
     rng = data.generator(54)
     direction = torch.randn(inputs.shape, generator=rng, dtype=torch.float64)
     output_weights = torch.randn(output.shape, generator=rng, dtype=torch.float64)
     input_gradient = run(inputs, output_weights)["input_gradient"]
+    if input_gradient is not None:
+        checks.expect_shape(input_gradient, tuple(inputs.shape), f"{what}: the gradient of the inputs")
     backpropagated = 0.0 if input_gradient is None else float((input_gradient * direction).sum())
     ahead = run(inputs + STEP * direction, None)["output"]
     behind = run(inputs - STEP * direction, None)["output"]
     for shifted in (ahead, behind):
         checks.expect_shape(shifted, tuple(output.shape), f"{what}'s output for shifted inputs")
     numerical = float(((ahead - behind) * output_weights).sum()) / (2 * STEP)
-    if abs(backpropagated - numerical) > GRADIENT_TOLERANCE["atol"] + GRADIENT_TOLERANCE["rtol"] * abs(numerical):
+    tolerance = GRADIENT_TOLERANCE["atol"] + GRADIENT_TOLERANCE["rtol"] * abs(numerical)
+    if not abs(backpropagated - numerical) <= tolerance:  # written so that NaN fails too
         checks.fail(
             f"{what}: backpropagated gradients disagree with finite differences (float64).",
             f"the derivative along a random direction of the inputs, estimated numerically: {numerical:.6g}",
