@@ -1,10 +1,11 @@
 """Batch grading for instructors: ``python -m grader batch SUBMISSIONS --out OUT``.
 
 The batch itself decides no score. It stages each student's file (``grader.intake``),
-splits the class into ``--jobs`` shards, and runs one ``pytest grader --isolate`` session
-per shard: those sessions hold the reference and the hidden tests, and each writes a
-student's result the moment that student is graded. This process watches the results
-arrive (progress bar), then assembles the gradebook.
+splits the class into ``--jobs`` shards, and runs each in a process of its own
+(``grader/shard.py``: ``pytest grader --isolate`` sessions over its students). Those
+sessions hold the reference and the hidden tests, and write each student's result the
+moment that student is graded. This process watches the results arrive (progress bar),
+then assembles the gradebook.
 
     OUT/gradebook.csv        submission,score,max_score,<one column per group>
     OUT/results.json         every test of every submission, the grading seed, the version
@@ -45,7 +46,7 @@ EXIT_INTERRUPTED = 130
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("submissions", type=Path, help="a folder with one entry per student (.py, folder, .ipynb, .zip)")
     parser.add_argument("--out", type=Path, required=True, help="where the gradebook, results and feedback go")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="grading sessions side by side (default: cores)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="shards graded side by side (default: cores)")
     parser.add_argument("--force", action="store_true", help="regrade students whose results are already there")
     parser.add_argument("--sandbox", choices=("auto", "bwrap", "process"), default="auto")
     parser.add_argument("--call-timeout", type=float, default=5.0, help="seconds allowed for one call into student code")
@@ -113,7 +114,7 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, see
         return EXIT_OK
     jobs = max(1, min(arguments.jobs, len(entries)))
     shards = [entries[index::jobs] for index in range(jobs)]
-    sessions = []
+    shard_processes = []
     # A result counts as this run's only if written after this moment: with --force, the
     # previous run's result for the same file is still there until it is replaced.
     since = time.time()
@@ -124,22 +125,22 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, see
             # Only the plugins grading needs: others installed beside it (anyio, via
             # nbgrader) would cost start-up time in every shard.
             # The sandbox as asked for, so each shard records why "auto" fell back, if it did.
-            # No terminal reporter: the shard's log needs no progress dots, and the reporter
-            # keeps every test report, so memory and time would grow with the class size.
+            # No terminal reporter: the shard's log needs no progress dots or score tables,
+            # and the reporter keeps every test report of its session.
             # Nor per-test capture of output, logs and warnings: the grader prints nothing, and
             # what the student's code prints is captured in the worker.
             "-p", "pytest_timeout", "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:logging",
             "-p", "no:warnings", "--capture=no", "--isolate", "--sandbox", arguments.sandbox,
             "--results-dir", str(out), "--grading-seed", str(seed), "--call-timeout", str(arguments.call_timeout),
         ]
-        sessions.append((shard, processes.start_grading_shard(manifest, pytest_options, out / "logs" / f"shard-{number}.log")))
+        shard_processes.append(processes.start_grading_shard(manifest, pytest_options, out / "logs" / f"shard-{number}.log"))
     started = time.monotonic()
     expected = {entry.student_id: _entry_hash(entry) for entry in entries}
     done: set[str] = set()
     try:
         with tqdm(total=len(entries), unit="submission", disable=arguments.quiet) as progress:
             while len(done) < len(entries):
-                running = [session for _, session in sessions if session.poll() is None]
+                running = [process for process in shard_processes if process.poll() is None]
                 newly_done = {sid for sid in expected.keys() - done if _graded_now(out, sid, expected[sid], since)}
                 if newly_done:
                     progress.update(len(newly_done))
@@ -148,20 +149,20 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, see
                     break
                 time.sleep(0.1)
     except KeyboardInterrupt:
-        for _, session in sessions:
-            processes.stop(session)
+        for process in shard_processes:
+            processes.stop(process)
         log.warning("interrupted: %d of %d graded and kept; run the same command again to finish", len(done), len(entries))
         return EXIT_INTERRUPTED
-    for _, session in sessions:
-        session.wait()  # each has written its last result; let it finish cleanly
+    for process in shard_processes:
+        process.wait()  # each has written its last result; let it finish cleanly
     seconds = time.monotonic() - started
     log.info("graded %d submissions in %.1f s (%.1f per second)", len(done), seconds, len(done) / max(seconds, 1e-9))
-    failed_sessions = [session.returncode for _, session in sessions if session.returncode not in (0, 1)]
+    failed_shards = [process.returncode for process in shard_processes if process.returncode not in (0, 1)]
     missing = [entry for entry in entries if entry.student_id not in done]
     for entry in missing:
-        log.error("no result for %s: its grading session ended with an error (see above)", entry.student_id)
-    if failed_sessions:
-        log.error("grading sessions exited with %s", failed_sessions)
+        log.error("no result for %s: its grading shard ended with an error (see above)", entry.student_id)
+    if failed_shards:
+        log.error("grading shards exited with %s (see logs/shard-N.log)", failed_shards)
     return EXIT_GRADER_FAILED if missing else EXIT_OK
 
 
