@@ -216,3 +216,20 @@ def test_a_shard_grades_in_several_sessions_with_one_worker(tmp_path):
     assert scores["a"] == scores["e"] == 100
     assert scores["b"] == scores["d"] == 0
     assert 0 < scores["c"] < 100
+
+
+def test_a_shard_whose_session_cannot_run_stops_and_says_so(tmp_path):
+    """A session that ends in a usage error (or any status but passed/failed) stops the
+    shard at once, with that status, before grading anybody: the batch reports the
+    students as not graded instead of recording zeros."""
+    manifest = [{"name": f"s{index}", "path": str(SOLUTION), "problem": "", "content_hash": ""} for index in range(30)]
+    (tmp_path / "shard.json").write_text(json.dumps(manifest))
+    finished = subprocess.run(
+        [sys.executable, "-m", "grader.shard", str(tmp_path / "shard.json"), "-p", "pytest_timeout",
+         "--no-such-option", "--results-dir", str(tmp_path / "out")],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+    )
+    assert finished.returncode == pytest.ExitCode.USAGE_ERROR, finished.stdout + finished.stderr
+    assert finished.stderr.count("unrecognized arguments: --no-such-option") == 1  # not tried again for s25..s29
+    assert not (tmp_path / "out" / "results").exists()
