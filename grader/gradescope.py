@@ -344,6 +344,8 @@ def _student_summary(document: dict, hidden_visibility: str, found: str) -> str:
 
 
 def _instructor_note(document: dict, sandbox_requested: str, found: str, running_as_root: bool) -> str:
+    from grader import landlock
+
     sandbox, why = document.get("sandbox", "unknown"), document.get("sandbox_note", "")
     if sandbox == "bwrap":
         lines = [
@@ -367,9 +369,17 @@ def _instructor_note(document: dict, sandbox_requested: str, found: str, running
                 "it could read the source folder and write the results folder (results.json is still written "
                 "last, after it was stopped)"
             )
+        if landlock.abi_version() >= 1:
+            walls = (
+                f"Landlock (ABI {landlock.abi_version()}) confined it further: it could read only Python and "
+                "the system's libraries, write only its own folder, and open no TCP connection."
+            )
+        else:
+            walls = "Landlock was not available in this container, so nothing else confined it."
         lines = [
             f"Sandbox: {sandbox} (NOT bubblewrap): {reason}.",
             f"Student code ran as a plain child process with the grader's limits, {user}.",
+            walls,
         ]
     seed = document.get("grading_seed")
     lines += [

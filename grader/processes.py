@@ -17,17 +17,21 @@ import json
 import os
 import shutil
 import signal
+import site
 import socket
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from grader import landlock
+
 GRADER_DIR = Path(__file__).resolve().parent
 # What the worker imports. Nothing else of the repository enters the sandbox.
-WORKER_MODULES = ("__init__.py", "worker.py", "wire.py", "operations.py", "errors.py", "loading.py")
+WORKER_MODULES = ("__init__.py", "worker.py", "wire.py", "operations.py", "errors.py", "loading.py", "landlock.py")
 SANDBOX_GRADER_ROOT = "/opt/mha-worker"
 
 
@@ -38,6 +42,8 @@ class Limits:
     file_bytes: int = 16 * 1024**2
     processes: int = 64  # enforced by the kernel only for a non-root user
     pid_namespace: bool = False
+    # Plain-process sandbox with Landlock: all a child may read (besides its own folder).
+    landlock_readable: tuple[str, ...] = ()
 
 
 def bwrap_available() -> bool:
@@ -53,15 +59,32 @@ def bwrap_available() -> bool:
 
 
 def resolve_sandbox(requested: str) -> tuple[str, str]:
-    """The sandbox to use and, when it differs from the one asked for, why."""
-    if requested == "process":
-        return "process", ""
-    if bwrap_available():
+    """The sandbox to use and, when it differs from the one asked for or is weaker than
+    it should be, why."""
+    if requested != "process" and bwrap_available():
         return "bwrap", ""
     reason = "bubblewrap (bwrap) is not installed or cannot create namespaces here"
     if requested == "bwrap":
         raise RuntimeError(f"--sandbox bwrap was requested, but {reason}")
-    return "process", f"falling back to the plain-process sandbox: {reason}"
+    notes = [f"falling back to the plain-process sandbox: {reason}"] if requested == "auto" else []
+    if landlock.abi_version() < 1:
+        notes.append(
+            "Landlock is not available either (kernel without it, or a container refusing it): "
+            "student code can read whatever the user nobody can, and use the network"
+        )
+    return "process", "; ".join(notes)
+
+
+def landlock_readable(worker_modules: Path) -> tuple[str, ...]:
+    """What a child in the plain-process sandbox may read: the system's libraries, Python
+    with its packages, the worker's modules. Never a folder that holds the repository
+    (a Python installed at /, say), whose solutions/ and grader/hidden/ must stay unread."""
+    python = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, *site.getsitepackages()}
+    python |= {path for path in sysconfig.get_paths().values()}
+    system = {"/usr", "/bin", "/lib", "/lib32", "/lib64", "/etc", "/dev/null", "/dev/zero", "/dev/urandom"}
+    candidates = {*python, *(os.path.realpath(path) for path in python), *system, str(worker_modules)}
+    repository = GRADER_DIR.parent.resolve()
+    return tuple(sorted(path for path in candidates if not repository.is_relative_to(path)))
 
 
 class WorkerProcess:
@@ -82,6 +105,8 @@ class WorkerProcess:
             command = self._bwrap_command(worker_end.fileno(), limits)
             pythonpath = SANDBOX_GRADER_ROOT
         else:
+            if landlock.abi_version() >= 1:
+                limits = Limits(**{**asdict(limits), "landlock_readable": landlock_readable(self.module_folder)})
             command = [sys.executable, "-m", "grader.worker", str(worker_end.fileno()), json.dumps(asdict(limits))]
             pythonpath = str(self.module_folder)
             # The worker's scratch space lives in its own folder, removed with it: nothing

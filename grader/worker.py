@@ -82,9 +82,9 @@ def warm_up() -> None:
     # /root, say): what is imported here, before the fork, is all it can count on.
     for name in (
         "abc", "array", "bisect", "collections", "contextlib", "copy", "dataclasses", "decimal",
-        "enum", "fractions", "functools", "heapq", "itertools", "json", "math", "numbers",
-        "operator", "pprint", "random", "re", "statistics", "string", "textwrap", "time",
-        "typing", "warnings",
+        "encodings.idna", "enum", "fractions", "functools", "heapq", "itertools", "json", "math",
+        "numbers", "operator", "pprint", "random", "re", "statistics", "string", "textwrap",
+        "time", "typing", "warnings",
     ):
         importlib.import_module(name)
     import math
@@ -238,10 +238,24 @@ def become_child(channel_fd: int, output_fd: int, spawn: dict, limits: dict) -> 
     os.chdir(workdir)
     os.environ.clear()
     os.environ.update({"HOME": str(workdir), "TMPDIR": str(workdir), "PATH": "/usr/bin:/bin"})
+    tempfile.tempdir = str(workdir)  # the module caches the worker's folder: not the child's
     source = workdir / Path(str(spawn["filename"])).name
     source.write_text(str(spawn["source"]), encoding="utf-8")
+    if limits.get("landlock_readable"):
+        confine(limits["landlock_readable"], workdir)
     channel = socket.socket(fileno=channel_fd)
     serve(channel, source)
+
+
+def confine(readable: list[str], workdir: Path) -> None:
+    """The plain-process sandbox's walls (grader/landlock.py): read only Python and the
+    system's libraries, write only the child's own folder, no TCP, no signals out."""
+    from grader import landlock
+
+    try:
+        landlock.restrict(readable, [str(workdir), "/dev/null"])
+    except OSError as error:  # the grader found Landlock working: say so where instructors look
+        print(f"grader: Landlock could not confine this submission ({error})", file=sys.stderr)
 
 
 def apply_limits(limits: dict) -> None:

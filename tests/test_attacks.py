@@ -59,7 +59,7 @@ from pathlib import Path
 import pytest
 
 import grader
-from grader import processes
+from grader import landlock, processes
 from grader.isolated import OUTPUT_KEPT_BYTES
 from grading import GradingRun, grade
 
@@ -111,8 +111,14 @@ HONEST = {
 SHIPPED = ("shipped_conftest", "shipped_beside")
 SHIPPED_INI_SEED = 271828  # the grading seed shipped_pytest.ini asks for
 # What runs again with --sandbox process (no bwrap): scores stay honest, leftovers die.
+# Where Landlock confines the plain-process sandbox (grader/landlock.py), thieves and
+# sockets too: the repository is out of reach, TCP is refused.
+LANDLOCK_ABI = landlock.abi_version()
+needs_landlock = pytest.mark.skipif(LANDLOCK_ABI < 4, reason="Landlock with network rules (ABI 4+) is not available here")
 PROCESS_SELECTION = (
-    "exit_at_import", "exit_in_forward", "forge_results", "write_outside", "leave_processes", "fork_flood", "spy_on_leftovers",
+    "exit_at_import", "exit_in_forward", "forge_results", "write_outside", "leave_processes", "fork_flood",
+    *(("steal_solution", "open_sockets") if LANDLOCK_ABI >= 4 else ()),
+    "spy_on_leftovers",
 )
 
 # Places on the machine where a file written by a submission could land.
@@ -455,10 +461,12 @@ def test_under_bwrap_a_forger_sees_no_command_line_of_the_grader(bwrap_run):
     assert "forger: 0 result paths" in bwrap_run.output("forge_results")
 
 
-def test_in_process_mode_a_forger_sees_the_results_paths_yet_cannot_write_them(process_run):
-    # The forger is armed: it reads the grader's --results-json and --results-dir through /proc.
+def test_in_process_mode_a_forger_cannot_write_the_results(process_run):
     output = process_run.output("forge_results")
-    assert str(process_run.run_dir / "results.json") in output and str(process_run.results_dir) in output
+    if LANDLOCK_ABI >= 1:  # /proc is out of reach: no command line of the grader to read
+        assert "forger: 0 result paths" in output
+    else:  # armed: it reads the grader's --results-json and --results-dir through /proc
+        assert str(process_run.run_dir / "results.json") in output and str(process_run.results_dir) in output
     assert process_run.breaches("forge_results", "results") == []
 
 
@@ -508,11 +516,12 @@ def test_a_tensor_subclass_is_rejected_as_not_plain_data(bwrap_run):
 # --- Reading what it should not ------------------------------------------------------------------
 
 
-@needs_bwrap
-def test_a_thief_finds_neither_the_solution_nor_the_hidden_tests(bwrap_run):
-    assert "thief: searched" in bwrap_run.output("steal_solution"), "the thief ran its search"
-    assert bwrap_run.breaches("steal_solution", "read") == []
-    assert bwrap_run.run.score("steal_solution") == bwrap_run.run.score("head_not_written")
+@pytest.mark.parametrize(("sandbox", "name"), in_both_runs(("steal_solution",)))
+def test_a_thief_finds_neither_the_solution_nor_the_hidden_tests(run_of, sandbox, name):
+    outcome = run_of(sandbox)
+    assert "thief: searched" in outcome.output(name), "the thief ran its search"
+    assert outcome.breaches(name, "read") == []
+    assert outcome.run.score(name) == outcome.run.score("head_not_written")
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -612,6 +621,15 @@ def test_files_written_outside_the_sandbox_never_reach_the_machine(bwrap_run):
 
 def test_in_process_mode_files_reach_only_the_shared_temporary_folders(process_run):
     assert [path for path in process_run.host_files if path.parent not in SHARED_WRITABLE] == []
+
+
+@needs_landlock
+def test_in_process_mode_landlock_refuses_tcp_connections(process_run):
+    """Landlock rules cover TCP only: a UDP datagram to the machine may still arrive."""
+    refused = [line for line in process_run.output("open_sockets").splitlines() if line.startswith("socket refused")]
+    assert len(refused) == 4, "the attack tried its four connections"
+    assert [line for line in process_run.connections if line.startswith("tcp")] == []
+    assert process_run.breaches("open_sockets", "network") == []
 
 
 @needs_bwrap

@@ -29,7 +29,11 @@ def _places():
         where = getattr(module, "__file__", None)
         if where:
             yield from list(_Path(where).resolve().parents)[:6]
-    for entry in _Path("/proc").iterdir():
+    try:
+        entries = list(_Path("/proc").iterdir())
+    except OSError:  # /proc out of reach (Landlock in the plain-process sandbox)
+        entries = []
+    for entry in entries:
         if entry.name.isdigit():
             for link in ("cwd", "root"):
                 try:
