@@ -7,8 +7,10 @@ libraries, of Python and of the few grader modules it needs (copied to a folder 
 own, so solutions/, grader/hidden/ and the rest of the repository stay invisible), a
 private /tmp, no network, its own pid namespace, and runs as "nobody" with no
 capabilities. Sandbox ``process``: the same worker as a plain child process, where bwrap
-cannot run; it has the same limits and (when started as root) drops to "nobody" per
-submission, but sees the file system as that user does.
+cannot run; it has the same limits, (when started as root) drops to "nobody" per
+submission, and where the kernel allows it walls itself in with Landlock
+(grader/landlock.py): Python and the system's libraries to read, its own folder to write,
+no TCP. Without Landlock it sees the file system as "nobody" does, and says so.
 """
 
 from __future__ import annotations
