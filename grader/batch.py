@@ -149,8 +149,7 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, see
                     break
                 time.sleep(0.1)
     except KeyboardInterrupt:
-        for process in shard_processes:
-            processes.stop(process)
+        processes.stop(shard_processes)
         log.warning("interrupted: %d of %d graded and kept; run the same command again to finish", len(done), len(entries))
         return EXIT_INTERRUPTED
     for process in shard_processes:

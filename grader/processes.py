@@ -241,10 +241,25 @@ def start_grading_shard(manifest: Path, pytest_options: list[str], log_path: Pat
         )
 
 
-def stop(process: subprocess.Popen) -> None:
-    """End a process and everything it started (its process group)."""
+def stop(started: list[subprocess.Popen], grace_seconds: float = 5.0) -> None:
+    """End processes and everything they started (their process groups): first as Ctrl-C
+    would, so that a grading shard ends its session and removes its worker's folder, then,
+    whatever still runs after ``grace_seconds``, by force."""
+    _signal_groups(started, signal.SIGINT)
+    deadline = time.monotonic() + grace_seconds
     try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+        for process in started:
+            process.wait(timeout=max(deadline - time.monotonic(), 0))
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):  # out of time, or Ctrl-C again
         pass
-    process.wait()
+    _signal_groups([process for process in started if process.poll() is None], signal.SIGKILL)
+    for process in started:
+        process.wait()
+
+
+def _signal_groups(started: list[subprocess.Popen], sent: signal.Signals) -> None:
+    for process in started:
+        try:
+            os.killpg(process.pid, sent)
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -6,8 +6,10 @@ import csv
 import json
 import os
 import signal
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -132,16 +134,23 @@ def test_an_interrupted_batch_keeps_what_it_graded_and_a_rerun_finishes(tmp_path
         mutant = catalogue.MUTANTS[index]
         (submissions / f"student{index:02}.py").write_text(catalogue.implementation_source(mutant))
     out = tmp_path / "out"
+    # A temporary folder of its own (world-traversable, as the machine's is), to see what
+    # the interrupted batch leaves in it.
+    own_tmp = Path(tempfile.mkdtemp(prefix="interrupted-batch-"))
+    own_tmp.chmod(0o711)
     batch = subprocess.Popen(
         [sys.executable, "-m", "grader", "batch", str(submissions), "--out", str(out), "--quiet", "--jobs", "1"],
         cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True,
+        start_new_session=True, env={**os.environ, "TMPDIR": str(own_tmp)},
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(list((out / "results").glob("*.json"))) < 2:
         time.sleep(0.05)
     os.killpg(batch.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
     batch.wait(timeout=60)
+    left = sorted(path.name for path in own_tmp.iterdir())
+    shutil.rmtree(own_tmp, ignore_errors=True)
+    assert left == [], "the shards end their sessions and remove their workers' folders"
     kept = sorted((out / "results").glob("*.json"))
     assert 2 <= len(kept) < 12, "interrupted mid-way"
     for path in kept:
