@@ -97,11 +97,7 @@ def _result_path(out: Path, student_id: str) -> Path:
 
 
 def _already_graded(out: Path, entry: intake.Entry) -> bool:
-    try:
-        previous = json.loads(_result_path(out, entry.student_id).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return previous.get("grader_version") == __version__ and previous.get("content_hash") == _entry_hash(entry)
+    return _has_result(out, entry.student_id, _entry_hash(entry))
 
 
 def _entry_hash(entry: intake.Entry) -> str:
@@ -141,7 +137,7 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, see
         with tqdm(total=len(entries), unit="submission", disable=arguments.quiet) as progress:
             while len(done) < len(entries):
                 running = [process for process in shard_processes if process.poll() is None]
-                newly_done = {sid for sid in expected.keys() - done if _graded_now(out, sid, expected[sid], since)}
+                newly_done = {sid for sid in expected.keys() - done if _has_result(out, sid, expected[sid], since)}
                 if newly_done:
                     progress.update(len(newly_done))
                     done |= newly_done
@@ -174,10 +170,11 @@ def _manifest_entry(entry: intake.Entry) -> dict:
     }
 
 
-def _graded_now(out: Path, student_id: str, content_hash: str, since: float) -> bool:
+def _has_result(out: Path, student_id: str, content_hash: str, written_since: float = 0.0) -> bool:
+    """A result for this very file by this grader version (written after ``written_since``)."""
     path = _result_path(out, student_id)
     try:
-        if path.stat().st_mtime < since:
+        if path.stat().st_mtime < written_since:
             return False
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

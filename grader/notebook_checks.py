@@ -40,6 +40,7 @@ from pathlib import Path
 
 from grader.intake import join_code_cells
 from grader.loading import MODULE_FILE_NAME
+from grader import scoring
 from grader.scoring import GROUP_TITLES, NOT_WRITTEN
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -236,14 +237,14 @@ def _print_result(result: dict) -> None:
 
 def _print_problems(failed: list[dict]) -> None:
     """Failures grouped by message: most share one cause (a function not written yet)."""
-    not_written: dict[str, int] = {}
+    messages = [(test["message"] or test["outcome"]).strip() for test in failed]
+    not_written = scoring.not_written(messages)
     not_defined: dict[str, int] = {}
     by_message: dict[str, list[dict]] = {}
-    for test in failed:
-        message = (test["message"] or test["outcome"]).strip()
-        if match := NOT_WRITTEN.match(message):
-            not_written[match["name"]] = not_written.get(match["name"], 0) + 1
-        elif match := NOT_DEFINED.search(message):
+    for test, message in zip(failed, messages):
+        if NOT_WRITTEN.match(message):
+            continue  # counted above
+        if match := NOT_DEFINED.search(message):
             not_defined[match["name"]] = not_defined.get(match["name"], 0) + 1
         else:
             by_message.setdefault(message, []).append(test)
