@@ -19,6 +19,8 @@ COMMANDS = {
     "batch": ("grader.batch", "grade a whole class, isolated, into a gradebook"),
     "nbgrader": ("grader.nbgrader_course", "write an nbgrader course for the exercise"),
     "gradescope": ("grader.gradescope", "build a Gradescope autograder zip"),
+    "report": ("grader.report", "rebuild a batch's class report (OUT/report.html)"),
+    "export": ("grader.export", "write a batch's grades as a CSV for Canvas's gradebook import (or plain)"),
 }
 
 
