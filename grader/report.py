@@ -237,7 +237,9 @@ def _match_section(match: dict) -> str:
     missing = match.get("roster_without_submission") or []
     unknown = match.get("submissions_not_on_roster") or []
     missing_items = "".join(f"<li>{_text(name)}</li>" for name in missing) or "<li>none</li>"
-    unknown_items = "".join(f"<li>{_feedback_link(sid)}</li>" for sid in unknown) or "<li>none</li>"
+    unknown_items = "".join(
+        f"<li>{_feedback_link(str(entry.get('submission', '')))}: {_text(entry.get('reason', ''))}</li>" for entry in unknown
+    ) or "<li>none</li>"
     return f"""<section id="roster"><h2>Roster</h2>
 <p>Matched with {_text(match.get("roster", "the roster"))} for {_text(match.get("assignment", ""))}: {_text(match.get("matched", 0))} students.</p>
 <h3>On the roster, without a submission ({len(missing)})</h3><ul id="roster-without-submission">{missing_items}</ul>
