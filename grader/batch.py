@@ -93,7 +93,7 @@ def _write_report(out: Path) -> None:
     """The class report; its failure is logged, never a reason to lose the grades written."""
     try:
         from grader import report  # matplotlib: an instructor's requirement, not a student's
-    except ModuleNotFoundError as error:
+    except ImportError as error:  # matplotlib missing, or a copy without the report (the student release)
         log.warning("no report.html: %s (pip install -r requirements-instructor.txt)", error)
         return
     try:

@@ -81,10 +81,10 @@ def class_statistics(submissions: dict[str, dict]) -> ClassStatistics:
 
 def score_summary(scores: list[int], max_score: int) -> ScoreSummary:
     count = len(scores)
-    width = max_score / BINS if max_score else 1.0
     histogram = [0] * BINS
     for score in scores:
-        histogram[min(int(score // width), BINS - 1) if width else 0] += 1
+        # In integers (score * 10 // max): 2 // 0.4 is 4.0 in floating point, not 5.
+        histogram[min(max(int(score * BINS // max_score), 0), BINS - 1) if max_score else 0] += 1
     return ScoreSummary(
         count=count,
         max_score=max_score,
@@ -96,7 +96,7 @@ def score_summary(scores: list[int], max_score: int) -> ScoreSummary:
         share_at_zero=sum(score == 0 for score in scores) / count,
         share_at_full=sum(score == max_score for score in scores) / count,
         histogram=tuple(histogram),
-        bin_edges=tuple(width * index for index in range(BINS + 1)),
+        bin_edges=tuple(max_score * index / BINS for index in range(BINS + 1)),
     )
 
 

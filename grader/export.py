@@ -145,6 +145,6 @@ def _print_summary(found: roster.Match, file: Path) -> None:
 def _rebuild_report(out: Path) -> None:
     try:
         from grader import report
-    except ModuleNotFoundError:  # matplotlib missing: the CSV and export.json are written all the same
+    except ImportError:  # matplotlib missing: the CSV and export.json are written all the same
         return
     report.write_report(out)

@@ -19,6 +19,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # Grader files that only make sense beside the reference solution stay home.
 INSTRUCTOR_ONLY = {
     "hidden", "reference.py", "stubs.py", "notebook.py", "release.py", "nbgrader_course.py", "gradescope.py",
+    "report.py", "report_plots.py", "class_statistics.py", "feedback_pages.py", "export.py", "roster.py",
     "__pycache__",
 }
 TOP_LEVEL_FILES = ("requirements.txt", "Makefile")

@@ -164,9 +164,9 @@ def _score_section(numbers: ClassStatistics) -> str:
     if summary is None:
         return '<section id="scores"><h2>Score distribution</h2><p>No submission has a result yet.</p></section>'
     figures = {
-        "mean": f"{summary.mean:.1f}",
+        "mean": f"{summary.mean:.2f}",
         "median": f"{summary.median:g}",
-        "standard deviation": f"{summary.standard_deviation:.1f}",
+        "standard deviation": f"{summary.standard_deviation:.2f}",
         "min": f"{summary.minimum}",
         "max": f"{summary.maximum}",
         "at 0": _percent(summary.share_at_zero),
