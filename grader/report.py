@@ -51,7 +51,7 @@ function compare(a, b) {
 SCRIPT_HASH = base64.b64encode(hashlib.sha256(SORT_SCRIPT.encode("utf-8")).digest()).decode("ascii")
 CONTENT_SECURITY_POLICY = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{SCRIPT_HASH}'"
 STYLE = """
-body { font: 14px/1.45 system-ui, sans-serif; max-width: 84rem; margin: 1.5rem auto; padding: 0 1rem; color: #222; }
+body { font: 14px/1.45 system-ui, sans-serif; max-width: 90rem; margin: 1.5rem auto; padding: 0 1rem; color: #222; }
 h1 { font-size: 1.5rem; margin-bottom: .3rem; } h2 { font-size: 1.15rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .1rem 1rem; margin: .5rem 0; }
 dl.facts dt { color: #555; } dl.facts dd { margin: 0; }
@@ -64,7 +64,8 @@ th button { font: inherit; font-weight: 600; border: 0; background: none; paddin
 th[aria-sort=ascending] button::after { content: " ▲"; } th[aria-sort=descending] button::after { content: " ▼"; }
 .scroll { overflow-x: auto; }
 .muted { color: #666; }
-td.problem { min-width: 18rem; }
+td.problem { min-width: 12rem; }
+#students-table { font-size: 13px; } #students-table th, #students-table td { padding: .2rem .35rem; }
 .warning { color: #a33; }
 @media print { body { max-width: none; margin: 0; } th button::after { content: none !important; } a { color: inherit; } }
 """
@@ -207,8 +208,13 @@ def _items_section(title: str, anchor: str, items: list[ItemStatistics], show_gr
         "Hardest first. Pass rate: share of students with all of its points. Discrimination: correlation of its points "
         "with the rest of the score (item-rest); low or negative values flag a check that does not separate strong from weak work."
     )
+    chart = ""
+    if not show_group:
+        alt = "; ".join(f"{item.name}: {item.mean_points:.2f} of {item.max_points}" for item in items)
+        chart = f'<img id="groups-chart" src="{report_plots.group_bars(items)}" alt="Mean points per group: {_text(alt)}" width="480">'
+    table = f'<div class="scroll"><table class="sortable" id="{anchor}-table"><thead><tr>{headers}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
     return f"""<section id="{anchor}"><h2>{title}</h2><p class="muted">{note}</p>
-<div class="scroll"><table class="sortable" id="{anchor}-table"><thead><tr>{headers}</tr></thead><tbody>{''.join(rows)}</tbody></table></div></section>"""
+<div class="figure">{table}{chart}</div></section>"""
 
 
 def _misconception_section(numbers: ClassStatistics) -> str:

@@ -115,7 +115,7 @@ def test_the_report_shows_the_header_the_figures_and_both_charts(handmade_out):
         "mean": "2.25", "median": "2.5", "standard deviation": "1.48", "min": "0", "max": "4",
         "at 0": "25%", "at full marks (5)": "0%",
     }
-    assert page.count('src="data:image/svg+xml;base64,') == 2  # histogram and misconceptions
+    assert page.count('src="data:image/svg+xml;base64,') == 3  # histogram, groups, misconceptions
     assert "Heads interleaved instead of side by side" in page
 
 
@@ -234,8 +234,6 @@ def test_in_chromium_the_report_loads_offline_and_equals_the_gradebook(graded):
     with browser.browser() as chromium:
         page, seen = _open(chromium, graded / "report.html")
         assert seen["errors"] == [] and _network(seen["requests"]) == [] and seen["dialogs"] == []
-        histogram = page.locator("img#histogram")
-        assert histogram.evaluate("image => image.complete && image.naturalWidth > 0")
         shown = page.eval_on_selector_all(
             "#students-table tbody tr",
             """rows => rows.map(row => [row.querySelector('td.student').textContent, row.querySelector('td.score').textContent,
@@ -245,7 +243,8 @@ def test_in_chromium_the_report_loads_offline_and_equals_the_gradebook(graded):
             rows = list(csv.reader(handle))
         assert shown == [[row[0], row[1], *row[3:]] for row in rows[1:]]
         assert page.locator("td.student", has_text="onerror").text_content() == HOSTILE_ID  # text, not an element
-        assert page.locator("img").count() == 1  # the histogram alone: no student's <img>
+        charts = page.eval_on_selector_all("img", "images => images.map(image => [image.id, image.complete && image.naturalWidth > 0])")
+        assert charts == [["histogram", True], ["groups-chart", True]]  # no student's <img>
         assert int(page.text_content("#graded-count")) == len(rows) - 1
 
 
@@ -255,7 +254,7 @@ def test_in_chromium_the_charts_show_and_any_column_sorts(handmade_out):
     with browser.browser() as chromium:
         page, seen = _open(chromium, handmade_out / "report.html")
         charts = page.eval_on_selector_all("img", "images => images.map(image => [image.id, image.complete && image.naturalWidth > 0])")
-        assert charts == [["histogram", True], ["misconceptions-chart", True]]
+        assert charts == [["histogram", True], ["groups-chart", True], ["misconceptions-chart", True]]
         scores = lambda: page.eval_on_selector_all("#students-table td.score", "cells => cells.map(cell => Number(cell.textContent))")  # noqa: E731
         assert scores() == [4, 3, 2, 0]  # by student id
         page.click("#students-table th:has-text('score') button")
