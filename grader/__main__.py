@@ -13,14 +13,14 @@ import importlib
 import sys
 
 COMMANDS = {
-    "stubs": ("grader.stubs", "regenerate exercises/multi_head_attention.py from solutions/"),
-    "notebook": ("grader.notebook", "regenerate exercises/multi_head_attention.ipynb from solutions/"),
-    "release": ("grader.release", "write what students receive (no solutions, no hidden tests)"),
-    "batch": ("grader.batch", "grade a whole class, isolated, into a gradebook"),
-    "nbgrader": ("grader.nbgrader_course", "write an nbgrader course for the exercise"),
-    "gradescope": ("grader.gradescope", "build a Gradescope autograder zip"),
-    "report": ("grader.report", "rebuild a batch's class report (OUT/report.html)"),
-    "export": ("grader.export", "write a batch's grades as a CSV for Canvas's gradebook import (or plain)"),
+    "stubs": ("grader.handout.stubs", "regenerate exercises/multi_head_attention.py from solutions/"),
+    "notebook": ("grader.handout.notebook", "regenerate exercises/multi_head_attention.ipynb from solutions/"),
+    "release": ("grader.handout.release", "write what students receive (no solutions, no hidden tests)"),
+    "batch": ("grader.batch.run", "grade a whole class, isolated, into a gradebook"),
+    "nbgrader": ("grader.handout.nbgrader_course", "write an nbgrader course for the exercise"),
+    "gradescope": ("grader.handout.gradescope", "build a Gradescope autograder zip"),
+    "report": ("grader.batch.report", "rebuild a batch's class report (OUT/report.html)"),
+    "export": ("grader.batch.export", "write a batch's grades as a CSV for Canvas's gradebook import (or plain)"),
 }
 
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from grader import export, roster
+from grader.batch import export, roster
 from grader.__main__ import main
 from handmade_class import class_documents, document, write_out
 

@@ -16,7 +16,7 @@ import pytest
 
 import browser
 import handmade_class
-from grader import class_statistics, report
+from grader.batch import class_statistics, report
 from grading import REPO_ROOT
 from handmade_class import HOSTILE_ID, class_documents, document, write_out
 from sample_class import notebook_document

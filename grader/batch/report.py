@@ -2,9 +2,9 @@
 
 The batch writes it after every run; this command rebuilds it from an existing OUT. One
 self-contained page that opens from disk: charts are SVG ``data:`` URLs
-(``grader/report_plots.py``), the only script is the few lines that sort the tables, and
+(``grader/batch/report_plots.py``), the only script is the few lines that sort the tables, and
 the Content Security Policy forbids every request and every other script. Each student's
-feedback is rendered beside it as ``feedback/<id>.html`` (``grader/feedback_pages.py``).
+feedback is rendered beside it as ``feedback/<id>.html`` (``grader/batch/feedback_pages.py``).
 
 Everything a student controls (ids, file names, messages, printed output) goes through
 ``html.escape`` (text) or ``urllib.parse.quote`` (a link's file name), never into markup.
@@ -21,11 +21,12 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from grader import feedback_pages, report_plots, results
-from grader.class_statistics import ClassStatistics, ItemStatistics, class_statistics
+from grader import results
+from grader.batch import feedback_pages, report_plots
+from grader.batch.class_statistics import ClassStatistics, ItemStatistics, class_statistics
 from grader.scoring import GROUP_TITLES, GROUPS
 
-MATCH_FILE = "export.json"  # the roster matching of the last `python -m grader export` (grader/export.py)
+MATCH_FILE = "export.json"  # the roster matching of the last `python -m grader export` (grader/batch/export.py)
 
 SORT_SCRIPT = """
 for (const table of document.querySelectorAll("table.sortable")) {

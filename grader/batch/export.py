@@ -9,7 +9,7 @@
 one row per roster student in the roster's order, the score scaled to ``--points`` (default
 100), empty where the student has no submission. ``--format plain`` writes the roster's
 columns, the score and the points per group, for Moodle and spreadsheets. Which
-submission is whose: ``grader/roster.py``. Roster students without a submission and
+submission is whose: ``grader/batch/roster.py``. Roster students without a submission and
 submissions not on the roster are printed and recorded in ``OUT/export.json``, and the
 class report (rebuilt here) lists them.
 
@@ -29,12 +29,13 @@ import re
 import sys
 from pathlib import Path
 
-from grader import results, roster
+from grader import results
+from grader.batch import roster
 from grader.scoring import GROUP_TITLES, GROUPS
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n", "＝", "＋", "－", "＠")  # full-width forms too
 PLAIN_NUMBER = re.compile(r"^[+-]?\d+(\.\d+)?$")
-MATCH_FILE = "export.json"  # read by grader/report.py
+MATCH_FILE = "export.json"  # read by grader/batch/report.py
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -144,7 +145,7 @@ def _print_summary(found: roster.Match, file: Path) -> None:
 
 def _rebuild_report(out: Path) -> None:
     try:
-        from grader import report
+        from grader.batch import report
     except ImportError:  # matplotlib missing: the CSV and export.json are written all the same
         return
     report.write_report(out)

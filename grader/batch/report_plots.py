@@ -15,7 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402 - after choosing the backend
 
-from grader.class_statistics import ItemStatistics, Misconception, ScoreSummary  # noqa: E402
+from grader.batch.class_statistics import ItemStatistics, Misconception, ScoreSummary  # noqa: E402
 
 STYLE = {
     "svg.fonttype": "none",  # text stays text: small, sharp, searchable

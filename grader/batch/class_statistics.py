@@ -1,7 +1,7 @@
 """The class in numbers: score distribution, per-group and per-check statistics, misconceptions.
 
 Computed from the submissions of a batch's ``results.json`` (plain dicts), with nothing
-drawn or written here: ``grader/report.py`` shows these numbers, the tests check them.
+drawn or written here: ``grader/batch/report.py`` shows these numbers, the tests check them.
 
 Definitions (those of PrairieLearn's and CodeGrade's statistics):
 - every submission with a result counts, those that could not be imported at 0 included;

@@ -2,7 +2,7 @@
 
 The batch itself decides no score. It stages each student's file (``grader.intake``),
 splits the class into ``--jobs`` shards, and runs each in a process of its own
-(``grader/shard.py``: ``pytest grader --isolate`` sessions over its students). Those
+(``grader/batch/shard.py``: ``pytest grader --isolate`` sessions over its students). Those
 sessions hold the reference and the hidden tests, and write each student's result the
 moment that student is graded. This process watches the results arrive (progress bar),
 then assembles the gradebook.
@@ -11,7 +11,7 @@ then assembles the gradebook.
     OUT/results.json         every test of every submission, the grading seed, the version
     OUT/results/<id>.json    one per student, written as soon as it is graded
     OUT/feedback/<id>.md     what the student reads
-    OUT/report.html          the instructor's view of the class (grader/report.py)
+    OUT/report.html          the instructor's view of the class (grader/batch/report.py)
     OUT/batch.log            the run log (appended to)
 
 Interrupted runs lose nothing: a rerun skips every student whose result is already there
@@ -34,7 +34,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from grader import __version__, intake, processes, results
+from grader import __version__, results
+from grader.batch import intake
+from grader.sandbox import processes
 from grader.scoring import GROUPS
 
 log = logging.getLogger("grader.batch")
@@ -92,7 +94,7 @@ def run(arguments: argparse.Namespace) -> int:
 def _write_report(out: Path) -> None:
     """The class report; its failure is logged, never a reason to lose the grades written."""
     try:
-        from grader import report  # matplotlib: an instructor's requirement, not a student's
+        from grader.batch import report  # matplotlib: an instructor's requirement, not a student's
     except ImportError as error:  # matplotlib missing, or a copy without the report (the student release)
         log.warning("no report.html: %s (pip install -r requirements-instructor.txt)", error)
         return
