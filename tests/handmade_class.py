@@ -27,10 +27,13 @@ DIAGNOSIS = {
     "function": "concatenate_heads",
     "mistake": "interleaved_heads",
     "title": "Heads interleaved instead of side by side",
-    "explains": ["test_a"],
+    "why": "Each head's features must stay together.",
+    "explains": ["test_a[s2-case]", "test_a[s2-case]"],
 }
 OTHER_DIAGNOSIS = {"function": "attention_weights", "mistake": "softmax_over_queries", "title": "Softmax over the query axis", "explains": "test_b"}
-DIAGNOSES = {"s2": [DIAGNOSIS], "s3": [DIAGNOSIS, OTHER_DIAGNOSIS]}
+# As the diagnosis writes it when no known mistake matches: no misconception, a function to look at.
+UNKNOWN_DIAGNOSIS = {"function": "causal_mask", "mistake": "unknown", "title": "a mistake that matches none of the known ones", "explains": []}
+DIAGNOSES = {"s2": [DIAGNOSIS], "s3": [DIAGNOSIS, OTHER_DIAGNOSIS], "s4": [UNKNOWN_DIAGNOSIS]}
 
 
 def check_record(name: str, group: str, submission: str, points: int, passed: bool, message: str = "") -> dict:

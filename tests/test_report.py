@@ -84,7 +84,8 @@ def test_misconceptions_count_the_students_holding_each_the_most_held_first(numb
     found = numbers.misconceptions
     assert [(m.mistake, m.students) for m in found] == [("interleaved_heads", ("s2", "s3")), ("softmax_over_queries", ("s3",))]
     assert found[0].title == "Heads interleaved instead of side by side"
-    assert found[0].explains == "test_a"
+    assert found[0].explains == "test_a"  # each check once, without its parameters
+    assert numbers.unexplained == {"causal_mask": ("s4",)}  # "unknown" is no misconception
 
 
 def test_results_without_diagnoses_give_no_misconception():
@@ -116,7 +117,9 @@ def test_the_report_shows_the_header_the_figures_and_both_charts(handmade_out):
         "at 0": "25%", "at full marks (5)": "0%",
     }
     assert page.count('src="data:image/svg+xml;base64,') == 3  # histogram, groups, misconceptions
-    assert "Heads interleaved instead of side by side" in page
+    assert "Heads interleaved instead of side by side" in page and "Each head&#x27;s features must stay together." in page
+    assert '<ul id="unexplained"><li>causal_mask: 1 student (<a href="feedback/s4.html">s4</a>)</li></ul>' in page
+    assert "<td>causal_mask: no known mistake</td>" in page
 
 
 def test_the_report_needs_no_network_and_allows_only_its_own_script(handmade_out):

@@ -49,12 +49,16 @@ class ItemStatistics:
     discrimination: float | None
 
 
+UNKNOWN = "unknown"  # a diagnosis's mistake when no known mistake matched: not a misconception
+
+
 @dataclass(frozen=True)
 class Misconception:
     function: str
     mistake: str
     title: str
-    explains: str
+    why: str
+    explains: str  # the checks it accounts for, without their parameters
     students: tuple[str, ...]
 
 
@@ -64,6 +68,7 @@ class ClassStatistics:
     groups: list[ItemStatistics] = field(default_factory=list)
     checks: list[ItemStatistics] = field(default_factory=list)
     misconceptions: list[Misconception] = field(default_factory=list)
+    unexplained: dict[str, tuple[str, ...]] = field(default_factory=dict)  # function -> students no known mistake explains
 
 
 def class_statistics(submissions: dict[str, dict]) -> ClassStatistics:
@@ -76,6 +81,7 @@ def class_statistics(submissions: dict[str, dict]) -> ClassStatistics:
         groups=hardest_first(_group_items(submissions, totals)),
         checks=hardest_first(_check_items(submissions, totals)),
         misconceptions=misconceptions(submissions),
+        unexplained=unexplained(submissions),
     )
 
 
@@ -127,30 +133,53 @@ def check_name(test_name: str) -> str:
 def misconceptions(submissions: dict[str, dict]) -> list[Misconception]:
     """Each diagnosed mistake with the students holding it, the most held first.
 
-    A result's optional ``diagnoses``: [{"function", "mistake", "title", "explains"}, ...];
+    A result's optional ``diagnoses``: [{"function", "mistake", "title", "why", "explains"}, ...]
+    (one entry per mistake; ``"unknown"`` where none matched, left to ``unexplained``);
     results without them (older grader versions) simply add no one.
     """
     holders: dict[tuple[str, str], list[str]] = defaultdict(list)
     described: dict[tuple[str, str], dict] = {}
-    for sid in sorted(submissions):
-        for diagnosis in submissions[sid].get("diagnoses") or []:
-            if not isinstance(diagnosis, dict):
-                continue
-            key = (str(diagnosis.get("function", "")), str(diagnosis.get("mistake", "")))
-            if sid not in holders[key]:
-                holders[key].append(sid)
-            described.setdefault(key, diagnosis)
+    explains: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)  # ordered set of check names
+    for sid, diagnosis in _diagnoses(submissions):
+        if diagnosis.get("mistake") == UNKNOWN:
+            continue
+        key = (str(diagnosis.get("function", "")), str(diagnosis.get("mistake", "")))
+        if sid not in holders[key]:
+            holders[key].append(sid)
+        described.setdefault(key, diagnosis)
+        checks = diagnosis.get("explains") or []
+        for name in [checks] if isinstance(checks, str) else checks:
+            explains[key][check_name(str(name))] = None
     found = [
         Misconception(
             function=key[0],
             mistake=key[1],
             title=str(described[key].get("title") or key[1]),
-            explains=_text(described[key].get("explains", "")),
+            why=str(described[key].get("why") or ""),
+            explains=", ".join(explains[key]),
             students=tuple(students),
         )
         for key, students in holders.items()
     ]
     return sorted(found, key=lambda m: (-len(m.students), m.title))
+
+
+def unexplained(submissions: dict[str, dict]) -> dict[str, tuple[str, ...]]:
+    """Per function, the students whose failing function matched no known mistake."""
+    found: dict[str, list[str]] = defaultdict(list)
+    for sid, diagnosis in _diagnoses(submissions):
+        function = str(diagnosis.get("function", ""))
+        if diagnosis.get("mistake") == UNKNOWN and sid not in found[function]:
+            found[function].append(sid)
+    return {function: tuple(students) for function, students in sorted(found.items())}
+
+
+def _diagnoses(submissions: dict[str, dict]):
+    for sid in sorted(submissions):
+        diagnoses = submissions[sid].get("diagnoses") or []
+        for diagnosis in diagnoses if isinstance(diagnoses, list) else []:
+            if isinstance(diagnosis, dict):
+                yield sid, diagnosis
 
 
 def _group_items(submissions: dict[str, dict], totals: dict[str, int]) -> list[ItemStatistics]:
@@ -186,9 +215,3 @@ def _correlation(xs: list[int], ys: list[int]) -> float | None:
         return statistics.correlation(xs, ys)
     except statistics.StatisticsError:  # fewer than two students, or a constant
         return None
-
-
-def _text(value: object) -> str:
-    if isinstance(value, (list, tuple)):
-        return ", ".join(map(str, value))
-    return str(value or "")

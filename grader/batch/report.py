@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 from grader import results
 from grader.batch import feedback_pages, report_plots
-from grader.batch.class_statistics import ClassStatistics, ItemStatistics, class_statistics
+from grader.batch.class_statistics import UNKNOWN, ClassStatistics, ItemStatistics, class_statistics
 from grader.scoring import GROUP_TITLES, GROUPS
 
 MATCH_FILE = "export.json"  # the roster matching of the last `python -m grader export` (grader/batch/export.py)
@@ -220,24 +220,33 @@ def _items_section(title: str, anchor: str, items: list[ItemStatistics], show_gr
 
 def _misconception_section(numbers: ClassStatistics) -> str:
     found = numbers.misconceptions
+    unexplained = "".join(
+        f"<li>{_text(function)}: {len(students)} student{'s' if len(students) != 1 else ''} "
+        f"({', '.join(_feedback_link(sid) for sid in students)})</li>"
+        for function, students in numbers.unexplained.items()
+    )
+    if unexplained:
+        unexplained = f'<p>Failing functions that match no known mistake (look at these by hand):</p><ul id="unexplained">{unexplained}</ul>'
     if not found:
         return (
             '<section id="misconceptions"><h2>Misconceptions</h2>'
-            '<p class="muted">No diagnosis in these results (no known mistake matched, or they come from a grader without diagnoses).</p></section>'
+            '<p class="muted">No known mistake diagnosed in these results (none matched, or they come from a grader without diagnoses).</p>'
+            f"{unexplained}</section>"
         )
     image = report_plots.misconception_bars(found)
     alt = "; ".join(f"{m.title}: {len(m.students)}" for m in found)
     items = []
     for m in found:
         links = ", ".join(_feedback_link(sid) for sid in m.students)
-        explains = f'<br><span class="muted">explains: {_text(m.explains)}</span>' if m.explains else ""
+        why = f'<br><span class="muted">{_text(m.why)}</span>' if m.why else ""
+        explains = f'<br><span class="muted">explains failing checks: {_text(m.explains)}</span>' if m.explains else ""
         items.append(
             f"<li><strong>{_text(m.title)}</strong> <span class=\"muted\">({_text(m.function)}: {_text(m.mistake)})</span>, "
-            f'<span class="holders">{len(m.students)}</span> student{"s" if len(m.students) != 1 else ""}: {links}{explains}</li>'
+            f'<span class="holders">{len(m.students)}</span> student{"s" if len(m.students) != 1 else ""}: {links}{why}{explains}</li>'
         )
     return f"""<section id="misconceptions"><h2>Misconceptions</h2>
 <img id="misconceptions-chart" src="{image}" alt="Students per misconception: {_text(alt)}" width="640">
-<ul>{''.join(items)}</ul></section>"""
+<ul>{''.join(items)}</ul>{unexplained}</section>"""
 
 
 def _match_section(match: dict) -> str:
@@ -266,7 +275,7 @@ def _students_section(submissions: dict[str, dict]) -> str:
     for sid in sorted(submissions):
         result = submissions[sid]
         points = result.get("groups", {})
-        diagnoses = "; ".join(str(d.get("title") or d.get("mistake", "")) for d in result.get("diagnoses") or [] if isinstance(d, dict))
+        diagnoses = "; ".join(_diagnosis_text(d) for d in result.get("diagnoses") or [] if isinstance(d, dict))
         problem = result.get("intake_problem") or (result.get("import_error") or "").strip().split("\n", 1)[0]
         cells = [
             f'<td class="student">{_text(sid)}</td>',
@@ -289,6 +298,12 @@ def _students_section(submissions: dict[str, dict]) -> str:
 def _text(value: object) -> str:
     """Any value as HTML text: markup in it shows as characters, never as elements."""
     return html.escape(str(value), quote=True)
+
+
+def _diagnosis_text(diagnosis: dict) -> str:
+    if diagnosis.get("mistake") == UNKNOWN:
+        return f"{diagnosis.get('function', '')}: no known mistake"
+    return str(diagnosis.get("title") or diagnosis.get("mistake", ""))
 
 
 def _feedback_link(student_id: str, label: str | None = None) -> str:
