@@ -27,6 +27,7 @@ import io
 import json
 import re
 import sys
+import time
 from pathlib import Path
 
 from grader import results
@@ -118,6 +119,7 @@ def match_record(found: roster.Match, arguments: argparse.Namespace) -> dict:
         "assignment": arguments.assignment,
         "roster": arguments.roster.name,
         "file": arguments.file.name,
+        "exported_at": time.strftime("%Y-%m-%d %H:%M %Z"),
         "matched": len(found.submission_of_row),
         "matched_by": found.matched_by,
         "roster_without_submission": [roster.describe(row) for row in found.without_submission],

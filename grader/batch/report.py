@@ -257,7 +257,8 @@ def _match_section(match: dict) -> str:
         f"<li>{_feedback_link(str(entry.get('submission', '')))}: {_text(entry.get('reason', ''))}</li>" for entry in unknown
     ) or "<li>none</li>"
     return f"""<section id="roster"><h2>Roster</h2>
-<p>Matched with {_text(match.get("roster", "the roster"))} for {_text(match.get("assignment", ""))}: {_text(match.get("matched", 0))} students.</p>
+<p>At the last export ({_text(match.get("exported_at", "?"))}, {_text(match.get("file", ""))}), {_text(match.get("roster", "the roster"))}
+matched {_text(match.get("matched", 0))} submissions for {_text(match.get("assignment", ""))} (<code>python -m grader export</code> again after regrading).</p>
 <h3>On the roster, without a submission ({len(missing)})</h3><ul id="roster-without-submission">{missing_items}</ul>
 <h3>Submissions not on the roster ({len(unknown)})</h3><ul id="submissions-not-on-roster">{unknown_items}</ul></section>"""
 
