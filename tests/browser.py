@@ -15,7 +15,9 @@ from pathlib import Path
 
 
 def chromium_path() -> str | None:
-    return os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if "CHROMIUM" in os.environ:
+        return shutil.which(os.environ["CHROMIUM"])  # None when it names nothing runnable
+    return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def available() -> bool:
