@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: grade test stubs notebook release batch benchmark catalogue .venv
+.PHONY: grade test stubs notebook release batch report benchmark catalogue .venv
 
 .venv: $(STAMP)
 
@@ -41,6 +41,12 @@ batch: $(STAMP)
 	$(BIN)/python tests/sample_class.py build/sample-class
 	$(BIN)/python -m grader batch build/sample-class --out build/batch --force
 	@echo; cat build/batch/gradebook.csv; echo; echo "feedback for each student: build/batch/feedback/"
+
+# The class report of the sample class (build/batch/report.html) and a laptop-sized screenshot
+# of it (build/report.png), taken with Debian's chromium: what instructors see.
+report: batch
+	$(BIN)/python tests/browser.py build/batch/report.html build/report.png
+	@echo "report: build/batch/report.html (open it in a browser); screenshot: build/report.png"
 
 benchmark: $(STAMP)
 	$(BIN)/python tests/benchmark_batch.py

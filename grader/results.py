@@ -56,13 +56,15 @@ def write_submission_result(
     write_atomically(folder / "results" / f"{result.submission}.json", json.dumps(document, indent=2) + "\n")
 
 
-def write_class_results(path: Path, documents: dict, grading_seed: int, sandbox: tuple[str, str]) -> None:
-    """The whole class in one file: every test of every submission."""
+def write_class_results(path: Path, documents: dict, grading_seed: int, sandbox: tuple[str, str], run: dict | None = None) -> None:
+    """The whole class in one file: every test of every submission (``run``: what the batch
+    adds, such as the assignment, the date and the entries left without a result)."""
     document = {
         "grader_version": __version__,
         "grading_seed": grading_seed,
         "sandbox": sandbox[0],
         "sandbox_note": sandbox[1],
+        **(run or {}),
         "submissions": dict(sorted(documents.items())),
     }
     write_atomically(Path(path), json.dumps(document, indent=2) + "\n")

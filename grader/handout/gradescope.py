@@ -459,7 +459,7 @@ def _grade(chosen: Path | None, sandbox: str) -> dict:
         parser = argparse.ArgumentParser()
         batch.add_arguments(parser)
         status = batch.run(parser.parse_args(
-            [str(submissions), "--out", str(out), "--jobs", "1", "--sandbox", sandbox, "--quiet", "--force"]
+            [str(submissions), "--out", str(out), "--jobs", "1", "--sandbox", sandbox, "--quiet", "--force", "--no-report"]
         ))
         try:
             document = json.loads((out / "results" / f"{STUDENT_ID}.json").read_text(encoding="utf-8"))
