@@ -19,6 +19,7 @@ COMMANDS = {
     "batch": ("grader.batch.run", "grade a whole class, isolated, into a gradebook"),
     "nbgrader": ("grader.handout.nbgrader_course", "write an nbgrader course for the exercise"),
     "gradescope": ("grader.handout.gradescope", "build a Gradescope autograder zip"),
+    "prairielearn": ("grader.handout.prairielearn", "write a PrairieLearn externally graded question and its image"),
 }
 
 
