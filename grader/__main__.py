@@ -20,6 +20,7 @@ COMMANDS = {
     "nbgrader": ("grader.handout.nbgrader_course", "write an nbgrader course for the exercise"),
     "gradescope": ("grader.handout.gradescope", "build a Gradescope autograder zip"),
     "prairielearn": ("grader.handout.prairielearn", "write a PrairieLearn externally graded question and its image"),
+    "classroom": ("grader.handout.classroom", "write a GitHub Classroom template repository (release + workflow)"),
 }
 
 

@@ -87,3 +87,11 @@ def fit_json(document: dict, limit: int, texts: list[tuple[dict, str]], dumps=No
     if len(text.encode("utf-8")) > limit:
         raise ValueError(f"the results do not fit in {limit} bytes even with every message cut")
     return text
+
+
+def append_step_output(path: Path, name: str, value: str) -> None:
+    """One ``name=value`` line appended to a GitHub Actions step-output file ($GITHUB_OUTPUT)."""
+    if "\n" in value or "\n" in name:
+        raise ValueError("a one-line step output cannot hold a line break")
+    with Path(path).open("a", encoding="utf-8") as stream:
+        stream.write(f"{name}={value}\n")
