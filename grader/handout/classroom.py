@@ -92,7 +92,8 @@ STUDENT_SECTION = """
 Every push to this repository runs the visible checks on GitHub (the Actions tab shows the
 run: `pytest grader`'s report, then one line per check). Each check earns its own points, and
 GitHub Classroom records their sum, out of the visible total. `make grade` gives you the same
-checks and points before you push. The hidden checks run when your instructor grades the
+checks and points before you push. Both grade `exercises/multi_head_attention.py`: if you work
+in the notebook, copy your finished code into that file before you push. The hidden checks run when your instructor grades the
 assignment after the deadline. Do not rename or edit `.github/workflows/classroom.yml`: your
 instructor grades the code you push, not the workflow's output.
 """
