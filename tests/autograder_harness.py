@@ -130,6 +130,14 @@ def notebook_of(source: str) -> str:
     return nbformat.writes(notebook)
 
 
+def assert_the_forger_failed(printed: str, default_results: Path, name: str) -> None:
+    """No "BREACH" line in what the forger printed, and no forged results at the platform's default root."""
+    assert "What the submission printed" in printed, name
+    breaches = [line for line in printed.splitlines() if line.startswith("BREACH")]
+    assert not breaches, f"{name}: {breaches}"
+    assert not (default_results.exists() and MARKER in default_results.read_text(errors="replace"))
+
+
 def write_submission(folder: Path, files: dict[str, str], root: Path) -> None:
     """The student's files, world-readable, with @ROOT@ replaced by the root."""
     folder.mkdir(mode=0o755)

@@ -35,6 +35,7 @@ from autograder_harness import (
     MUTANT,
     SOLUTION,
     STUB,
+    assert_the_forger_failed,
     bash_only_path,
     forger_source,
     notebook_of,
@@ -340,12 +341,7 @@ def test_a_submission_that_forges_results_json_gets_exactly_its_honest_score(run
 
 def test_the_forger_could_neither_write_any_results_nor_read_the_hidden_tests(runs):
     for name in ("forger", "forger_process"):
-        note = runs[name].instructor_note()
-        assert "What the submission printed" in note
-        breaches = [line for line in note.splitlines() if line.startswith("BREACH")]
-        assert not breaches, f"{name}: {breaches}"
-    autograder_results = Path("/autograder/results/results.json")
-    assert not (autograder_results.exists() and MARKER in autograder_results.read_text(errors="replace"))
+        assert_the_forger_failed(runs[name].instructor_note(), Path("/autograder/results/results.json"), name)
 
 
 def test_run_autograder_closes_the_results_folder_and_locks_the_source_before_grading(runs):

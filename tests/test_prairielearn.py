@@ -23,13 +23,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+import catalogue
 from autograder_harness import (
+    HONEST_TWIN,
     MARKER,
     MUTANT,
     SOLUTION,
     STUB,
-    HONEST_TWIN,
     Run,
+    assert_the_forger_failed,
     bash_only_path,
     forger_source,
     notebook_of,
@@ -37,7 +39,6 @@ from autograder_harness import (
     run_script,
     write_submission,
 )
-import catalogue
 from grader.handout import prairielearn
 from grader.handout.autograder import pinned
 from grader.sandbox import processes
@@ -328,10 +329,10 @@ def test_the_entrypoint_runs_the_python_named_by_PYTHON(runs):
 def test_hidden_checks_reach_students_as_one_entry_with_points_only_and_instructors_in_full(runs):
     run = runs["mutant_notebook"]
     entry = hidden_entry(run)
-    assert entry["max_points"] == 20 and entry["output"] == ""
+    assert entry["max_points"] > 0 and entry["output"] == ""
     text = json.dumps(run.results)
     assert "matches_the_reference" not in text and "test_reference" not in text
-    assert "Hidden checks (not shown to students)" in run.output
+    assert f"Hidden checks (not shown to students): {entry['points']}/{entry['max_points']}\n" in run.output
     assert "test_module_matches_the_reference[0]" in run.output
     if entry["points"] < entry["max_points"]:
         assert entry["message"] == prairielearn.HIDDEN_MESSAGE
@@ -355,11 +356,7 @@ def test_a_submission_that_forges_results_json_gets_exactly_its_honest_score(run
 
 def test_the_forger_could_neither_write_any_results_nor_read_the_tests_folder(runs):
     for name in ("forger", "forger_process"):
-        breaches = [line for line in runs[name].output.splitlines() if line.startswith("BREACH")]
-        assert "What the submission printed" in runs[name].output
-        assert not breaches, f"{name}: {breaches}"
-    grade_results = Path("/grade/results/results.json")
-    assert not (grade_results.exists() and MARKER in grade_results.read_text(errors="replace"))
+        assert_the_forger_failed(runs[name].output, Path("/grade/results/results.json"), name)
 
 
 def test_the_entrypoint_closes_the_results_folder_and_locks_tests_and_data_before_grading(runs):
