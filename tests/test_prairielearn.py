@@ -12,6 +12,7 @@ Docker, no network).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import stat
 import subprocess
@@ -40,7 +41,7 @@ from autograder_harness import (
     write_submission,
 )
 from grader.handout import prairielearn
-from grader.handout.autograder import pinned
+from grader.handout.autograder import instructor_note, pinned, protect
 from grader.sandbox import processes
 from grader.scoring import GROUP_TITLES
 from grading import REPO_ROOT
@@ -245,7 +246,7 @@ def test_the_upload_variant_takes_a_python_file_or_a_notebook(tmp_path):
     completed = build(tmp_path / "course", "--upload", "--image", "someone/mha-grader", "--timeout", "120")
     assert completed.returncode == 0, completed.stderr
     html = (tmp_path / "course" / "questions" / "multi_head_attention" / "question.html").read_text()
-    assert '<pl-file-upload optional-file-patterns="*.py, *.ipynb">' in html and "pl-file-editor" not in html
+    assert '<pl-file-upload optional-file-patterns="*.py,*.ipynb">' in html and "pl-file-editor" not in html
     options = json.loads((tmp_path / "course" / "questions" / "multi_head_attention" / "info.json").read_text())
     assert options["externalGradingOptions"]["image"] == "someone/mha-grader"
     assert options["externalGradingOptions"]["timeout"] == 120
@@ -412,3 +413,22 @@ def test_results_stay_under_one_megabyte_when_messages_are_huge():
     assert all(t["output"].startswith("your code raised ValueError: xxx") for t in parsed["tests"][:-1])
     assert "cut to fit the results file" in parsed["tests"][0]["output"]
     assert [t["name"] for t in parsed["tests"]][:2] == ["1. shapes: test_0[b1]", "1. shapes: test_1[b1]"]
+
+
+# --- what cannot be locked is said, not claimed locked ------------------------------------------------
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_folders_the_grader_cannot_close_are_named_in_the_instructors_note(tmp_path):
+    mine, theirs = tmp_path / "tests", tmp_path / "data"
+    mine.mkdir()
+    theirs.mkdir()
+    os.chown(theirs, 65534, 65534)
+    assert protect(tmp_path / "results", (mine, theirs, tmp_path / "absent")) == [theirs]
+    assert stat.S_IMODE(mine.stat().st_mode) == 0o700
+    document = {"sandbox": "process", "sandbox_note": "falling back", "output": ""}
+    note = instructor_note(
+        document, sandbox_requested="auto", found="graded x.py", running_as_root=True,
+        private="the tests folder", runner="run_grader", left_open=[theirs],
+    )
+    assert f"NOT closed to it: {theirs}" in note and "was made unreadable" not in note

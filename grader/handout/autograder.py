@@ -134,19 +134,28 @@ def _stage(chosen: Path | None, submissions: Path) -> None:
 # --- grading ----------------------------------------------------------------------------------
 
 
-def protect(results_folder: Path, private: tuple[Path, ...] = ()) -> None:
+def protect(results_folder: Path, private: tuple[Path, ...] = ()) -> list[Path]:
     """Before any student code runs: results writable by their owner only (no stale results.json),
-    the ``private`` paths (solution, hidden tests, platform metadata) readable by their owner only."""
+    the ``private`` paths (solution, hidden tests, platform metadata) readable by their owner only.
+
+    Returns the paths that exist but could not be closed (not this user's): the instructors'
+    note names them, rather than claiming they were locked.
+    """
     results_folder.mkdir(parents=True, exist_ok=True)
     stale = results_folder / "results.json"
     if stale.is_symlink() or stale.is_file():
         stale.unlink()
+    left_open = []
     for path, mode in ((results_folder, 0o755), *((path, 0o700 if path.is_dir() else 0o600) for path in private)):
         try:
-            if path.exists() and path.stat().st_uid == os.geteuid():
-                path.chmod(mode)
+            if not path.exists():
+                continue
+            if path.stat().st_uid != os.geteuid():
+                raise PermissionError(path)
+            path.chmod(mode)
         except OSError:
-            pass  # not ours to change: nothing more this process can do about it
+            left_open.append(path)  # not ours to change: nothing more this process can do about it
+    return left_open
 
 
 def add_root_argument(parser: argparse.ArgumentParser, variable: str, default: str, what: str) -> None:
@@ -244,10 +253,12 @@ def instructor_note(
     running_as_root: bool,
     private: str,
     runner: str,
+    left_open: list[Path] | tuple[Path, ...] = (),
 ) -> str:
     """For instructors only: the sandbox that ran (and why, when not bubblewrap), the grading seed,
     what the submission printed. ``private`` names what was locked away from student code
-    ("the source folder (solutions, hidden tests)"), ``runner`` the platform's script."""
+    ("the source folder (solutions, hidden tests)"), ``runner`` the platform's script,
+    ``left_open`` what ``protect`` could not close."""
     from grader.sandbox import landlock
 
     sandbox, why = document.get("sandbox", "unknown"), document.get("sandbox_note", "")
@@ -261,12 +272,14 @@ def instructor_note(
             reason = f"{SANDBOX_VARIABLE}=process was set, so bubblewrap was not tried"
         else:
             reason = why or "bubblewrap could not run here"
-        if running_as_root:
+        if running_as_root and not left_open:
             user = (
                 f"as the unprivileged user nobody (uid 65534). {private[:1].upper() + private[1:]} was made "
                 "unreadable to it and the results folder unwritable; it saw the rest of the file "
                 "system as nobody does"
             )
+        elif running_as_root:
+            user = "as the unprivileged user nobody (uid 65534); it saw the file system as nobody does"
         else:
             user = (
                 f"as the grader's own user: {runner} was not root, so there was no privilege drop and "
@@ -285,6 +298,12 @@ def instructor_note(
             f"Student code ran as a plain child process with the grader's limits, {user}.",
             walls,
         ]
+        if left_open:
+            shown = ", ".join(str(path) for path in left_open)
+            lines.append(
+                f"NOT closed to it: {shown} (not this user's files): it could read or write them "
+                "as their permissions allow, unless Landlock stopped it."
+            )
     seed = document.get("grading_seed")
     lines += [
         f"Grader version {document.get('grader_version', '?')}, grading seed {seed} "

@@ -165,6 +165,7 @@ def gradescope_results(
     sandbox_requested: str = "auto",
     found: str = "",
     running_as_root: bool | None = None,
+    left_open: list[Path] | tuple[Path, ...] = (),
 ) -> dict:
     """Gradescope's results.json for one graded submission (a batch result ``document``)."""
     from grader.scoring import GROUP_TITLES, GROUPS
@@ -189,7 +190,7 @@ def gradescope_results(
     sandbox, sandbox_note = document.get("sandbox", ""), document.get("sandbox_note", "")
     note = instructor_note(
         document, sandbox_requested=sandbox_requested, found=found, running_as_root=running_as_root,
-        private="the source folder (solutions, hidden tests)", runner="run_autograder",
+        private="the source folder (solutions, hidden tests)", runner="run_autograder", left_open=left_open,
     )
     tests.insert(0, {
         "name": "Instructors only: sandbox, grading seed and what the submission printed",
@@ -266,11 +267,13 @@ def autograde(root: Path, hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY, sa
     started = time.monotonic()
     root = Path(root)
     results_path = root / "results" / "results.json"
-    protect(root / "results", (root / "source", root / "submission_metadata.json"))
+    left_open = protect(root / "results", (root / "source", root / "submission_metadata.json"))
     try:
         chosen, found = choose_submission_file(root / "submission")
         document = grade_file(chosen, sandbox)
-        report = gradescope_results(document, hidden_visibility=hidden_visibility, sandbox_requested=sandbox, found=found)
+        report = gradescope_results(
+            document, hidden_visibility=hidden_visibility, sandbox_requested=sandbox, found=found, left_open=left_open
+        )
         status = 0
     except Exception as error:  # noqa: BLE001 - whatever went wrong, Gradescope must get a results.json saying so
         report = failure_results(f"{type(error).__name__}: {error}", failure_details(error))

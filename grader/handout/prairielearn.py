@@ -230,7 +230,7 @@ def question_html(upload: bool = False) -> str:
         answer = (
             "<p>Upload your <code>multi_head_attention.py</code> (or your notebook). The file you start from:</p>\n"
             f'<pl-code language="python" source-file-name="tests/{INITIAL_CODE}"></pl-code>\n'
-            '<pl-file-upload optional-file-patterns="*.py, *.ipynb"></pl-file-upload>'
+            '<pl-file-upload optional-file-patterns="*.py,*.ipynb"></pl-file-upload>'
         )
     else:
         answer = (
@@ -318,7 +318,7 @@ def autograde(root: Path, sandbox: str = "auto") -> int:
     root = Path(root)
     results_path = root / "results" / "results.json"
     locked = tuple(root / name for name in ("tests", "data", "serverFilesCourse", "shared"))
-    protect(root / "results", locked)
+    left_open = protect(root / "results", locked)
     log: list[str] = []
     try:
         chosen, found = choose_submission_file(root / "student")
@@ -331,7 +331,7 @@ def autograde(root: Path, sandbox: str = "auto") -> int:
             log += [
                 instructor_note(
                     document, sandbox_requested=sandbox, found=found, running_as_root=os.geteuid() == 0,
-                    private="the tests folder (solution, hidden tests)", runner=ENTRYPOINT_NAME,
+                    private="the tests folder (solution, hidden tests)", runner=ENTRYPOINT_NAME, left_open=left_open,
                 ),
                 "",
                 _hidden_checks(document),
