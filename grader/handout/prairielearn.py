@@ -42,6 +42,14 @@ and does not count the attempt. A grader failure is answered the same way, with 
 saying it is the autograder's fault: never a zero the student did not earn. The entrypoint
 exits 0 in both cases, because PrairieLearn reads results.json only after an exit status 0
 (on another status it marks the job failed, also not gradable, but with its own message).
+
+Sources, in PrairieLearn's repository: docs/externalGrading.md (the /grade layout, info.json's
+externalGradingOptions, results.json's fields, the 1 MB limit, ``gradable``); apps/grader-host/
+src/index.ts (results.json read only after exit status 0, refused over 1 MB);
+apps/prairielearn/src/lib/externalGraderCommon.ts and the processing of grading results (a
+failed job, or ``"gradable": false``, leaves the submission ungraded: no points awarded or
+lost); docs/elements (pl-file-editor, pl-file-upload, pl-code, pl-external-grader-results);
+the question.html docs (the ``<markdown>`` tag, Mustache templating).
 """
 
 from __future__ import annotations
