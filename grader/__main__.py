@@ -21,6 +21,8 @@ COMMANDS = {
     "gradescope": ("grader.handout.gradescope", "build a Gradescope autograder zip"),
     "report": ("grader.batch.report", "rebuild a batch's class report (OUT/report.html)"),
     "export": ("grader.batch.export", "write a batch's grades as a CSV for Canvas's gradebook import (or plain)"),
+    "prairielearn": ("grader.handout.prairielearn", "write a PrairieLearn externally graded question and its image"),
+    "classroom": ("grader.handout.classroom", "write a GitHub Classroom template repository (release + workflow)"),
 }
 
 

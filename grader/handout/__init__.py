@@ -5,6 +5,9 @@
 * ``release.py``         — what students receive (the folders they need, copied whole).
 * ``nbgrader_course.py`` — an nbgrader course.
 * ``gradescope.py``      — a Gradescope autograder zip, and the grading it runs there.
+* ``prairielearn.py``    — a PrairieLearn externally graded question, its image, its grading.
+* ``classroom.py``       — a GitHub Classroom template repository: the release and its workflow.
+* ``autograder.py``      — what the platforms' autograders share: one submission graded in a container.
 
 A new platform goes here. Instructor-only: never in the student release.
 """
