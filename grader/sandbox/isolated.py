@@ -167,7 +167,9 @@ def _tail(log: Path) -> str:
 
 
 def describe_exit(event: dict, during: str) -> ErrorDescription:
-    if "signal" in event:
+    if "disk" in event:
+        text = f"the submission's process was ended during {during}: {event['disk']} (the limit for one submission)"
+    elif "signal" in event:
         number = event["signal"]
         name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
         meaning = {
