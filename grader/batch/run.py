@@ -146,6 +146,10 @@ def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
         _write_class_files(out, entries, seed, (sandbox, fallback_note))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        # A shard killed during this run (its worker then dies with it) left its worker's
+        # folder and cgroup: they are gone now, not at the next run.
+        for removed in processes.remove_leftovers():
+            log.info("removed %s, left behind by a grading shard that was killed", removed)
     return status
 
 
