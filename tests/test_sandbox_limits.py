@@ -73,3 +73,13 @@ def test_in_the_process_sandbox_a_child_writing_past_its_budget_is_ended(tmp_pat
     assert result["score"] == 0
     # Ended while writing: it never got to write all it tried to.
     assert filled(result["output"]).get(".", 0) < ATTEMPTED_FILES * CHUNK
+
+
+def test_a_file_in_a_declared_encoding_reaches_the_worker_as_python_reads_it(tmp_path):
+    """``pytest grader --submission latin.py --isolate``: the worker's copy keeps the file's
+    coding line and its encoding (it was once read as UTF-8 with replacement characters)."""
+    path = tmp_path / "latin.py"
+    check = '\nassert "\u00e9t\u00e9" == "\\u00e9t\\u00e9", "decoded wrongly"\n'
+    path.write_bytes(("# -*- coding: latin-1 -*-\n" + SOLUTION.read_text() + check).encode("latin-1"))
+    run = grade([path], tmp_path, "--isolate", "--sandbox", "process")
+    assert run.score("latin") == 100, run.results["latin"]["import_error"]

@@ -268,6 +268,12 @@ def become_child(channel_fd: int, output_fd: int, spawn: dict, limits: dict) -> 
     sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
     sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
     apply_limits(limits)
+    # In the file's own encoding, so that its coding line holds; encoded now, while the codec's
+    # module can still be read (a child dropped to nobody may not read the interpreter's files).
+    try:
+        source_bytes = str(spawn["source"]).encode(str(spawn.get("encoding") or "utf-8"), errors="replace")
+    except LookupError:
+        source_bytes = str(spawn["source"]).encode("utf-8", errors="replace")
     workdir = Path(tempfile.mkdtemp(prefix="submission-", dir=limits["scratch"]))
     if os.getuid() == 0:  # the plain-process sandbox started as root: drop to nobody
         os.chown(workdir, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
@@ -279,7 +285,7 @@ def become_child(channel_fd: int, output_fd: int, spawn: dict, limits: dict) -> 
     os.environ.update({"HOME": str(workdir), "TMPDIR": str(workdir), "PATH": "/usr/bin:/bin"})
     tempfile.tempdir = str(workdir)  # the module caches the worker's folder: not the child's
     source = workdir / Path(str(spawn["filename"])).name
-    source.write_text(str(spawn["source"]), encoding="utf-8")
+    source.write_bytes(source_bytes)
     if limits.get("landlock_readable"):
         confine(limits["landlock_readable"], workdir)
     channel = socket.socket(fileno=channel_fd)
