@@ -13,6 +13,7 @@ import gc
 import json
 import secrets
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import loading, notebooks, results, timeouts
+from grader import loading, notebooks, results, timeouts, untrusted
 from grader.scoring import GROUPS, Scoreboard, group_of
 from grader.submission import ErrorDescription, InProcessBackend, StudentCodeError, Submission
 
@@ -33,6 +34,7 @@ targets_key = pytest.StashKey[dict]()
 worker_key = pytest.StashKey[object]()
 sandbox_key = pytest.StashKey[tuple]()  # (sandbox in use, why it differs from the one asked for)
 notebooks_key = pytest.StashKey[Path]()  # where --submission notebooks become .py files
+handles_key = pytest.StashKey[dict]()  # submission name -> its open Submission handle
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,7 @@ def pytest_configure(config: pytest.Config) -> None:
             e["name"]: Target(e["name"], Path(e["path"]), e.get("problem", ""), e.get("content_hash", "")) for e in entries
         }
     config.stash[worker_key] = None
+    config.stash[handles_key] = {}
     config.stash[sandbox_key] = ("in-process", "")
     if config.getoption("isolate"):
         isolated, processes = _sandbox()
@@ -137,15 +140,26 @@ def _sandbox():
 
 
 def _persist(config: pytest.Config, folder: Path, result) -> None:
+    # The submission's last test is done: end its code now, so that what it printed is
+    # complete and recorded with this result (the fixture's own teardown comes later, when
+    # the next submission's first test starts, after this file is written).
+    handle = config.stash[handles_key].get(result.submission)
+    if handle is not None:
+        _finish(config, handle)
     target = config.stash[targets_key].get(result.submission)
-    results.write_submission_result(
-        folder,
-        result,
-        grading_seed=config.getoption("grading_seed"),
-        sandbox=config.stash[sandbox_key],
-        source=_source_or_none(target.path) if target else None,
-        content_hash=target.content_hash if target else "",
-    )
+    try:
+        results.write_submission_result(
+            folder,
+            result,
+            grading_seed=config.getoption("grading_seed"),
+            sandbox=config.stash[sandbox_key],
+            source=_source_or_none(target.path) if target else None,
+            content_hash=target.content_hash if target else "",
+        )
+    except OSError as error:
+        # One student's result that cannot be written must not stop the others' grading:
+        # say so (a batch shard's log), and the batch reports this student as not graded.
+        print(f"grader: the result of {untrusted.printable(result.submission)} could not be written: {error}", file=sys.stderr)
 
 
 def _source_or_none(path: Path) -> Path | None:
@@ -274,6 +288,7 @@ def submission(request: pytest.FixtureRequest):
         backend = isolated.IsolatedBackend(source, worker, call_timeout=request.config.getoption("call_timeout"))
         worker_unavailable = isolated.WorkerUnavailable
     handle = Submission(target.name, source, backend)
+    request.config.stash[handles_key][target.name] = handle
     request.addfinalizer(lambda: _finish(request.config, handle))
     try:
         handle.open()
@@ -286,6 +301,9 @@ def submission(request: pytest.FixtureRequest):
 
 
 def _finish(config: pytest.Config, handle: Submission) -> None:
+    """End the submission's code and record what it printed (once; later calls do nothing)."""
+    if config.stash[handles_key].pop(handle.name, None) is None:
+        return
     handle.close()
     config.stash[scoreboard_key].submission_result(handle.name).output = handle.backend.captured_output()
 

@@ -1,14 +1,21 @@
-"""The feedback a student reads after batch grading: a Markdown page per submission."""
+"""The feedback a student reads after batch grading: a Markdown page per submission.
+
+The student id, import errors and test messages (which quote exception messages and class
+names) are the student's text: the id is escaped, the rest sits in code blocks whose fence
+no text inside can close (grader/untrusted.py), so nothing of it renders as a heading, a
+link or HTML.
+"""
 
 from __future__ import annotations
 
 from grader.scoring import GROUP_TITLES, SubmissionResult, describe_not_written
+from grader.untrusted import markdown_code_block, markdown_text
 
 
 def render_markdown(result: SubmissionResult) -> str:
-    lines = [f"# Feedback for {result.submission}", "", f"**Score: {result.score}/{result.max_score}**", ""]
+    lines = [f"# Feedback for {markdown_text(result.submission)}", "", f"**Score: {result.score}/{result.max_score}**", ""]
     if result.import_error:
-        lines += ["Your file could not be imported, so no test could run:", "", "```", result.import_error, "```", ""]
+        lines += ["Your file could not be imported, so no test could run:", "", markdown_code_block(result.import_error), ""]
     lines += ["| group | points |", "|---|---|"]
     for group, (earned, total) in result.group_points().items():
         lines.append(f"| {GROUP_TITLES[group]} | {earned}/{total} |")
@@ -18,7 +25,7 @@ def render_markdown(result: SubmissionResult) -> str:
     if failed and not result.import_error:
         lines += ["", "## What to fix", ""]
         for test in failed:
-            lines += [f"### {test.name} ({test.max_points} point{'s' if test.max_points != 1 else ''})", "", "```", test.message or test.outcome, "```", ""]
+            lines += [f"### {test.name} ({test.max_points} point{'s' if test.max_points != 1 else ''})", "", markdown_code_block(test.message or test.outcome), ""]
     elif not failed:
         lines += ["", "Every check passed."]
     return "\n".join(lines).rstrip() + "\n"

@@ -8,10 +8,12 @@ old (v3) ones.
 
 from __future__ import annotations
 
+import ast
 import json
 import warnings
 
 # IPython magics (%), shell escapes (!) and help (?): not Python, so they would not import.
+# Where IPython is missing, lines starting with these are dropped (IPython finds them exactly).
 MAGIC_PREFIXES = ("%", "!", "?")
 # The exercise notebook's own cells (its setup cell and its check cells) are never part of a
 # submission. They start with this marker line (all a kernel sees of a cell is its source)
@@ -38,11 +40,41 @@ def join_code_cells(sources: list[str]) -> str:
             continue
         if source.lstrip().startswith("%%"):  # a cell magic makes the whole cell non-Python
             continue
-        lines = [line for line in source.split("\n") if not line.lstrip().startswith(MAGIC_PREFIXES)]
-        code = "\n".join(lines).strip("\n")
+        code = without_magics(source).strip("\n")
         if code.strip():
             kept.append(code)
     return "\n\n".join(kept) + "\n"
+
+
+def without_magics(source: str) -> str:
+    """One cell's code without its magic, shell and help lines, as IPython itself finds them.
+
+    A line is a magic only where a statement starts: ``% (model_dim, num_heads)`` continuing
+    a bracketed expression, or a line after a backslash, is Python and stays. A cell that
+    parses as Python holds no magic (IPython leaves valid Python alone), so it is kept as it
+    is without loading IPython; any other cell goes through IPython's own input
+    transformation, and each line it turned into a ``get_ipython()`` call is dropped.
+    """
+    try:
+        ast.parse(source)
+        return source
+    except (SyntaxError, ValueError):
+        pass
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        transformed = TransformerManager().transform_cell(source)
+    except Exception:  # noqa: BLE001 - no IPython, or input it cannot transform: the plain rule
+        return "\n".join(line for line in source.split("\n") if not line.lstrip().startswith(MAGIC_PREFIXES))
+    original, lines = source.split("\n"), transformed.split("\n")
+    if len(lines) < len(original):  # it joined lines (a magic continued with a backslash)
+        lines += [""] * (len(original) - len(lines))
+    kept = []
+    for index, line in enumerate(lines):
+        if "get_ipython()" in line and (index >= len(original) or line != original[index]):
+            continue
+        kept.append(original[index] if index < len(original) else line)
+    return "\n".join(kept)
 
 
 def code_cells(text: str) -> list[str]:

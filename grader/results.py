@@ -14,11 +14,24 @@ from pathlib import Path
 
 from grader import __version__
 from grader.feedback import render_markdown
+from grader.untrusted import file_stem
+
+
+def result_file(folder: Path, submission: str) -> Path:
+    """Where one submission's result goes: ``folder/results/<stem>.json``, the stem derived
+    from the id with a bounded length (grader/untrusted.py); the file records the id itself."""
+    return Path(folder) / "results" / f"{file_stem(submission)}.json"
+
+
+def feedback_file(folder: Path, submission: str) -> Path:
+    return Path(folder) / "feedback" / f"{file_stem(submission)}.md"
 
 
 def write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # The temporary name is bounded whatever the target's: a name near the file system's
+    # limit (255 bytes) must not fail only because of the prefix and suffix added here.
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:60]}.", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -51,9 +64,9 @@ def write_submission_result(
         "sandbox_note": sandbox[1],
         "content_hash": content_hash or hash_of(source),
     }
-    write_atomically(folder / "feedback" / f"{result.submission}.md", render_markdown(result))
+    write_atomically(feedback_file(folder, result.submission), render_markdown(result))
     # The JSON last: its presence is what marks the submission as graded.
-    write_atomically(folder / "results" / f"{result.submission}.json", json.dumps(document, indent=2) + "\n")
+    write_atomically(result_file(folder, result.submission), json.dumps(document, indent=2) + "\n")
 
 
 def write_class_results(path: Path, documents: dict, grading_seed: int, sandbox: tuple[str, str], run: dict | None = None) -> None:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from grader.untrusted import printable
+
 GROUP_TITLES = {
     "shapes": "1. shapes",
     "probabilities": "2. probabilities",
@@ -150,8 +152,9 @@ class Scoreboard:
     def pytest_terminal_summary(self, terminalreporter) -> None:
         for result in self.results.values():
             if result.import_error:
-                terminalreporter.section(f"{result.submission} could not be imported", sep="!")
-                terminalreporter.write_line(result.import_error)
+                # The student's text, on an instructor's terminal too (pytest grader --submission ...).
+                terminalreporter.section(f"{printable(result.submission)} could not be imported", sep="!")
+                terminalreporter.write_line(printable(result.import_error, keep_newlines=True))
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         """The score table goes last, after pytest's own summary, so it is what a student sees."""
@@ -162,7 +165,7 @@ class Scoreboard:
         if len(self.results) == 1:
             self._write_single_table(terminal.write_line, next(iter(self.results.values())))
         else:
-            self._write_class_table(terminal.write_line)
+            self._write_class_table(lambda line: terminal.write_line(printable(line)))
 
     def _write_single_table(self, write, result: SubmissionResult) -> None:
         points = result.group_points()

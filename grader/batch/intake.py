@@ -11,27 +11,38 @@ instead of an exception.
 
 Zips are never extracted: the chosen member is read in memory, so a hostile path in an
 archive has nowhere to land. A syntax error is not an intake problem: the grader reports it.
+
+Intake opens regular files inside the submissions folder only: it never follows a symbolic
+link (an entry that is a link, or a link inside a folder, is refused or passed over), never
+opens a FIFO, a device or a socket (each could block the batch forever or read something
+that is not the student's), and bounds how deep and how wide it looks into a folder.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
+import io
 import os
 import re
 import shutil
 import stat
+import tokenize
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from grader.loading import MODULE_FILE_NAME
 from grader.notebooks import code_cells, join_code_cells
+from grader.untrusted import file_stem, printable
 
 MB = 1024 * 1024
 MAX_SOURCE_BYTES = 1 * MB  # far above any honest solution; keeps a runaway file out of the grader
 MAX_UNPACKED_BYTES = 20 * MB  # a whole zip, or a notebook with its outputs (plots make them big)
 MAX_ZIP_MEMBERS = 1000
+MAX_FOLDER_DEPTH = 32  # folder levels below an entry that intake looks into
+MAX_FOLDER_ITEMS = 10_000  # files and folders in one entry (a whole project with a virtualenv is more)
+MAX_PATH_CHARS = 1024  # a zip member's name
 # Left behind by operating systems and archivers; never a submission.
 JUNK_NAMES = {"__macosx", ".ds_store", "thumbs.db", "desktop.ini"}
 
@@ -57,7 +68,10 @@ def list_entries(submissions: Path) -> list[Path]:
 
 def student_id_of(entry: Path) -> str:
     """``alice.py`` -> ``alice``; a folder keeps its whole name (a dot in it is not an extension)."""
-    name = entry.stem if entry.is_file() else entry.name
+    name = entry.name if stat.S_ISDIR(_lstat_mode(entry) or 0) else entry.stem
+    # Control characters and bytes that are not UTF-8 are escaped: the id is shown in logs,
+    # on terminals and in the gradebook (grader/untrusted.py).
+    name = printable(name)
     # "." or ".." as a folder name would stage outside the student's own folder.
     return name if name.strip(".") else "_" + name
 
@@ -70,8 +84,6 @@ def stage_entry(entry: Path, staging: Path, *, student_id: str | None = None) ->
     """
     entry, staging = Path(entry), Path(staging)
     student_id = student_id or student_id_of(entry)
-    if not student_id.strip(".") or "/" in student_id:
-        raise ValueError(f"student id {student_id!r} is not a single folder name")
     try:
         text, problem = _normalise(_read_source(entry), entry.name), ""
     except _Refused as refusal:
@@ -79,7 +91,9 @@ def stage_entry(entry: Path, staging: Path, *, student_id: str | None = None) ->
     except Exception as error:  # noqa: BLE001 - one unforeseen failure must not stop a whole class's batch
         text, problem = None, f"{entry.name} could not be read ({type(error).__name__}: {error})."
     # Writing is the grader's own business: a full disk should stop the batch loudly.
-    source_path = _write(staging / student_id, text)
+    # The folder's name is derived from the id with a bounded length (grader/untrusted.py):
+    # an id near the file system's limit must not fail here, nor in the result files.
+    source_path = _write(staging / file_stem(student_id), text)
     content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest() if text is not None else _raw_hash(entry)
     return Entry(student_id, source_path, content_hash, problem, entry.name)
 
@@ -87,12 +101,12 @@ def stage_entry(entry: Path, staging: Path, *, student_id: str | None = None) ->
 def stage_all(submissions: Path, staging: Path) -> list[Entry]:
     """Stage every entry (one Entry each, bad ones included), sorted by student id."""
     entries = list_entries(submissions)
-    ids = _unique_ids([student_id_of(entry) for entry in entries])
+    ids = unique_ids([student_id_of(entry) for entry in entries])
     staged = [stage_entry(entry, staging, student_id=sid) for entry, sid in zip(entries, ids)]
     return sorted(staged, key=lambda staged_entry: staged_entry.student_id)
 
 
-def _unique_ids(bases: list[str]) -> list[str]:
+def unique_ids(bases: list[str]) -> list[str]:
     """Keep each id's first use; later duplicates get -2, -3, ... in entry order.
 
     A suffix never takes an id that another entry has by its own name (``alice-2.py``).
@@ -119,15 +133,51 @@ def _is_junk(name: str) -> bool:
 # --- reading one entry ---------------------------------------------------------------
 
 
+def _lstat_mode(path: Path) -> int | None:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return None
+
+
+def _refuse_unless_regular(path: Path, shown: str) -> None:
+    """Refuse a link, a FIFO, a device or a socket before anything opens it."""
+    mode = _lstat_mode(path)
+    if mode is None:
+        raise _Refused(f"{shown} could not be read (it vanished or is not accessible).")
+    if stat.S_ISLNK(mode):
+        raise _Refused(
+            f"refused: {shown} is a symbolic link; hand in the file itself (links are never followed, "
+            "so a link cannot lead the grader to files outside the submissions)."
+        )
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise _Refused(f"refused: {shown} is not a regular file (a FIFO, a device or a socket); hand in a file.")
+
+
+def _open_regular(path: Path, shown: str) -> io.BufferedReader:
+    """Open ``path`` for reading only if it is a regular file, without following a link and
+    without blocking (O_NONBLOCK: a FIFO swapped in after the check cannot hang the batch)."""
+    _refuse_unless_regular(path, shown)
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        raise _Refused(f"{shown} could not be opened ({error.strerror}).") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise _Refused(f"refused: {shown} is not a regular file (a FIFO, a device or a socket); hand in a file.")
+    return os.fdopen(descriptor, "rb")
+
+
 def _read_source(entry: Path) -> str:
-    if entry.is_dir():
+    _refuse_unless_regular(entry, entry.name)
+    if stat.S_ISDIR(_lstat_mode(entry) or 0):
         return _read_folder(entry)
     suffix = entry.suffix.lower()
-    if entry.is_file() and suffix == ".py":
-        return _decode(_read_bounded(entry, MAX_SOURCE_BYTES), entry.name)
-    if entry.is_file() and suffix == ".ipynb":
+    if suffix == ".py":
+        return _decode_python(_read_bounded(entry, MAX_SOURCE_BYTES), entry.name)
+    if suffix == ".ipynb":
         return _notebook_source(_read_bounded(entry, MAX_UNPACKED_BYTES), entry.name)
-    if entry.is_file() and suffix == ".zip":
+    if suffix == ".zip":
         return _read_zip(entry)
     raise _Refused(
         f"{entry.name} is an unsupported entry type: hand in a .py file, a Jupyter notebook, "
@@ -135,13 +185,43 @@ def _read_source(entry: Path) -> str:
     )
 
 
-def _read_bounded(path: Path, limit: int) -> bytes:
+def _read_bounded(path: Path, limit: int, shown: str | None = None) -> bytes:
     # Read one byte past the limit: enough to know it is too big without reading it all.
-    with path.open("rb") as stream:
+    shown = shown or path.name
+    with _open_regular(path, shown) as stream:
         data = stream.read(limit + 1)
     if len(data) > limit:
-        raise _Refused(f"{path.name} is larger than {limit // MB} MB.")
+        raise _Refused(f"{shown} is larger than {limit // MB} MB.")
     return data
+
+
+_CODING_LINE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
+
+
+def _decode_python(data: bytes, name: str) -> str:
+    """Python source as Python reads it: UTF-8 (a byte-order mark allowed), or the encoding a
+    PEP 263 coding line declares. The staged copy is UTF-8, so a declared encoding other
+    than UTF-8 is restated as UTF-8 on its own line (the line count stays the same)."""
+    if b"\x00" in data:
+        raise _Refused(f"{name} looks like a binary file (it contains NUL bytes), not Python source text.")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:  # an unknown encoding, a coding line contradicting a byte-order mark, or no UTF-8
+        if not any(_CODING_LINE.match(line) for line in data.split(b"\n", 2)[:2]):
+            return _decode(data, name)  # says which byte is not UTF-8
+        raise _Refused(f"{name} declares an encoding Python cannot use ({error}); save it as UTF-8.") from None
+    if encoding in ("utf-8", "utf-8-sig"):
+        return _decode(data, name)
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as error:
+        raise _Refused(f"{name} is not valid {encoding} text (byte {error.start} cannot be decoded); save it as UTF-8.") from None
+    lines = text.split("\n", 2)
+    for index, line in enumerate(lines[:2]):
+        if _CODING_LINE.match(line.encode("utf-8")):
+            lines[index] = f"# -*- coding: utf-8 -*- (the grader's copy; the file declared {encoding})"
+            break
+    return "\n".join(lines)
 
 
 def _decode(data: bytes, name: str) -> str:
@@ -165,20 +245,36 @@ def _normalise(text: str, name: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
+def _walk(folder: Path, skip_junk: bool = True) -> Iterator[tuple[tuple[str, ...], os.DirEntry]]:
+    """Every file and folder under ``folder`` as (relative parts, entry), shallowest first.
+
+    Iterative, so depth costs no recursion; links are listed, never followed; folders more
+    than ``MAX_FOLDER_DEPTH`` levels down are not looked into; more than
+    ``MAX_FOLDER_ITEMS`` items refuse the entry.
+    """
+    pending, seen = [(folder, ())], 0
+    while pending:
+        path, parts = pending.pop(0)
+        with os.scandir(path) as items:
+            for item in sorted(items, key=lambda item: item.name):
+                seen += 1
+                if seen > MAX_FOLDER_ITEMS:
+                    raise _Refused(f"refused: {folder.name}/ holds more than {MAX_FOLDER_ITEMS} files and folders; hand in only your code.")
+                if skip_junk and _is_junk(item.name):  # .ipynb_checkpoints, .git, __MACOSX
+                    continue
+                yield (*parts, item.name), item
+                if item.is_dir(follow_symlinks=False) and len(parts) + 1 < MAX_FOLDER_DEPTH:
+                    pending.append((Path(item.path), (*parts, item.name)))
+
+
 def _read_folder(folder: Path) -> str:
-    found = []
-    # os.walk does not follow symlinked folders, so a link cannot lead the search outside.
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = [name for name in dirs if not _is_junk(name)]  # .ipynb_checkpoints, .git, __MACOSX
-        if MODULE_FILE_NAME in files:
-            found.append(Path(root, MODULE_FILE_NAME).relative_to(folder))
-    if not found:
-        raise _Refused(f"{folder.name}/ holds no {MODULE_FILE_NAME}.")
-    chosen = min(found, key=lambda relative: (len(relative.parts), relative.as_posix()))
-    if (folder / chosen).is_symlink():
-        # A link could point at any file on the grading machine, the hidden tests included.
-        raise _Refused(f"refused: {folder.name}/{chosen.as_posix()} is a symbolic link, not a file.")
-    return _decode(_read_bounded(folder / chosen, MAX_SOURCE_BYTES), f"{folder.name}/{chosen.as_posix()}")
+    # Shallowest first: the first multi_head_attention.py found is the one to grade.
+    chosen = next((parts for parts, _ in _walk(folder) if parts[-1] == MODULE_FILE_NAME), None)
+    if chosen is None:
+        raise _Refused(f"{folder.name}/ holds no {MODULE_FILE_NAME} (folders more than {MAX_FOLDER_DEPTH} levels down are not searched).")
+    shown = "/".join((folder.name, *chosen))
+    # A link could point at any file on the grading machine, the hidden tests included.
+    return _decode_python(_read_bounded(folder.joinpath(*chosen), MAX_SOURCE_BYTES, shown), shown)
 
 
 def _notebook_source(data: bytes, name: str) -> str:
@@ -194,7 +290,7 @@ def _notebook_source(data: bytes, name: str) -> str:
 
 def _read_zip(entry: Path) -> str:
     try:
-        with zipfile.ZipFile(entry) as archive:
+        with _open_regular(entry, entry.name) as raw, zipfile.ZipFile(raw) as archive:
             member = _choose_member(archive.infolist(), entry.name)
             notebook = member.filename.lower().endswith(".ipynb")
             limit = MAX_UNPACKED_BYTES if notebook else MAX_SOURCE_BYTES
@@ -208,7 +304,7 @@ def _read_zip(entry: Path) -> str:
     name = f"{entry.name}:{member.filename}"
     if len(data) > limit:
         raise _Refused(f"{name} is larger than {limit // MB} MB.")
-    return _notebook_source(data, name) if notebook else _decode(data, name)
+    return _notebook_source(data, name) if notebook else _decode_python(data, name)
 
 
 def _choose_member(members: list[zipfile.ZipInfo], zip_name: str) -> zipfile.ZipInfo:
@@ -216,6 +312,8 @@ def _choose_member(members: list[zipfile.ZipInfo], zip_name: str) -> zipfile.Zip
     if len(members) > MAX_ZIP_MEMBERS:
         raise _Refused(f"refused: {zip_name} holds more than {MAX_ZIP_MEMBERS} files; zip only your code.")
     for member in members:
+        if len(member.filename) > MAX_PATH_CHARS or len(_parts(member)) > MAX_FOLDER_DEPTH:
+            raise _Refused(f"refused: {zip_name} holds a path longer than {MAX_PATH_CHARS} characters or deeper than {MAX_FOLDER_DEPTH} folders.")
         if _is_unsafe(member):
             kinds = "absolute, '..' or a link"
             raise _Refused(f"refused: the zip holds an unsafe path {member.filename!r} ({kinds}).")
@@ -281,21 +379,44 @@ def _write(folder: Path, text: str | None) -> Path | None:
 def _raw_hash(entry: Path) -> str:
     """sha256 of an unreadable entry: its bytes, or for a folder its file listing and sizes.
 
-    A folder may hold a whole project (data, a virtualenv), so its contents are not read.
+    A folder may hold a whole project (data, a virtualenv), so its contents are not read;
+    a link, a FIFO or a device is hashed by what it is, never opened.
     """
     digest = hashlib.sha256()
     try:
-        if entry.is_dir():
-            for root, dirs, files in os.walk(entry):
-                dirs.sort()
-                for name in sorted(files):
-                    path = Path(root, name)
-                    line = f"{path.relative_to(entry).as_posix()}\0{path.lstat().st_size}\n"
-                    digest.update(line.encode("utf-8", "surrogateescape"))
-        else:
-            with entry.open("rb") as stream:
+        mode = _lstat_mode(entry) or 0
+        if stat.S_ISDIR(mode):
+            for parts, item in _walk(entry, skip_junk=False):
+                line = f"{'/'.join(parts)}\0{item.stat(follow_symlinks=False).st_size}\n"
+                digest.update(line.encode("utf-8", "surrogateescape"))
+        elif stat.S_ISREG(mode):
+            with _open_regular(entry, entry.name) as stream:
                 for chunk in iter(lambda: stream.read(MB), b""):
                     digest.update(chunk)
-    except OSError:
-        pass  # an unreadable entry still needs some hash; its problem already says why
+        else:
+            digest.update(f"{stat.filemode(mode)} {os.fsencode(entry.name)!r}".encode())
+    except Exception:  # noqa: BLE001 - an unreadable entry still needs some hash; its problem already says why
+        pass
+    return digest.hexdigest()
+
+
+def fingerprint(entry: Path) -> str:
+    """What changes whenever an entry may have changed, read from the file system's records
+    alone (type, size, inode, modification and change times, of the entry and of everything
+    in a folder): cheap for a 20 MB notebook, so a rerun skips unchanged entries before the
+    costly intake. ``ctime`` cannot be set back by the user, so an edit always shows."""
+    digest = hashlib.sha256()
+
+    def record(name: str, info: os.stat_result) -> None:
+        fields = (name, stat.S_IFMT(info.st_mode), info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+        digest.update(repr(fields).encode("utf-8", "surrogateescape") + b"\n")
+
+    try:
+        info = os.lstat(entry)
+        record("", info)
+        if stat.S_ISDIR(info.st_mode):
+            for parts, item in _walk(entry, skip_junk=False):
+                record("/".join(parts), item.stat(follow_symlinks=False))
+    except (OSError, _Refused) as error:
+        digest.update(f"unlisted: {type(error).__name__}".encode())
     return digest.hexdigest()

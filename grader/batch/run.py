@@ -13,28 +13,42 @@ then assembles the gradebook.
     OUT/feedback/<id>.md     what the student reads
     OUT/report.html          the instructor's view of the class (grader/batch/report.py)
     OUT/batch.log            the run log (appended to)
+    OUT/intake.json          what each entry looked like when it was last read (see below)
+    OUT/.batch.lock          held while a batch writes to OUT: one batch per OUT at a time
 
 Interrupted runs lose nothing: a rerun skips every student whose result is already there
-for the same file and the same grader version, unless ``--force``.
+for the same file and the same grader version, unless ``--force``. An entry whose file
+system record (size, times, inode: ``intake.fingerprint``) is unchanged since the run that
+graded it is not even read again: a 20 MB notebook costs a stat, not a parse.
+
+Ctrl-C, SIGTERM and SIGHUP all stop the batch the same way: the shards end their sessions
+and remove their workers, the staging folder is removed. A shard also ends when the batch
+is killed outright (its parent-death signal); what a killed run left in the temporary
+folder and in the pids cgroups is removed by the next run (``processes.remove_leftovers``).
+Everything a student controls that reaches the gradebook, the log or the terminal passes
+through grader/untrusted.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import fcntl
 import io
 import json
 import logging
 import os
 import secrets
 import shutil
+import signal
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from tqdm import tqdm
 
-from grader import __version__, results
+from grader import __version__, results, untrusted
 from grader.batch import intake
 from grader.sandbox import processes
 from grader.scoring import GROUPS
@@ -59,14 +73,62 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-report", action="store_true", help="skip OUT/report.html (it needs matplotlib)")
 
 
+class OutInUse(RuntimeError):
+    """Another batch is writing to the same OUT."""
+
+
 def run(arguments: argparse.Namespace) -> int:
     out: Path = arguments.out
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o700)  # other students' results are not for the worker's unprivileged user
     _start_log(out / "batch.log")
+    try:
+        lock = lock_out(out)
+    except OutInUse as error:
+        log.error("%s", error)
+        return EXIT_GRADER_FAILED
+    # SIGTERM (kill, a scheduler's stop) and SIGHUP (the terminal closed) stop the batch as
+    # Ctrl-C does: shards stopped and cleaned up, staging removed, what was graded kept.
+    previous = {number: signal.signal(number, signal.default_int_handler) for number in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return _run_locked(arguments, out)
+    except KeyboardInterrupt:
+        log.warning("interrupted before grading began; run the same command again")
+        return EXIT_INTERRUPTED
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        lock.close()
+
+
+def lock_out(out: Path):
+    """Hold ``OUT/.batch.lock`` (an flock, released by the kernel when the holder ends,
+    however it ends) and write who holds it; a second batch into the same OUT gets
+    ``OutInUse`` naming the first."""
+    handle = open(out / ".batch.lock", "a+", encoding="utf-8")  # noqa: SIM115 - held until the run ends
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = untrusted.printable(handle.read().strip()) or "another batch"
+        handle.close()
+        raise OutInUse(
+            f"{out} is in use by another batch ({holder}); wait for it to finish, or give this one "
+            "another --out: two batches writing one OUT would mix their grading seeds"
+        ) from None
+    handle.truncate(0)
+    started = time.strftime("%Y-%m-%d %H:%M:%S")
+    handle.write(f"pid {os.getpid()}, started {started}: {' '.join(sys.argv)}")
+    handle.flush()
+    return handle
+
+
+def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
     if not arguments.submissions.is_dir():
         log.error("%s is not a folder of submissions", arguments.submissions)
         return EXIT_GRADER_FAILED
+    for removed in processes.remove_leftovers():
+        log.info("removed %s, left behind by a run that ended without cleaning up", removed)
     try:
         sandbox, fallback_note = processes.resolve_sandbox(arguments.sandbox)
     except RuntimeError as error:
@@ -75,9 +137,11 @@ def run(arguments: argparse.Namespace) -> int:
     if fallback_note:
         log.warning("%s", fallback_note)
     seed = arguments.grading_seed if arguments.grading_seed is not None else secrets.randbelow(2**31)
-    staging = Path(tempfile.mkdtemp(prefix="mha-staging-"))  # 0o700: invisible to the worker's user
+    # 0o700: invisible to the worker's user; named for its owner, so that the next run can
+    # tell a folder left by a killed run from one in use.
+    staging = processes.owned_temporary_folder("mha-staging-")
     try:
-        entries = intake.stage_all(arguments.submissions, staging)
+        entries = _intake(arguments, out, staging)
         log.info("grader %s, sandbox %s, seed %d: %d submissions in %s", __version__, sandbox, seed, len(entries), arguments.submissions)
         to_grade = [entry for entry in entries if arguments.force or not _already_graded(out, entry)]
         log.info("%d to grade, %d already graded", len(to_grade), len(entries) - len(to_grade))
@@ -86,6 +150,10 @@ def run(arguments: argparse.Namespace) -> int:
         _write_class_files(out, entries, seed, (sandbox, fallback_note), assignment)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        # A shard killed during this run (its worker then dies with it) left its worker's
+        # folder and cgroup: they are gone now, not at the next run.
+        for removed in processes.remove_leftovers():
+            log.info("removed %s, left behind by a grading shard that was killed", removed)
     if not arguments.no_report:
         _write_report(out)
     return status
@@ -106,17 +174,69 @@ def _write_report(out: Path) -> None:
     log.info("report: %s", path)
 
 
+class _PrintableFormatter(logging.Formatter):
+    """Log lines quote student ids and error messages: escape their control characters, so
+    no escape sequence reaches batch.log or the terminal (line breaks are kept)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return untrusted.printable(super().format(record), keep_newlines=True)
+
+
 def _start_log(path: Path) -> None:
     handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    handler.setFormatter(_PrintableFormatter("%(asctime)s %(levelname)s %(message)s"))
     console = logging.StreamHandler()
     console.setLevel(logging.WARNING)
+    console.setFormatter(_PrintableFormatter())
     log.handlers[:] = [handler, console]
     log.setLevel(logging.INFO)
 
 
 def _result_path(out: Path, student_id: str) -> Path:
-    return out / "results" / f"{student_id}.json"
+    return results.result_file(out, student_id)
+
+
+INTAKE_RECORD = "intake.json"
+
+
+def _intake(arguments: argparse.Namespace, out: Path, staging: Path) -> list[intake.Entry]:
+    """Every entry as an ``intake.Entry``. An entry whose fingerprint is the one recorded when
+    it was last read, and whose result for that content is there, is not read again: it is
+    already graded, and reading (a big notebook above all) is the costly part of a rerun."""
+    paths = intake.list_entries(arguments.submissions)
+    ids = intake.unique_ids([intake.student_id_of(path) for path in paths])
+    record = _read_intake_record(out)
+    entries, fresh = [], {}
+    for path, student_id in zip(paths, ids):
+        fingerprint = intake.fingerprint(path)
+        known = record.get(student_id, {})
+        if (
+            not arguments.force
+            and known.get("entry") == path.name
+            and known.get("fingerprint") == fingerprint
+            and _has_result(out, student_id, known.get("content_hash", ""))
+        ):
+            entry = intake.Entry(student_id, None, known["content_hash"], "")
+        else:
+            entry = intake.stage_entry(path, staging, student_id=student_id)
+        if untrusted.file_stem(student_id) != student_id:
+            log.info("%s: result files named %s", student_id, untrusted.file_stem(student_id))
+        entries.append(entry)
+        fresh[student_id] = {"entry": path.name, "fingerprint": fingerprint, "content_hash": _entry_hash(entry)}
+    document = {"grader_version": __version__, "entries": fresh}
+    results.write_atomically(out / INTAKE_RECORD, json.dumps(document, indent=1, ensure_ascii=True) + "\n")
+    return sorted(entries, key=lambda entry: entry.student_id)
+
+
+def _read_intake_record(out: Path) -> dict:
+    try:
+        document = json.loads((out / INTAKE_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(document, dict) or document.get("grader_version") != __version__:
+        return {}
+    entries = document.get("entries")
+    return entries if isinstance(entries, dict) else {}
 
 
 def _already_graded(out: Path, entry: intake.Entry) -> bool:
@@ -222,7 +342,8 @@ def _write_class_files(out: Path, entries: list[intake.Entry], seed: int, sandbo
     for student_id in sorted(documents):
         document = documents[student_id]
         points = document.get("groups", {})
-        writer.writerow([student_id, document["score"], document["max_score"], *(points.get(g, {}).get("earned", 0) for g in groups)])
+        row = [student_id, document["score"], document["max_score"], *(points.get(g, {}).get("earned", 0) for g in groups)]
+        writer.writerow([untrusted.csv_cell(cell) for cell in row])  # no formula, no escape sequence
     results.write_atomically(out / "gradebook.csv", table.getvalue())
     run = {"assignment": assignment, "graded_at": time.strftime("%Y-%m-%d %H:%M %Z"), "not_graded": not_graded}
     results.write_class_results(out / "results.json", documents, seed, sandbox, run)

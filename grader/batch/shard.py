@@ -9,6 +9,10 @@ session, and memory stays that of one small session.
 
 Exit status: the worst of the sessions' (0 all passed, 1 some test failed); any other
 status (the grader could not run) stops the shard at once and is returned.
+
+SIGTERM and SIGHUP end a shard as Ctrl-C does: its session stops, its worker and the
+worker's folder are removed. The batch sends SIGINT to stop it; the kernel sends SIGTERM
+when the batch dies (grader/sandbox/processes.py, start_grading_shard).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import gc
 import json
 import resource
+import signal
 import sys
 from pathlib import Path
 
@@ -30,6 +35,8 @@ SESSION_SIZE = 25
 
 def main(argv: list[str]) -> int:
     manifest, options = Path(argv[0]), argv[1:]
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.default_int_handler)
     entries = json.loads(manifest.read_text(encoding="utf-8"))
     shared = SharedWorker()
     # torch alone is some 300,000 objects that live as long as the process: out of the

@@ -119,16 +119,22 @@ def choose_submission_file(folder: Path) -> tuple[Path | None, str]:
 
 
 def _stage(chosen: Path | None, submissions: Path) -> None:
-    """One entry named ``submission`` for the batch: a link to the chosen file, or an empty folder.
+    """One entry named ``submission`` for the batch: a copy of the chosen file, or an empty folder.
 
-    The batch's intake reads the entry (bounded, checked); an empty folder becomes an
-    intake problem, so a submission with nothing to grade still gets every test, failed.
+    A copy, not a link: the batch's intake never follows links. It reads the entry (bounded,
+    checked), so the copy stops one byte past the largest entry intake accepts (a bigger one
+    is refused as too large all the same). An empty folder becomes an intake problem, so a
+    submission with nothing to grade still gets every test, failed.
     """
+    from grader.batch import intake
+
     submissions.mkdir()
     if chosen is None:
         (submissions / STUDENT_ID).mkdir()
-    else:
-        (submissions / (STUDENT_ID + chosen.suffix.lower())).symlink_to(chosen.resolve())
+        return
+    with open(chosen, "rb") as source:  # a regular file, not a link (choose_submission_file)
+        data = source.read(intake.MAX_UNPACKED_BYTES + 1)
+    (submissions / (STUDENT_ID + chosen.suffix.lower())).write_bytes(data)
 
 
 # --- grading ----------------------------------------------------------------------------------

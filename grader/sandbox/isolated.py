@@ -14,6 +14,7 @@ import signal
 import socket
 import threading
 import time
+import tokenize
 from pathlib import Path
 from typing import Any
 
@@ -90,14 +91,14 @@ class Worker:
         self._ready = True
         return process
 
-    def spawn(self, source_text: str, filename: str) -> tuple[socket.socket, CapturedOutput]:
+    def spawn(self, source_text: str, filename: str, encoding: str = "utf-8") -> tuple[socket.socket, CapturedOutput]:
         """A fresh child for one submission: its call channel and its captured output."""
         process = self._ensure_started()
         grader_end, child_end = socket.socketpair()
         output_read, output_write = socket.socketpair()
         try:
             socket.send_fds(process.control, [b"S"], [child_end.fileno(), output_write.fileno()])
-            wire.send(process.control, {"source": source_text, "filename": filename})
+            wire.send(process.control, {"source": source_text, "filename": filename, "encoding": encoding})
         except (OSError, wire.ChannelClosed):
             self._process.kill()
             self._process = None
@@ -158,6 +159,16 @@ class SharedWorker:
             self.worker.close()
 
 
+def _read_python(source: Path) -> tuple[str, str]:
+    """The source's text and encoding, as Python reads them (UTF-8, or a PEP 263 coding line's
+    encoding): the child writes the text back in that encoding, so its coding line holds."""
+    try:
+        with tokenize.open(source) as stream:
+            return stream.read(), stream.encoding
+    except (SyntaxError, UnicodeDecodeError, LookupError):  # Python would refuse it too: it will say why
+        return source.read_text(encoding="utf-8", errors="replace"), "utf-8"
+
+
 def _tail(log: Path) -> str:
     try:
         lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
@@ -167,7 +178,9 @@ def _tail(log: Path) -> str:
 
 
 def describe_exit(event: dict, during: str) -> ErrorDescription:
-    if "signal" in event:
+    if "disk" in event:
+        text = f"the submission's process was ended during {during}: {event['disk']} (the limit for one submission)"
+    elif "signal" in event:
         number = event["signal"]
         name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
         meaning = {
@@ -189,7 +202,7 @@ class IsolatedBackend:
 
     def __init__(self, source: Path, worker: Worker, call_timeout: float = 5.0, budget_seconds: float = 120.0) -> None:
         self.source = source
-        self.source_text = source.read_text(encoding="utf-8", errors="replace")
+        self.source_text, self.encoding = _read_python(source)
         self.worker = worker
         self.call_timeout = call_timeout
         self.budget_seconds = budget_seconds
@@ -198,7 +211,7 @@ class IsolatedBackend:
         self.outputs: list[CapturedOutput] = []
 
     def _start_child(self) -> ErrorDescription | None:
-        self.channel, output = self.worker.spawn(self.source_text, self.source.name)
+        self.channel, output = self.worker.spawn(self.source_text, self.source.name, self.encoding)
         self.outputs.append(output)
         reply, error = self._exchange(None, "import")
         if error is not None:

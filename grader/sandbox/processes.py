@@ -11,12 +11,22 @@ cannot run; it has the same limits, (when started as root) drops to "nobody" per
 submission, and where the kernel allows it walls itself in with Landlock
 (grader/sandbox/landlock.py): Python and the system's libraries to read, its own folder to write,
 no TCP. Without Landlock it sees the file system as "nobody" does, and says so.
+
+What one submission may write in total is bounded too (``Limits.disk_bytes``): under bwrap
+its /tmp and /dev/shm are tmpfs of a fixed size; in the plain-process sandbox the worker
+measures the child's folder as it runs and ends the child past the budget.
+
+Every temporary folder and cgroup made here (and the batch's staging folder) carries its
+owner's pid and start time in its name, so ``remove_leftovers`` can remove those whose
+owner is gone (a killed batch or shard), and only those.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import re
 import shutil
 import signal
 import site
@@ -46,6 +56,10 @@ class Limits:
     memory_bytes: int = 2 * 1024**3  # address space a submission may add on top of torch
     cpu_seconds: int = 120  # per submission (the child lives for one submission)
     file_bytes: int = 16 * 1024**2
+    # All the files a submission may write: under bwrap, /tmp (3/4 of it) and /dev/shm (1/4)
+    # are tmpfs of that size; in the plain-process sandbox, the worker's budget for its folder.
+    disk_bytes: int = 128 * 1024**2
+    disk_files: int = 10_000  # files and folders, plain-process sandbox (tmpfs has its own cap)
     processes: int = 64  # enforced by the kernel only for a non-root user
     pid_namespace: bool = False
     # Plain-process sandbox with Landlock: all a child may read (besides its own folder).
@@ -98,7 +112,7 @@ class WorkerProcess:
 
     def __init__(self, sandbox: str, limits: Limits) -> None:
         self.sandbox = sandbox
-        self.module_folder = Path(tempfile.mkdtemp(prefix="mha-worker-"))
+        self.module_folder = owned_temporary_folder("mha-worker-")
         self.module_folder.chmod(0o755)  # readable by the unprivileged user the children become
         package = self.module_folder / "grader"
         for name in WORKER_MODULES:
@@ -147,7 +161,12 @@ class WorkerProcess:
         command += ["--uid", "65534", "--gid", "65534"]
         # The private /tmp first: Python itself may live under /tmp (a venv in a temporary
         # clone), and its binding, made after, must land on top of the empty tmpfs.
-        command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/"]
+        # Both tmpfs have a fixed size: what a submission writes there is memory, and must not
+        # grow past its share (Limits.disk_bytes) however many 16 MB files it writes.
+        tmp_bytes = limits.disk_bytes * 3 // 4
+        shm_bytes = limits.disk_bytes - tmp_bytes
+        command += ["--proc", "/proc", "--dev", "/dev", "--size", str(shm_bytes), "--tmpfs", "/dev/shm"]
+        command += ["--size", str(tmp_bytes), "--tmpfs", "/tmp", "--chdir", "/"]
         for path in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives"):
             if os.path.exists(path):
                 command += ["--ro-bind", path, path]
@@ -194,7 +213,7 @@ class ProcessCountGroup:
         for root in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
             if not (root / "cgroup.procs").exists():
                 continue
-            folder = root / f"mha-worker-{os.getpid()}-{os.urandom(4).hex()}"
+            folder = root / f"mha-worker-{owner_tag()}-{os.urandom(4).hex()}"
             try:
                 folder.mkdir()
                 (folder / "pids.max").write_text(str(limit))
@@ -229,10 +248,22 @@ class ProcessCountGroup:
                 time.sleep(0.02)
 
 
+PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
 def start_grading_shard(manifest: Path, pytest_options: list[str], log_path: Path) -> subprocess.Popen:
     """A shard of the batch (grader/batch/shard.py: pytest sessions over the students in
-    ``manifest``), its output going to ``log_path``."""
+    ``manifest``), its output going to ``log_path``. It gets SIGTERM the moment the batch
+    ends, however the batch ends (SIGKILL included): the kernel's parent-death signal."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    batch = os.getpid()
+
+    def end_with_the_batch() -> None:  # in the new process, before it runs the shard
+        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != batch:  # the batch died before the line above: nobody would tell us
+            os.kill(os.getpid(), signal.SIGTERM)
+
     with open(log_path, "ab") as log:  # the child keeps its own copy of the descriptor
         return subprocess.Popen(
             [sys.executable, "-m", "grader.batch.shard", str(manifest), *pytest_options],
@@ -242,6 +273,7 @@ def start_grading_shard(manifest: Path, pytest_options: list[str], log_path: Pat
             cwd=GRADER_DIR.parent,
             env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
             start_new_session=True,  # Ctrl-C reaches the batch, which then stops the shards itself
+            preexec_fn=end_with_the_batch,
         )
 
 
@@ -267,3 +299,74 @@ def _signal_groups(started: list[subprocess.Popen], sent: signal.Signals) -> Non
             os.killpg(process.pid, sent)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+# --- leftovers of processes that ended without cleaning up -----------------------------
+
+OWNED_NAME = re.compile(r"^mha-(?:staging|worker)-(?P<pid>\d+)\.(?P<start>\d+)-")
+
+
+def owner_tag(pid: int | None = None) -> str:
+    """``<pid>.<start time>`` of a process: unlike a pid alone, never the tag of a later process."""
+    pid = os.getpid() if pid is None else pid
+    return f"{pid}.{_start_time(pid)}"
+
+
+def _start_time(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat.rsplit(")", 1)[1].split()[19])  # field 22, counted after the command name
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _owner_alive(pid: int, start: int) -> bool:
+    return _start_time(pid) == start
+
+
+def owned_temporary_folder(prefix: str) -> Path:
+    """``tempfile.mkdtemp`` (mode 0o700) named ``<prefix><pid>.<start time>-XXXXXXXX``."""
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{owner_tag()}-"))
+
+
+def remove_leftovers() -> list[str]:
+    """Remove the staging and worker folders in the temporary folder, and the pids cgroups,
+    whose owning process is gone; return what was removed.
+
+    Only ours: names this module gives (with an owner tag), folders (never links) owned by
+    this user. A folder or cgroup whose owner still runs (another batch) is left alone.
+    """
+    removed = []
+    temporary = Path(tempfile.gettempdir())
+    try:
+        candidates = [path for path in temporary.iterdir() if OWNED_NAME.match(path.name)]
+    except OSError:
+        candidates = []
+    for path in candidates:
+        owner = OWNED_NAME.match(path.name)
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if not (os.path.isdir(path) and not path.is_symlink() and info.st_uid == os.geteuid()):
+            continue
+        if _owner_alive(int(owner["pid"]), int(owner["start"])):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(str(path))
+    if os.geteuid() == 0:
+        for root in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
+            try:
+                groups = [path for path in root.iterdir() if path.name.startswith("mha-worker-")]
+            except OSError:
+                continue
+            for group in groups:
+                owner = re.match(r"^mha-worker-(\d+)(?:\.(\d+))?-[0-9a-f]{8}$", group.name)
+                if owner is None:
+                    continue
+                pid, start = int(owner[1]), owner[2]
+                alive = _owner_alive(pid, int(start)) if start else _start_time(pid) is not None
+                if not alive:
+                    ProcessCountGroup(group).remove()
+                    removed.append(str(group))
+    return removed

@@ -127,13 +127,19 @@ def run_child_to_completion(control: socket.socket, fds: list[int], spawn: dict,
     # Wake up the moment the child exits (a pidfd becomes readable) or the grader speaks.
     child_exited = os.pidfd_open(pid)
     status = None
+    # Under bwrap the child writes only to tmpfs of a fixed size; here, to a folder on the
+    # machine's disk, so the worker keeps to the budget itself, looking every 50 ms.
+    budget = None if limits.get("pid_namespace") else DiskBudget(Path(limits["scratch"]), limits)
+    over_budget = ""
     try:
         while status is None:
-            readable, _, _ = select.select([control, child_exited], [], [], 1.0)
+            readable, _, _ = select.select([control, child_exited], [], [], 1.0 if budget is None else 0.05)
             if control in readable:
                 command = control.recv(1)
                 if command in (b"K", b"", b"Q"):
                     _kill_group(pid)
+            if budget is not None and not over_budget and (over_budget := budget.exceeded()):
+                _kill_group(pid)
             finished, raw_status = os.waitpid(pid, os.WNOHANG)
             if finished:
                 status = raw_status
@@ -142,11 +148,44 @@ def run_child_to_completion(control: socket.socket, fds: list[int], spawn: dict,
     kill_leftovers(limits.get("pid_namespace", False))
     wipe_writable_folders(Path(limits["scratch"]), limits.get("pid_namespace", False))
     event = {"event": "exited", "seconds": time.monotonic() - started}
+    if over_budget:
+        event["disk"] = over_budget
     if os.WIFSIGNALED(status):
         event["signal"] = os.WTERMSIG(status)
     else:
         event["status"] = os.WEXITSTATUS(status)
     wire.send(control, event)
+
+
+class DiskBudget:
+    """What a child has written to its folder, against ``disk_bytes`` and ``disk_files``."""
+
+    def __init__(self, folder: Path, limits: dict) -> None:
+        self.folder = folder
+        self.max_bytes = int(limits.get("disk_bytes") or 0)
+        self.max_files = int(limits.get("disk_files") or 0)
+
+    def exceeded(self) -> str:
+        """"" while within the budget, else what was exceeded (for the grader's message)."""
+        if not self.max_bytes:
+            return ""
+        used, count, pending = 0, 0, [self.folder]
+        while pending:
+            try:
+                with os.scandir(pending.pop()) as items:
+                    for item in items:
+                        count += 1
+                        if count > self.max_files:
+                            return f"it created more than {self.max_files} files and folders"
+                        info = item.stat(follow_symlinks=False)
+                        used += info.st_blocks * 512
+                        if used > self.max_bytes:
+                            return f"it wrote more than {self.max_bytes // 2**20} MB of files"
+                        if item.is_dir(follow_symlinks=False):
+                            pending.append(item.path)
+            except OSError:
+                continue  # removed while we looked
+        return ""
 
 
 def _kill_group(pid: int) -> None:
@@ -229,6 +268,12 @@ def become_child(channel_fd: int, output_fd: int, spawn: dict, limits: dict) -> 
     sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
     sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
     apply_limits(limits)
+    # In the file's own encoding, so that its coding line holds; encoded now, while the codec's
+    # module can still be read (a child dropped to nobody may not read the interpreter's files).
+    try:
+        source_bytes = str(spawn["source"]).encode(str(spawn.get("encoding") or "utf-8"), errors="replace")
+    except LookupError:
+        source_bytes = str(spawn["source"]).encode("utf-8", errors="replace")
     workdir = Path(tempfile.mkdtemp(prefix="submission-", dir=limits["scratch"]))
     if os.getuid() == 0:  # the plain-process sandbox started as root: drop to nobody
         os.chown(workdir, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
@@ -240,7 +285,7 @@ def become_child(channel_fd: int, output_fd: int, spawn: dict, limits: dict) -> 
     os.environ.update({"HOME": str(workdir), "TMPDIR": str(workdir), "PATH": "/usr/bin:/bin"})
     tempfile.tempdir = str(workdir)  # the module caches the worker's folder: not the child's
     source = workdir / Path(str(spawn["filename"])).name
-    source.write_text(str(spawn["source"]), encoding="utf-8")
+    source.write_bytes(source_bytes)
     if limits.get("landlock_readable"):
         confine(limits["landlock_readable"], workdir)
     channel = socket.socket(fileno=channel_fd)

@@ -1,0 +1,258 @@
+"""Intake against hostile folders and names (grader/batch/intake.py, grader/notebooks.py).
+
+A FIFO, a device or a link in the submissions must neither hang intake nor lead it to a
+file outside the submissions; depth, width and name length are bounded; source is decoded
+as Python decodes it; a notebook loses only its real magics. Every test here calls intake
+in a forked process where it could hang, so that a hang fails the test instead of the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import queue
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader import untrusted
+from grader.batch import intake
+from grader.notebooks import join_code_cells
+
+SOURCE = "import torch\n\n\ndef head_dimension(d_model, heads):\n    return d_model // heads\n"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
+
+
+@pytest.fixture
+def submissions(tmp_path: Path) -> Path:
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def staging(tmp_path: Path) -> Path:
+    folder = tmp_path / "staging"
+    folder.mkdir()
+    return folder
+
+
+def stage_without_hanging(entry: Path, staging: Path, seconds: float = 60) -> intake.Entry:
+    """stage_entry in a forked process; one still busy after ``seconds`` (blocked on a FIFO,
+    reading an endless device) is killed and the test fails naming the hang. A passing test
+    never waits for the clock: the answer arrives as soon as intake returns."""
+    context = multiprocessing.get_context("fork")
+    answers = context.Queue()
+    process = context.Process(target=lambda: answers.put(intake.stage_entry(entry, staging)), daemon=True)
+    process.start()
+    try:
+        return answers.get(timeout=seconds)
+    except queue.Empty:
+        pytest.fail(f"intake hung on {entry.name}")
+    finally:
+        process.kill()
+        process.join()
+
+
+# --- 1. intake opens regular files inside SUBMISSIONS only ---------------------------
+
+
+@pytest.mark.parametrize("where", ["top", "folder"])
+def test_a_fifo_is_refused_without_being_opened(submissions, staging, where):
+    path = submissions / "fifo.py" if where == "top" else submissions / "gwen" / "multi_head_attention.py"
+    path.parent.mkdir(exist_ok=True)
+    os.mkfifo(path)
+    entry = stage_without_hanging(path if where == "top" else path.parent, staging)
+    assert "not a regular file" in entry.problem
+    assert entry.source_path is None and len(entry.content_hash) == 64
+
+
+def test_a_device_file_is_refused(submissions, staging):
+    if os.geteuid() != 0:
+        pytest.skip("only root may create a device file")
+    device = submissions / "zero.py"
+    os.mknod(device, stat.S_IFCHR | 0o600, os.makedev(1, 5))  # /dev/zero: endless NUL bytes
+    entry = stage_without_hanging(device, staging)
+    assert "not a regular file" in entry.problem
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["solutions folder", "solution file", "private file", "fifo", "/dev/zero"],
+)
+def test_a_top_level_link_is_never_followed(tmp_path, submissions, staging, target):
+    secret = tmp_path / "secret.py"
+    secret.write_text("TOP SECRET first line\n")
+    secret.chmod(0o600)
+    fifo = tmp_path / "outside-fifo"
+    os.mkfifo(fifo)
+    points_to = {
+        "solutions folder": SOLUTION.parent,
+        "solution file": SOLUTION,
+        "private file": secret,
+        "fifo": fifo,
+        "/dev/zero": Path("/dev/zero"),
+    }[target]
+    link = submissions / ("mallory" if points_to.is_dir() else "mallory.py")
+    link.symlink_to(points_to)
+    entry = stage_without_hanging(link, staging)
+    assert "symbolic link" in entry.problem
+    assert entry.source_path is None
+    assert not list(staging.iterdir())
+    assert "SECRET" not in entry.problem
+
+
+def test_a_link_inside_a_folder_is_not_followed_to_a_folder_outside(submissions, staging):
+    folder = submissions / "mallory"
+    folder.mkdir()
+    (folder / "code").symlink_to(SOLUTION.parent)  # holds a multi_head_attention.py
+    entry = intake.stage_entry(folder, staging)
+    assert "holds no multi_head_attention.py" in entry.problem
+
+
+# --- 2. bounded depth, width and names -------------------------------------------------
+
+
+def deep_folder(root: Path, levels: int) -> Path:
+    root.mkdir()
+    path = root
+    for _ in range(levels):  # one level at a time: os.makedirs recurses
+        path = path / "d"
+        path.mkdir()
+    return path
+
+
+def remove_deep(root: Path) -> None:
+    """Bottom-up, without recursion (shutil.rmtree recurses, and would fail at this depth)."""
+    deepest = root
+    while (deepest / "d").is_dir():
+        deepest = deepest / "d"
+    while deepest != root:
+        for item in deepest.iterdir():
+            item.unlink()
+        deepest.rmdir()
+        deepest = deepest.parent
+
+
+def test_a_folder_nested_1100_levels_deep_is_graded_from_its_top(submissions, staging):
+    folder = submissions / "deep"
+    deep_folder(folder, 1100)
+    (folder / "multi_head_attention.py").write_text(SOURCE)
+    try:
+        entry = intake.stage_entry(folder, staging)
+        listed = intake.stage_all(submissions, staging)
+        fingerprint = intake.fingerprint(folder)
+    finally:
+        remove_deep(folder)
+    assert entry.problem == "" and entry.source_path.read_text() == SOURCE
+    assert [e.student_id for e in listed] == ["deep"] and len(fingerprint) == 64
+
+
+def test_a_file_below_the_depth_bound_is_not_searched(submissions, staging):
+    folder = submissions / "deep"
+    bottom = deep_folder(folder, intake.MAX_FOLDER_DEPTH + 3)
+    (bottom / "multi_head_attention.py").write_text(SOURCE)
+    entry = intake.stage_entry(folder, staging)
+    assert "holds no multi_head_attention.py" in entry.problem and "levels down" in entry.problem
+
+
+def test_a_folder_with_too_many_items_is_refused(submissions, staging, monkeypatch):
+    monkeypatch.setattr(intake, "MAX_FOLDER_ITEMS", 50)
+    folder = submissions / "wide"
+    folder.mkdir()
+    for index in range(60):
+        (folder / f"f{index:03}.txt").write_text("x")
+    (folder / "zz").mkdir()
+    (folder / "zz" / "multi_head_attention.py").write_text(SOURCE)
+    assert "more than 50 files and folders" in intake.stage_entry(folder, staging).problem
+
+
+def test_a_240_character_id_stages_under_a_bounded_name(submissions, staging):
+    name = "a" * 240
+    (submissions / f"{name}.py").write_text(SOURCE)
+    (submissions / "b.py").write_text(SOURCE)
+    entries = intake.stage_all(submissions, staging)
+    assert [entry.student_id for entry in entries] == [name, "b"]
+    assert all(entry.problem == "" for entry in entries)
+    assert entries[0].source_path.parent.name == untrusted.file_stem(name)
+    assert len(entries[0].source_path.parent.name) <= untrusted.MAX_FILE_STEM_BYTES
+
+
+def test_a_name_with_escape_sequences_gives_a_printable_id(submissions, staging):
+    (submissions / "\x1b[2Jevil\x07.py").write_text(SOURCE)
+    (submissions / os.fsdecode(b"bad\xffbyte.py")).write_text(SOURCE)
+    ids = [entry.student_id for entry in intake.stage_all(submissions, staging)]
+    assert ids == ["\\x1b[2Jevil\\x07", "bad\\xffbyte"]
+    assert all(untrusted.printable(student_id) == student_id for student_id in ids)
+
+
+def test_a_zip_member_name_too_long_is_refused(submissions, staging):
+    with zipfile.ZipFile(submissions / "z.zip", "w") as archive:
+        archive.writestr("/".join(["d"] * 40) + "/multi_head_attention.py", SOURCE)
+    assert "deeper than" in intake.stage_entry(submissions / "z.zip", staging).problem
+
+
+# --- 7. notebook magics ------------------------------------------------------------------
+
+
+def test_a_percent_continuing_an_expression_is_code_not_a_magic():
+    cell = 'message = ("model_dim=%d num_heads=%d"\n           % (8, 2))\n'
+    backslash = 'other = "%d heads" \\\n% 2\n'
+    assert join_code_cells([cell, backslash]) == cell + "\n" + backslash
+
+
+def test_real_magics_shell_and_help_lines_are_still_dropped_beside_a_continuation():
+    cell = '%matplotlib inline\nmessage = ("%d"\n    % 8)\n!ls\nfiles = !ls\ntorch?\n'
+    assert join_code_cells([cell]) == 'message = ("%d"\n    % 8)\n'
+
+
+def test_a_notebook_with_a_continued_percent_line_stages_the_same_code_as_the_py(submissions, staging):
+    code = 'import torch\n\nmessage = ("model_dim=%d num_heads=%d"\n           % (8, 2))\n'
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "source": code, "outputs": [], "execution_count": None}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (submissions / "nb.ipynb").write_text(json.dumps(notebook))
+    (submissions / "py.py").write_text(code)
+    staged = {entry.student_id: entry.source_path.read_text() for entry in intake.stage_all(submissions, staging)}
+    assert staged["nb"] == staged["py"] == code
+
+
+# --- 8. encodings ----------------------------------------------------------------------
+
+
+def test_a_latin_1_file_with_a_coding_line_is_decoded_as_python_does(submissions, staging):
+    raw = "# -*- coding: latin-1 -*-\nGREETING = 'café'\n".encode("latin-1")
+    (submissions / "latin.py").write_bytes(raw)
+    entry = intake.stage_entry(submissions / "latin.py", staging)
+    assert entry.problem == ""
+    staged = entry.source_path.read_bytes()
+    namespace: dict = {}
+    exec(compile(staged, "staged.py", "exec"), namespace)  # the staged copy means what the file meant
+    assert namespace["GREETING"] == "café"
+    assert staged.count(b"\n") == raw.count(b"\n")  # line numbers in messages stay right
+
+
+def test_a_coding_line_naming_an_unknown_encoding_is_refused_with_a_reason(submissions, staging):
+    (submissions / "odd.py").write_bytes(b"# coding: klingon\nx = 1\n")
+    assert "declares an encoding Python cannot use" in intake.stage_entry(submissions / "odd.py", staging).problem
+
+
+# --- 10. fingerprints ------------------------------------------------------------------
+
+
+def test_the_fingerprint_changes_with_the_content_and_not_otherwise(submissions):
+    path = submissions / "alice.py"
+    path.write_text(SOURCE)
+    first = intake.fingerprint(path)
+    assert intake.fingerprint(path) == first
+    path.write_text(SOURCE.replace("//", "/"))
+    assert intake.fingerprint(path) != first
+    folder = submissions / "bob"
+    folder.mkdir()
+    (folder / "multi_head_attention.py").write_text(SOURCE)
+    before = intake.fingerprint(folder)
+    (folder / "multi_head_attention.py").write_text(SOURCE + "# edit\n")
+    assert intake.fingerprint(folder) != before

@@ -1,0 +1,151 @@
+"""A batch stopped by a signal, or killed outright, leaves nothing grading and nothing behind.
+
+SIGTERM and SIGHUP stop the batch as Ctrl-C does; a batch killed with SIGKILL takes its
+shards with it (their parent-death signal), and the next run removes the staging folder it
+left; a shard killed with SIGKILL leaves its worker's folder and pids cgroup, which the
+batch removes. Each batch runs with a temporary folder of its own, to see what it leaves.
+
+Waits are for events (a result file appearing, a process ending: a pidfd turning
+readable), each with a generous cap that only a failing run reaches.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import catalogue
+from grading import REPO_ROOT
+
+CAP_SECONDS = 180
+CLASS_SIZE = 12
+
+
+@pytest.fixture
+def private_tmp():
+    """A temporary folder for the batch (world-traversable, as the machine's is)."""
+    folder = Path(tempfile.mkdtemp(prefix="interrupted-batch-"))
+    folder.chmod(0o711)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def a_class(folder: Path) -> Path:
+    folder.mkdir()
+    for index in range(CLASS_SIZE):
+        (folder / f"student{index:02}.py").write_text(catalogue.implementation_source(catalogue.MUTANTS[index]))
+    return folder
+
+
+def start_batch(submissions: Path, out: Path, private_tmp: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "grader", "batch", str(submissions), "--out", str(out), "--quiet", *extra],
+        cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True, env={**os.environ, "TMPDIR": str(private_tmp)}, text=True,
+    )
+
+
+def wait_for_results(out: Path, count: int, batch: subprocess.Popen) -> None:
+    deadline = time.monotonic() + CAP_SECONDS
+    while len(list((out / "results").glob("*.json"))) < count:
+        assert batch.poll() is None, f"the batch ended before {count} results: {batch.stderr.read()[-2000:]}"
+        assert time.monotonic() < deadline, "no result arrived"
+        time.sleep(0.05)
+
+
+def children_of(pid: int, command_part: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid and command_part in command:
+            found.append(int(entry.name))
+    return found
+
+
+def wait_until_gone(pids: list[int]) -> list[int]:
+    """Wait for each process to end (its pidfd becomes readable); return those still running."""
+    still_running = []
+    for pid in pids:
+        try:
+            descriptor = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            readable, _, _ = select.select([descriptor], [], [], CAP_SECONDS)
+            if not readable:
+                still_running.append(pid)
+        finally:
+            os.close(descriptor)
+    return still_running
+
+
+def cgroups_of(pids: list[int]) -> list[Path]:
+    return [group for root in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/pids")) if root.is_dir()
+            for pid in pids for group in root.glob(f"mha-worker-{pid}[.-]*")]
+
+
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_stop_the_batch_as_ctrl_c_does(tmp_path, private_tmp, sent):
+    submissions = a_class(tmp_path / "class")
+    out = tmp_path / "out"
+    batch = start_batch(submissions, out, private_tmp, "--jobs", "2")
+    wait_for_results(out, 1, batch)
+    shards = children_of(batch.pid, "grader.batch.shard")
+    assert shards, "the shards run"
+    os.kill(batch.pid, sent)  # the batch alone, as `kill PID` or a closed terminal would
+    assert batch.wait(timeout=CAP_SECONDS) == 130, batch.stderr.read()[-2000:]
+    assert "interrupted" in batch.stderr.read()
+    assert wait_until_gone(shards) == [], "no shard grades on, unseen"
+    assert sorted(path.name for path in private_tmp.iterdir()) == [], "staging and worker folders removed"
+    assert cgroups_of(shards) == []
+    assert len(list((out / "results").glob("*.json"))) < CLASS_SIZE
+
+
+def test_a_killed_batch_takes_its_shards_with_it_and_the_next_run_removes_what_it_left(tmp_path, private_tmp):
+    submissions = a_class(tmp_path / "class")
+    out = tmp_path / "out"
+    batch = start_batch(submissions, out, private_tmp, "--jobs", "2")
+    wait_for_results(out, 1, batch)
+    shards = children_of(batch.pid, "grader.batch.shard")
+    assert shards
+    os.kill(batch.pid, signal.SIGKILL)
+    batch.wait()
+    assert wait_until_gone(shards) == [], "the shards end with the batch"
+    kept = len(list((out / "results").glob("*.json")))
+    assert kept < CLASS_SIZE, "the shards stopped grading when the batch died"
+    left = sorted(path.name for path in private_tmp.iterdir())
+    assert any(name.startswith("mha-staging-") for name in left), "a SIGKILL cannot be cleaned up after at once"
+    rerun = start_batch(submissions, out, private_tmp)
+    rerun.wait(timeout=CAP_SECONDS * 3)
+    assert rerun.returncode == 0, rerun.stderr.read()[-2000:]
+    assert sorted(path.name for path in private_tmp.iterdir()) == [], "the next run removed the leftovers"
+    assert cgroups_of(shards) == []
+    assert f"{CLASS_SIZE - kept} to grade, {kept} already graded" in (out / "batch.log").read_text()
+
+
+def test_a_killed_shard_leaves_no_worker_folder_nor_cgroup(tmp_path, private_tmp):
+    submissions = a_class(tmp_path / "class")
+    out = tmp_path / "out"
+    batch = start_batch(submissions, out, private_tmp, "--jobs", "1")
+    wait_for_results(out, 1, batch)
+    shards = children_of(batch.pid, "grader.batch.shard")
+    assert len(shards) == 1
+    os.kill(shards[0], signal.SIGKILL)
+    assert batch.wait(timeout=CAP_SECONDS) == 2, "students left ungraded: an error of the grader"
+    assert sorted(path.name for path in private_tmp.iterdir()) == []
+    assert cgroups_of(shards) == []
