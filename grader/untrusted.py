@@ -38,22 +38,26 @@ def printable(text: object, *, keep_newlines: bool = False) -> str:
     return pattern.sub(_escape, str(text))
 
 
-# OWASP, CSV injection: a cell starting with one of these is a formula to a spreadsheet.
-CSV_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# OWASP, CSV injection: a cell starting with one of these is a formula to a spreadsheet
+# (the full-width forms too: some spreadsheets read them as their ASCII twins).
+CSV_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+# A signed number written as text ("-3", "+4.5") is a value, not a formula: left as it is.
+_PLAIN_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
 
 
 def csv_cell(value: object) -> object:
     """A value for a CSV cell that a spreadsheet shows as text, never runs as a formula.
 
-    Numbers pass unchanged. Text is made printable (control characters escaped) and, when
-    it starts with ``= + - @``, a tab or a carriage return, gets a leading single quote, as
-    OWASP's CSV-injection guidance says. The csv module's writer then quotes the cell
-    whenever it holds a separator, a quote or a line break, so no text starts a new cell.
+    Numbers pass unchanged. Text that starts with ``= + - @``, a tab, a carriage return or
+    a line break (or a full-width ``= + - @``) gets a leading single quote, as OWASP's
+    CSV-injection guidance says, unless it is a plain signed number; then its control
+    characters are escaped. The csv module's writer quotes the cell whenever it holds a
+    separator or a quote, so no text starts a new cell.
     """
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return value
     text = str(value)
-    if text.startswith(CSV_FORMULA_STARTS):
+    if text.startswith(CSV_FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(text):
         text = "'" + text
     return printable(text)
 

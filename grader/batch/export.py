@@ -25,17 +25,14 @@ import argparse
 import csv
 import io
 import json
-import re
 import sys
 import time
 from pathlib import Path
 
-from grader import results
+from grader import results, untrusted
 from grader.batch import roster
 from grader.scoring import GROUP_TITLES, GROUPS
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n", "＝", "＋", "－", "＠")  # full-width forms too
-PLAIN_NUMBER = re.compile(r"^[+-]?\d+(\.\d+)?$")
 MATCH_FILE = "export.json"  # read by grader/batch/report.py
 
 
@@ -97,11 +94,8 @@ def plain_csv(found: roster.Match, submissions: dict[str, dict], points: float) 
 
 
 def neutralise(cell: str) -> str:
-    """A cell a spreadsheet shows as text: a leading ``'`` where it would start a formula."""
-    cell = str(cell)
-    if cell.startswith(FORMULA_STARTS) and not PLAIN_NUMBER.match(cell):
-        return "'" + cell
-    return cell
+    """A cell a spreadsheet shows as text (grader/untrusted.py: OWASP's rule, control characters escaped)."""
+    return str(untrusted.csv_cell(str(cell)))
 
 
 def scaled(document: dict, points: float) -> str:
@@ -127,22 +121,17 @@ def match_record(found: roster.Match, arguments: argparse.Namespace) -> dict:
     }
 
 
-def printable(text: str) -> str:
-    """Text safe for a terminal: control characters (escape sequences, newlines) shown as \\xNN."""
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
-
-
 def _print_summary(found: roster.Match, file: Path) -> None:
     print(f"{file}: {len(found.submission_of_row)} of {len(found.rows)} roster students have a submission")
     missing = found.without_submission
     if missing:
         print(f"{len(missing)} on the roster without a submission (left empty):")
         for row in missing:
-            print(f"  {printable(roster.describe(row))}")
+            print(f"  {untrusted.printable(roster.describe(row))}")
     if found.not_on_roster:
         print(f"{len(found.not_on_roster)} submissions not on the roster (not exported):")
         for sid, why in found.not_on_roster.items():
-            print(f"  {printable(sid)}: {printable(why)}")
+            print(f"  {untrusted.printable(sid)}: {untrusted.printable(why)}")
 
 
 def _rebuild_report(out: Path) -> None:
