@@ -13,9 +13,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from urllib.parse import quote
 
 import browser
 import handmade_class
+from grader import untrusted
 from grader.batch import class_statistics, report
 from grading import REPO_ROOT
 from handmade_class import HOSTILE_ID, class_documents, document, write_out
@@ -143,7 +145,8 @@ def test_a_hostile_id_message_and_output_render_as_text(tmp_path):
         import_error="SyntaxError: <b>bold</b>\nmore", diagnoses=[{"function": "f", "mistake": "m", "title": "<i>t</i>", "explains": ""}],
     )
     out = write_out(tmp_path / "out", documents)
-    (out / "feedback" / f"{HOSTILE_ID}.md").write_text(
+    stem = untrusted.file_stem(HOSTILE_ID)  # as the batch names this student's files
+    (out / "feedback" / f"{stem}.md").write_text(
         f"# Feedback for {HOSTILE_ID}\n\n[click](javascript:alert(1)) ![x](http://example.invalid/pixel.png)\n\n<script>alert(2)</script>\n",
         encoding="utf-8",
     )
@@ -151,8 +154,8 @@ def test_a_hostile_id_message_and_output_render_as_text(tmp_path):
     assert HOSTILE_ID not in page and "<b>bold" not in page and "<i>t</i>" not in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page and "&lt;img src=x onerror=alert(1)&gt;.py" in page
     assert "SyntaxError: &lt;b&gt;bold&lt;/b&gt;" in page
-    assert 'href="feedback/%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E.html"' in page
-    feedback = (out / "feedback" / f"{HOSTILE_ID}.html").read_text(encoding="utf-8")
+    assert f'href="feedback/{quote(stem + ".html", safe="")}"' in page
+    feedback = (out / "feedback" / f"{stem}.html").read_text(encoding="utf-8")
     assert HOSTILE_ID not in feedback and "<script>alert" not in feedback
     assert "javascript:" not in feedback and "example.invalid" not in feedback  # links and images are text
     assert "&lt;script&gt;alert(3)&lt;/script&gt;" in feedback  # what the code printed, for instructors
@@ -212,7 +215,7 @@ def test_every_batch_writes_the_report_with_the_entries_names(graded):
     assert "<td>dup.zip</td>" in page and '<span id="refused-count">1</span>' in page
     assert HOSTILE_ID not in page
     assert sorted(path.name for path in (graded / "feedback").glob("*.html")) == sorted(
-        f"{sid}.html" for sid in ("dup", "dup-2", "dup-3", HOSTILE_ID)
+        f"{untrusted.file_stem(sid)}.html" for sid in ("dup", "dup-2", "dup-3", HOSTILE_ID)
     )
 
 
@@ -275,12 +278,13 @@ def test_in_chromium_the_charts_show_and_any_column_sorts(handmade_out):
 def test_in_chromium_a_hostile_feedback_page_runs_nothing_and_fetches_nothing(tmp_path):
     documents = {HOSTILE_ID: document(HOSTILE_ID, 0, False)}
     out = write_out(tmp_path / "out", documents)
-    (out / "feedback" / f"{HOSTILE_ID}.md").write_text(
+    stem = untrusted.file_stem(HOSTILE_ID)  # as the batch names this student's files
+    (out / "feedback" / f"{stem}.md").write_text(
         f"# Feedback for {HOSTILE_ID}\n\n![x](http://example.invalid/pixel.png) <img src=x onerror=alert(1)>\n", encoding="utf-8"
     )
     report.write_report(out)
     with browser.browser() as chromium:
-        page, seen = _open(chromium, out / "feedback" / f"{HOSTILE_ID}.html")
+        page, seen = _open(chromium, out / "feedback" / f"{stem}.html")
         assert page.text_content("h1") == f"Feedback for {HOSTILE_ID}"
         assert page.locator("img").count() == 0
         assert _network(seen["requests"]) == [] and seen["dialogs"] == []

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from grader import results
+from grader import results, untrusted
 from grader.batch import feedback_pages, report_plots
 from grader.batch.class_statistics import UNKNOWN, ClassStatistics, ItemStatistics, class_statistics
 from grader.scoring import GROUP_TITLES, GROUPS
@@ -92,10 +92,11 @@ def write_report(out: Path, assignment: str | None = None) -> Path:
     document = json.loads((out / "results.json").read_text(encoding="utf-8"))
     submissions = document.get("submissions", {})
     for student_id, result in submissions.items():
-        markdown_path = out / "feedback" / f"{student_id}.md"
+        # Named as the batch names the student's files: a long or unusual id gets a bounded stem.
+        markdown_path = out / "feedback" / f"{untrusted.file_stem(student_id)}.md"
         if markdown_path.is_file():
             page = feedback_pages.render_page(student_id, markdown_path.read_text(encoding="utf-8"), result.get("output", ""))
-            results.write_atomically(out / "feedback" / f"{student_id}.html", page)
+            results.write_atomically(out / "feedback" / f"{untrusted.file_stem(student_id)}.html", page)
     match = _read_match(out / MATCH_FILE)
     date = document.get("graded_at") or time.strftime("%Y-%m-%d %H:%M", time.localtime((out / "results.json").stat().st_mtime))
     page = render_report(document, assignment or document.get("assignment") or out.resolve().name, date, match)
@@ -308,7 +309,7 @@ def _diagnosis_text(diagnosis: dict) -> str:
 
 
 def _feedback_link(student_id: str, label: str | None = None) -> str:
-    href = "feedback/" + quote(f"{student_id}.html", safe="")
+    href = "feedback/" + quote(f"{untrusted.file_stem(student_id)}.html", safe="")
     return f'<a href="{_text(href)}">{_text(label or student_id)}</a>'
 
 

@@ -35,6 +35,9 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SANDBOXES = ("auto", "bwrap", "process")
 SANDBOX_VARIABLE = "GRADER_SANDBOX"
+# Seconds one call into student code may take (the batch's --call-timeout, 5 s by default):
+# a platform whose machines are slow or shared may need more.
+CALL_TIMEOUT_VARIABLE = "GRADER_CALL_TIMEOUT"
 VENV = "/opt/mha-grader-venv"  # outside the folders that get locked before student code runs
 STUDENT_ID = "submission"  # the batch's name for the one student graded here
 HIDDEN_GROUP = "reference"
@@ -54,6 +57,7 @@ ENTRYPOINT = """\
 # Python: $PYTHON when set, else the virtualenv {venv}, else python3 on PATH.
 # GRADER_SANDBOX=auto|bwrap|process chooses the sandbox for student code (default auto:
 # bubblewrap when it can run, else the plain-process sandbox, as user nobody when root).
+# GRADER_CALL_TIMEOUT=SECONDS allows one call into student code more time (default 5).
 set -u
 ROOT="${{{root_variable}:-{default_root}}}"
 if [ -z "${{PYTHON:-}}" ]; then
@@ -191,8 +195,9 @@ def grade(chosen: Path | None, sandbox: str) -> dict:
         _stage(chosen, submissions)
         parser = argparse.ArgumentParser()
         batch.add_arguments(parser)
+        call_timeout = ["--call-timeout", os.environ[CALL_TIMEOUT_VARIABLE]] if os.environ.get(CALL_TIMEOUT_VARIABLE) else []
         status = batch.run(parser.parse_args(
-            [str(submissions), "--out", str(out), "--jobs", "1", "--sandbox", sandbox, "--quiet", "--force", "--no-report"]
+            [str(submissions), "--out", str(out), "--jobs", "1", "--sandbox", sandbox, "--quiet", "--force", "--no-report", *call_timeout]
         ))
         try:
             document = json.loads((out / "results" / f"{STUDENT_ID}.json").read_text(encoding="utf-8"))
