@@ -1,0 +1,197 @@
+"""Name the misconception: which known mistake a failing function's numbers reveal.
+
+For each function that a failing check used, the grader probes the student's function on
+its own (grader/hidden/probes.py), then runs the reference and the known mistakes of that
+function (grader/hidden/mistakes.py), alone and in pairs, on the same data in this
+process. A function is diagnosed with a mistake (or a pair) when that mistake reproduces
+every probe and the reference does not; when the reference does not but nothing known
+does, the diagnosis says so ("unknown"), and when the reference does, there is nothing to
+say. Two different known mistakes matching is treated as "unknown" too: a guess is never
+presented as a diagnosis.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import torch
+
+from grader.hidden import mistakes, probes
+from grader.hidden.mistakes import Mistake
+
+UNKNOWN = "unknown"
+
+# The functions each call of the Submission runs: a check that built the module exercised
+# every function the module uses.
+FUNCTIONS_OF_OPERATION = {
+    "head_dimension": (mistakes.HEAD_DIMENSION,),
+    "causal_mask": (mistakes.CAUSAL_MASK,),
+    "run_head": (mistakes.HEAD,),
+    "concatenate_heads": (mistakes.CONCATENATE,),
+    **{
+        operation: (mistakes.MODULE, mistakes.HEAD, mistakes.CONCATENATE, mistakes.CAUSAL_MASK, mistakes.HEAD_DIMENSION)
+        for operation in ("run_attention", "construct_attention", "initial_parameters")
+    },
+}
+# The function a check is about, when nothing else explains its failure.
+PRIMARY_OPERATION_ORDER = (
+    "run_attention", "construct_attention", "initial_parameters", "run_head", "concatenate_heads", "causal_mask", "head_dimension",
+)
+
+# float64 probes: valid rewrites agree to ~1e-15; known mistakes miss by 1e-2 or more. A
+# submission that computes in float32 anyway is compared at the grader's float32 tolerance.
+TOLERANCE = {torch.float64: (1e-9, 1e-7), torch.float32: (1e-5, 1e-4)}
+
+
+@dataclass(frozen=True)
+class FailedCheck:
+    name: str  # the test's name, as in the results
+    operations: frozenset[str]  # the Submission calls it made
+
+
+@dataclass
+class Diagnosis:
+    function: str
+    mistakes: tuple[str, ...]  # known ids (one, or a pair within the function); () = unknown
+    explains: list[str] = field(default_factory=list)  # the failing checks it accounts for
+
+    @property
+    def known(self) -> bool:
+        return bool(self.mistakes)
+
+    def entries(self) -> list[dict]:
+        """The results' form: one entry per mistake, ``"unknown"`` when nothing matched."""
+        if not self.mistakes:
+            return [{"function": self.function, "mistake": UNKNOWN, "title": "", "explains": list(self.explains)}]
+        return [
+            {"function": self.function, "mistake": id, "title": mistakes.BY_ID[id].title, "explains": list(self.explains)}
+            for id in self.mistakes
+        ]
+
+
+# --- comparing outcomes --------------------------------------------------------------------------
+
+
+def same(student, candidate) -> bool:
+    """Do the student's outcome and a candidate's agree? Tensors within tolerance (NaN and
+    infinities where the other has them too), a missing gradient like an all-zero one."""
+    if isinstance(student, torch.Tensor) or isinstance(candidate, torch.Tensor):
+        return _same_tensor(student, candidate)
+    if isinstance(student, tuple) and isinstance(candidate, tuple):
+        return len(student) == len(candidate) and all(same(a, b) for a, b in zip(student, candidate))
+    return type(student) is type(candidate) and student == candidate
+
+
+def _same_tensor(student, candidate) -> bool:
+    if student is None or candidate is None:  # no gradient reached it: the same as zeros
+        other = candidate if student is None else student
+        return isinstance(other, torch.Tensor) and other.is_floating_point() and not other.any()
+    if not isinstance(student, torch.Tensor) or not isinstance(candidate, torch.Tensor):
+        return False
+    if student.shape != candidate.shape:
+        return False
+    if not (student.is_floating_point() and candidate.is_floating_point()):
+        return student.dtype == candidate.dtype and torch.equal(student, candidate)
+    atol, rtol = TOLERANCE.get(student.dtype, TOLERANCE[torch.float32])
+    a, b = student.double(), candidate.double()
+    both_nan = a.isnan() & b.isnan()
+    exact = (a == b) | both_nan  # equal infinities included
+    close = (a - b).abs() <= atol + rtol * b.abs()
+    return bool((exact | close).all())
+
+
+# --- one function --------------------------------------------------------------------------------
+
+
+def candidates(function: str) -> tuple[list, list]:
+    """Every known mistake of ``function`` in each of its forms, then every pair of two
+    mistakes that change different steps: (ids, steps)."""
+    reference = mistakes.REFERENCE_STEPS[function]
+    known = mistakes.of_function(function)
+    singles = [((m.id,), reference | form) for m in known for form in m.forms]
+    pairs = [
+        ((a.id, b.id), reference | form_a | form_b)
+        for a, b in itertools.combinations(known, 2)
+        if not (a.steps & b.steps)
+        for form_a in a.forms
+        for form_b in b.forms
+    ]
+    return singles, pairs
+
+
+def diagnose_function(function: str, submission) -> tuple[str, ...] | None:
+    """``None`` when the function behaves as the reference on every probe; the ids of the
+    known mistake (or pair) it matches; ``()`` when it matches none, or several."""
+    function_probes = probes.PROBES[function]
+    context = {}
+    if function == mistakes.MODULE:
+        if not probes.module_is_isolable(submission):
+            raise probes.Unusable("head_dimension")
+        context = {probe: probe.parts(submission) for probe in function_probes if isinstance(probe, probes.ModuleProbe)}
+    observed = [probe.student(submission) for probe in function_probes]
+
+    def reproduces(steps: dict) -> bool:
+        # Probe by probe, stopping at the first disagreement: most candidates miss at once.
+        return all(same(seen, probe.trusted(steps, context)) for seen, probe in zip(observed, function_probes))
+
+    if reproduces(mistakes.REFERENCE_STEPS[function]):
+        return None
+    singles, pairs = candidates(function)
+    for group in (singles, pairs):
+        matched = {ids for ids, steps in group if reproduces(steps)}
+        if len(matched) == 1:
+            return next(iter(matched))
+        if matched:
+            return ()  # more than one explanation fits: say none
+    return ()
+
+
+# --- a submission --------------------------------------------------------------------------------
+
+
+def functions_used(check: FailedCheck) -> set[str]:
+    return {f for operation in check.operations for f in FUNCTIONS_OF_OPERATION.get(operation, ())}
+
+
+def primary_function(check: FailedCheck) -> str | None:
+    for operation in PRIMARY_OPERATION_ORDER:
+        if operation in check.operations:
+            return FUNCTIONS_OF_OPERATION[operation][0]
+    return None
+
+
+def diagnose(submission, failed: list[FailedCheck]) -> list[Diagnosis]:
+    """One diagnosis per function that is wrong, in the lesson's order; [] when none is.
+
+    Only the functions a failed check used are probed, so a passing submission costs nothing.
+    """
+    suspects = {f for check in failed for f in functions_used(check)}
+    verdicts: dict[str, tuple[str, ...]] = {}
+    for function in mistakes.FUNCTIONS:
+        if function in suspects:
+            try:
+                verdict = diagnose_function(function, submission)
+            except probes.Unusable:
+                continue  # not written yet (the score table says so), or not separable
+            if verdict is not None:
+                verdicts[function] = verdict
+    diagnoses = {function: Diagnosis(function, ids) for function, ids in verdicts.items()}
+    for check in failed:
+        involved = [diagnoses[f] for f in functions_used(check) if f in diagnoses]
+        if involved and all(d.known for d in involved):
+            for diagnosis in involved:
+                diagnosis.explains.append(check.name)
+        elif not involved and (function := primary_function(check)) is not None:
+            # A check failed although every function it used behaves on the probes: its own
+            # function is wrong in a way the probes do not show. Honest, not explained.
+            diagnoses.setdefault(function, Diagnosis(function, ()))
+    return [diagnoses[f] for f in mistakes.FUNCTIONS if f in diagnoses]
+
+
+def first_unexplained(diagnosis: Diagnosis, failed: list[FailedCheck]) -> str:
+    """For an unknown mistake: the first failing check that used the function."""
+    for check in failed:
+        if diagnosis.function in functions_used(check):
+            return check.name
+    return ""
