@@ -94,11 +94,8 @@ def _same_tensor(student, candidate) -> bool:
     if not (student.is_floating_point() and candidate.is_floating_point()):
         return student.dtype == candidate.dtype and torch.equal(student, candidate)
     atol, rtol = TOLERANCE.get(student.dtype, TOLERANCE[torch.float32])
-    a, b = student.double(), candidate.double()
-    both_nan = a.isnan() & b.isnan()
-    exact = (a == b) | both_nan  # equal infinities included
-    close = (a - b).abs() <= atol + rtol * b.abs()
-    return bool((exact | close).all())
+    # isclose: |a - b| <= atol + rtol * |b|, equal infinities, and here NaN where both have NaN.
+    return torch.allclose(student.double(), candidate.double(), rtol=rtol, atol=atol, equal_nan=True)
 
 
 # --- one function --------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ batch != seq != model_dim, several heads, a mask that allows later positions).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -133,6 +134,7 @@ class HeadProbe:
     seed: int
     with_gradients: bool = False
 
+    @functools.cache  # the same data for the student and every candidate (never modified)
     def data(self) -> dict:
         rng = data.generator(self.seed)
         arguments = {
@@ -198,6 +200,7 @@ class ConcatenateProbe:
     num_heads: int
     seed: int
 
+    @functools.cache  # the same data for the student and every candidate (never modified)
     def data(self) -> tuple[list, list]:
         rng = data.generator(self.seed)
         outputs = [torch.randn((self.batch, self.seq, self.head_dim), generator=rng) for _ in range(self.num_heads)]
@@ -282,6 +285,7 @@ class ModuleProbe:
     mask: str  # "default" (allowed_mask=None) | "custom"
     seed: int
 
+    @functools.cache  # the same data for the student and every candidate (never modified)
     def data(self) -> dict:
         rng = data.generator(self.seed)
         arguments = {
