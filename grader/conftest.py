@@ -22,7 +22,7 @@ import torch
 
 from grader import intake, loading, processes, results, timeouts
 from grader.isolated import SHARED_WORKER_PLUGIN, IsolatedBackend, Worker, WorkerUnavailable
-from grader.scoring import GROUPS, Scoreboard, group_of
+from grader.scoring import GROUPS, HIDDEN_TESTS, Scoreboard, group_of
 from grader.submission import ErrorDescription, InProcessBackend, StudentCodeError, Submission
 
 GRADER_DIR = Path(__file__).resolve().parent
@@ -102,6 +102,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[scoreboard_key] = scoreboard
     config.pluginmanager.register(scoreboard, "grader-scoreboard")
     config.pluginmanager.register(timeouts, "grader-timeouts")
+    _register_diagnosis(config, scoreboard)
     config.stash[targets_key] = _targets(config.getoption("submission") or [str(DEFAULT_SUBMISSION)], config)
     _refuse_a_submissions_own_ini(config)
     if config.getoption("manifest"):
@@ -118,6 +119,15 @@ def pytest_configure(config: pytest.Config) -> None:
     results_dir = config.getoption("results_dir")
     if results_dir:
         scoreboard.on_submission_done = lambda result: _persist(config, Path(results_dir), result)
+
+
+def _register_diagnosis(config: pytest.Config, scoreboard: Scoreboard) -> None:
+    """Name each failing function's misconception. Instructor-only: the known mistakes hold
+    solution code, so the student's release has no grader/hidden/ and imports nothing from it."""
+    if HIDDEN_TESTS.is_dir():
+        from grader.hidden.plugin import DiagnosisPlugin
+
+        config.pluginmanager.register(DiagnosisPlugin(scoreboard), "grader-diagnosis")
 
 
 def _persist(config: pytest.Config, folder: Path, result) -> None:

@@ -55,17 +55,24 @@ class Diagnosis:
     function: str
     mistakes: tuple[str, ...]  # known ids (one, or a pair within the function); () = unknown
     explains: list[str] = field(default_factory=list)  # the failing checks it accounts for
+    first_failing_check: str = ""  # for an unknown mistake: where to start looking
 
     @property
     def known(self) -> bool:
         return bool(self.mistakes)
 
     def entries(self) -> list[dict]:
-        """The results' form: one entry per mistake, ``"unknown"`` when nothing matched."""
+        """The results' form (plain data): one entry per mistake, ``"unknown"`` when nothing matched."""
         if not self.mistakes:
-            return [{"function": self.function, "mistake": UNKNOWN, "title": "", "explains": list(self.explains)}]
+            return [{
+                "function": self.function, "mistake": UNKNOWN, "title": "a mistake that matches none of the known ones",
+                "explains": [], "first_failing_check": self.first_failing_check,
+            }]
         return [
-            {"function": self.function, "mistake": id, "title": mistakes.BY_ID[id].title, "explains": list(self.explains)}
+            {
+                "function": self.function, "mistake": id, "title": mistakes.BY_ID[id].title,
+                "why": mistakes.BY_ID[id].why, "fix": mistakes.BY_ID[id].fix, "explains": list(self.explains),
+            }
             for id in self.mistakes
         ]
 
@@ -183,12 +190,7 @@ def diagnose(submission, failed: list[FailedCheck]) -> list[Diagnosis]:
             # A check failed although every function it used behaves on the probes: its own
             # function is wrong in a way the probes do not show. Honest, not explained.
             diagnoses.setdefault(function, Diagnosis(function, ()))
+    for diagnosis in diagnoses.values():
+        if not diagnosis.known:
+            diagnosis.first_failing_check = next((c.name for c in failed if diagnosis.function in functions_used(c)), "")
     return [diagnoses[f] for f in mistakes.FUNCTIONS if f in diagnoses]
-
-
-def first_unexplained(diagnosis: Diagnosis, failed: list[FailedCheck]) -> str:
-    """For an unknown mistake: the first failing check that used the function."""
-    for check in failed:
-        if diagnosis.function in functions_used(check):
-            return check.name
-    return ""

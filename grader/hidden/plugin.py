@@ -1,0 +1,93 @@
+"""The diagnosis in a grading session: a pytest plugin, registered only where grader/hidden/ exists.
+
+After a submission's last check, while its handle is still open, it diagnoses the
+functions that the failed checks used (grader/hidden/diagnosis.py) and puts the result on
+the submission's result (``SubmissionResult.diagnoses``), from which the results files,
+the feedback page, Gradescope and the notebook read it. In the terminal the diagnosis is
+printed before pytest's failures, and a failure it explains shrinks to its first line.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from grader import diagnosis_text
+from grader.hidden import diagnosis
+from grader.scoring import NOT_WRITTEN
+from grader.timeouts import CallTimedOut
+
+log = logging.getLogger(__name__)
+
+
+class DiagnosisPlugin:
+    def __init__(self, scoreboard) -> None:
+        self.scoreboard = scoreboard
+        self.operations: dict[tuple[str, str], frozenset[str]] = {}  # (submission, test name) -> calls made
+        self.keys: dict[str, tuple[str, str]] = {}  # nodeid -> (submission, test name)
+        self.failed_reports: dict[tuple[str, str], list[pytest.TestReport]] = {}
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        handle = item.funcargs.get("submission")
+        if handle is None:
+            return (yield)
+        self.keys[item.nodeid] = _key(item)
+        handle.operations_called.clear()
+        try:
+            return (yield)
+        finally:
+            self.operations[_key(item)] = frozenset(handle.operations_called)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed and report.nodeid in self.keys:
+            self.failed_reports.setdefault(self.keys[report.nodeid], []).append(report)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None):
+        # Before the fixtures are torn down: the submission's handle is still open here.
+        name = _submission_of(item)
+        handle = item.funcargs.get("submission")
+        if handle is not None and (nextitem is None or _submission_of(nextitem) != name):
+            self._diagnose(handle, self.scoreboard.submission_result(name))
+        return (yield)
+
+    def _diagnose(self, handle, result) -> None:
+        if result.import_error:
+            return
+        failed = [
+            diagnosis.FailedCheck(test.name, self.operations.get((result.submission, test.name), frozenset()))
+            for test in result.tests
+            if test.outcome == "failed" and not NOT_WRITTEN.match(test.message.strip())
+        ]
+        if not failed:
+            return
+        try:
+            found = diagnosis.diagnose(handle, failed)
+        except CallTimedOut:
+            log.warning("%s: the diagnosis ran out of the check's time and was dropped", result.submission)
+            return
+        result.diagnoses = [entry for d in found for entry in d.entries()]
+        explained = diagnosis_text.explained_checks(result.diagnoses)
+        for test_name in explained:
+            for report in self.failed_reports.get((result.submission, test_name), []):
+                report.longrepr = f"{diagnosis_text.compact_message(report.longreprtext)}  [explained by the diagnosis above]"
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter):
+        # tryfirst among wrappers: printed before pytest's own FAILURES section.
+        for result in self.scoreboard.results.values():
+            if result.diagnoses:
+                terminalreporter.section(f"diagnosis: {result.submission}", sep="=")
+                for line in diagnosis_text.text_lines(result.diagnoses):
+                    terminalreporter.write_line(line)
+        return (yield)
+
+
+def _submission_of(item: pytest.Item) -> str:
+    return str(item.callspec.params.get("submission", "")) if hasattr(item, "callspec") else ""
+
+
+def _key(item: pytest.Item) -> tuple[str, str]:
+    return (_submission_of(item), item.name)
