@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import catalogue
+from grading import grade
 from grader.hidden import diagnosis, mistakes, probes
 from grader.submission import InProcessBackend, Submission
 
@@ -132,3 +133,71 @@ def test_outcomes_are_compared_strictly():
     assert not diagnosis.same(torch.ones(2, dtype=torch.bool), torch.ones(2))  # a float mask is not a bool one
     assert diagnosis.same(None, torch.zeros(3)) and not diagnosis.same(None, torch.ones(3))
     assert not diagnosis.same(("error", "ValueError"), ("error", "TypeError"))
+
+
+# --- through a grading run: results, terminal, feedback page -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("graded")
+    by_name = {m.name: m for m in catalogue.MUTANTS}
+    paths = [
+        catalogue.write_implementation(catalogue.paired("missing_scale", "interleaved_concatenation"), folder),
+        catalogue.write_implementation(by_name["softmax_over_batch"], folder),  # outside the vocabulary
+        catalogue.write_implementation(catalogue.VARIANTS[0], folder),
+    ]
+    return grade(paths, folder, "--results-dir", str(folder / "out")), folder / "out"
+
+
+PAIR = "missing_scale__and__interleaved_concatenation"
+
+
+def test_results_name_each_mistake_with_the_checks_it_explains(graded):
+    run, _ = graded
+    entries = run.results[PAIR]["diagnoses"]
+    assert [(e["function"], e["mistake"]) for e in entries] == [
+        ("AttentionHead.forward", "missing_scale"), ("concatenate_heads", "heads_interleaved"),
+    ]
+    failed = {t["name"] for t in run.failed_tests(PAIR)}
+    for entry in entries:
+        assert entry["title"] == mistakes.BY_ID[entry["mistake"]].title
+        assert entry["explains"] and set(entry["explains"]) <= failed
+    head, concatenation = entries
+    assert any(n.startswith("test_concatenation_puts_each_head") for n in concatenation["explains"])
+    assert not any(n.startswith("test_concatenation_puts_each_head") for n in head["explains"])
+    assert set(head["explains"]) | set(concatenation["explains"]) == failed  # every failure accounted for
+
+
+def test_a_failing_function_that_matches_nothing_is_called_unknown(graded):
+    run, _ = graded
+    (entry,) = run.results["softmax_over_batch"]["diagnoses"]
+    assert (entry["function"], entry["mistake"], entry["explains"]) == ("AttentionHead.forward", "unknown", [])
+    assert entry["first_failing_check"] in {t["name"] for t in run.failed_tests("softmax_over_batch")}
+
+
+def test_a_submission_with_nothing_wrong_gets_no_diagnosis(graded):
+    run, _ = graded
+    assert run.results[catalogue.VARIANTS[0].name]["diagnoses"] == []
+
+
+def test_the_terminal_shows_the_diagnosis_first_and_explained_failures_in_one_line(graded):
+    run, _ = graded
+    output = run.output
+    assert output.index(f"diagnosis: {PAIR}") < output.index("FAILURES")
+    explained = output[output.index(f"test_concatenation_puts_each_head_in_its_own_block_in_order[{PAIR}]"):]
+    assert explained.splitlines()[1].endswith("[explained by the diagnosis above]")
+    assert "hint:" not in explained.split("\n_")[0]
+    failures = output[output.index("FAILURES"):]
+    unexplained = failures[failures.index("test_every_row_of_every_head_sums_to_one[softmax_over_batch"):]
+    assert "  hint:" in unexplained.split("\n_")[0]  # not explained: the whole message stays
+
+
+def test_the_feedback_page_puts_the_diagnosis_before_the_failing_checks(graded):
+    _, out = graded
+    page = (out / "feedback" / f"{PAIR}.md").read_text()
+    assert page.index("## What went wrong") < page.index("## Failing checks")
+    assert mistakes.BY_ID["missing_scale"].fix in page and mistakes.BY_ID["heads_interleaved"].why in page
+    assert "hint:" not in page  # every failure is explained: no menu of hints
+    unknown = (out / "feedback" / "softmax_over_batch.md").read_text()
+    assert "matches none of the known ones" in unknown and "hint:" in unknown
