@@ -1,13 +1,17 @@
 """The pytest grader for the multi-head self-attention exercise.
 
-Layout (the trust boundary is visible in it):
+The tree shows the trust boundary and the layers (imports go down, never up):
 
-* ``operations.py``  — the only code that touches student objects; runs beside student code.
-* ``loading.py``     — imports a submission file as a module (beside student code only).
-* ``submission.py``  — the grader-side proxy: plain data in, plain data out, types checked.
-* ``checks.py``      — comparisons on returned tensors with messages written for students.
-* ``scoring.py``     — points, groups and the score table.
-* ``test_*.py``      — the visible tests; ``hidden/`` holds the ones students never see.
+* this package's own modules — the student's grader: what ``pytest grader`` loads and all
+  that a student receives of it. ``operations.py`` is the only code that touches student
+  objects; ``submission.py`` the grader-side proxy (plain data in, plain data out, types
+  checked); ``checks.py`` comparisons with messages for students; ``scoring.py`` points and
+  the table; ``test_*.py`` the visible tests.
+* ``hidden/``  — never shipped: the hidden tests and the reference solution they load.
+* ``sandbox/`` — where student code runs when a score counts (worker, wire, walls).
+* ``batch/``   — the class run: intake, shards, the gradebook.
+* ``handout/`` — generated for students and platforms: stubs, notebook, release, nbgrader,
+  Gradescope.
 """
 
 __version__ = "0.1.0"

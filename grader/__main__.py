@@ -13,12 +13,12 @@ import importlib
 import sys
 
 COMMANDS = {
-    "stubs": ("grader.stubs", "regenerate exercises/multi_head_attention.py from solutions/"),
-    "notebook": ("grader.notebook", "regenerate exercises/multi_head_attention.ipynb from solutions/"),
-    "release": ("grader.release", "write what students receive (no solutions, no hidden tests)"),
-    "batch": ("grader.batch", "grade a whole class, isolated, into a gradebook"),
-    "nbgrader": ("grader.nbgrader_course", "write an nbgrader course for the exercise"),
-    "gradescope": ("grader.gradescope", "build a Gradescope autograder zip"),
+    "stubs": ("grader.handout.stubs", "regenerate exercises/multi_head_attention.py from solutions/"),
+    "notebook": ("grader.handout.notebook", "regenerate exercises/multi_head_attention.ipynb from solutions/"),
+    "release": ("grader.handout.release", "write what students receive (no solutions, no hidden tests)"),
+    "batch": ("grader.batch.run", "grade a whole class, isolated, into a gradebook"),
+    "nbgrader": ("grader.handout.nbgrader_course", "write an nbgrader course for the exercise"),
+    "gradescope": ("grader.handout.gradescope", "build a Gradescope autograder zip"),
 }
 
 

@@ -20,9 +20,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import intake, loading, processes, results, timeouts
-from grader.isolated import SHARED_WORKER_PLUGIN, IsolatedBackend, Worker, WorkerUnavailable
-from grader.scoring import GROUPS, HIDDEN_TESTS, Scoreboard, group_of
+from grader import loading, notebooks, results, timeouts
+from grader.scoring import GROUPS, Scoreboard, group_of
 from grader.submission import ErrorDescription, InProcessBackend, StudentCodeError, Submission
 
 GRADER_DIR = Path(__file__).resolve().parent
@@ -102,7 +101,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[scoreboard_key] = scoreboard
     config.pluginmanager.register(scoreboard, "grader-scoreboard")
     config.pluginmanager.register(timeouts, "grader-timeouts")
-    _register_diagnosis(config, scoreboard)
     config.stash[targets_key] = _targets(config.getoption("submission") or [str(DEFAULT_SUBMISSION)], config)
     _refuse_a_submissions_own_ini(config)
     if config.getoption("manifest"):
@@ -113,21 +111,29 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[worker_key] = None
     config.stash[sandbox_key] = ("in-process", "")
     if config.getoption("isolate"):
+        isolated, processes = _sandbox()
         config.stash[sandbox_key] = processes.resolve_sandbox(config.getoption("sandbox"))
-        shared = config.pluginmanager.get_plugin(SHARED_WORKER_PLUGIN)  # a batch shard's (grader/shard.py)
-        config.stash[worker_key] = shared.get(config.stash[sandbox_key][0]) if shared else Worker(config.stash[sandbox_key][0])
+        shared = config.pluginmanager.get_plugin(isolated.SHARED_WORKER_PLUGIN)  # a batch shard's
+        worker = shared.get(config.stash[sandbox_key][0]) if shared else isolated.Worker(config.stash[sandbox_key][0])
+        config.stash[worker_key] = worker
     results_dir = config.getoption("results_dir")
     if results_dir:
         scoreboard.on_submission_done = lambda result: _persist(config, Path(results_dir), result)
 
 
-def _register_diagnosis(config: pytest.Config, scoreboard: Scoreboard) -> None:
-    """Name each failing function's misconception. Instructor-only: the known mistakes hold
-    solution code, so the student's release has no grader/hidden/ and imports nothing from it."""
-    if HIDDEN_TESTS.is_dir():
-        from grader.hidden.plugin import DiagnosisPlugin
-
-        config.pluginmanager.register(DiagnosisPlugin(scoreboard), "grader-diagnosis")
+def _sandbox():
+    """The sandbox's modules (grader/sandbox/), imported only for --isolate: the student
+    release grades in-process and ships without them."""
+    try:
+        from grader.sandbox import isolated, processes
+    except ModuleNotFoundError as error:
+        if not (error.name or "").startswith("grader.sandbox"):
+            raise
+        raise pytest.UsageError(
+            "--isolate is an instructor feature: this copy of the grader has no sandbox (grader/sandbox/). "
+            "Grade your work with `pytest grader`."
+        ) from None
+    return isolated, processes
 
 
 def _persist(config: pytest.Config, folder: Path, result) -> None:
@@ -154,7 +160,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if staged_notebooks is not None:
         shutil.rmtree(staged_notebooks, ignore_errors=True)
     worker = config.stash.get(worker_key, None)
-    if worker is not None and config.pluginmanager.get_plugin(SHARED_WORKER_PLUGIN) is None:
+    if worker is not None and config.pluginmanager.get_plugin(_sandbox()[0].SHARED_WORKER_PLUGIN) is None:
         worker.close()  # a shard's worker serves its next session too; the shard closes it
 
 
@@ -207,11 +213,19 @@ def _targets(paths: list[str], config: pytest.Config | None = None) -> dict[str,
 
 def _notebook_target(config: pytest.Config, target: Target) -> Target:
     """A notebook is graded as the batch grades it: its code cells joined into one file, its
-    setup and check cells, magics and shell lines left out (grader/intake.py)."""
+    setup and check cells, magics and shell lines left out (grader/notebooks.py)."""
     if notebooks_key not in config.stash:
         config.stash[notebooks_key] = Path(tempfile.mkdtemp(prefix="grader-notebooks-"))
-    entry = intake.stage_entry(target.path, config.stash[notebooks_key], student_id=target.name)
-    return Target(target.name, entry.source_path or target.path, entry.problem, entry.content_hash)
+    try:
+        code = notebooks.notebook_code(target.path.read_text(encoding="utf-8-sig"))
+    except Exception as error:  # noqa: BLE001 - a broken notebook is the student's 0 with a reason, not a crash
+        return Target(target.name, target.path, f"{target.path.name} is not a readable notebook ({type(error).__name__}: {error}).")
+    if not code.strip():
+        return Target(target.name, target.path, f"{target.path.name} holds no code.")
+    staged = config.stash[notebooks_key] / target.name / loading.MODULE_FILE_NAME
+    staged.parent.mkdir(parents=True, exist_ok=True)
+    staged.write_text(code, encoding="utf-8")
+    return Target(target.name, staged)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -254,14 +268,16 @@ def submission(request: pytest.FixtureRequest):
         _not_gradable(request.config, target.name, ErrorDescription("import", "SubmissionNotFound", str(error)))
     worker = request.config.stash[worker_key]
     if worker is None:
-        backend = InProcessBackend(source)
+        backend, worker_unavailable = InProcessBackend(source), ()
     else:
-        backend = IsolatedBackend(source, worker, call_timeout=request.config.getoption("call_timeout"))
+        isolated = _sandbox()[0]
+        backend = isolated.IsolatedBackend(source, worker, call_timeout=request.config.getoption("call_timeout"))
+        worker_unavailable = isolated.WorkerUnavailable
     handle = Submission(target.name, source, backend)
     request.addfinalizer(lambda: _finish(request.config, handle))
     try:
         handle.open()
-    except WorkerUnavailable as error:
+    except worker_unavailable as error:
         # The grader cannot run: stop, rather than record a zero the student did not earn.
         pytest.exit(f"the grader could not start its worker: {error}", returncode=3)
     if handle.import_error is not None:

@@ -36,9 +36,10 @@ def locate_source(path: Path) -> Path:
     return path
 
 
-def import_source(source: Path) -> ModuleType:
-    """Import ``source`` under a fresh module name, so several submissions never collide."""
-    name = f"submission_{next(_unique_names)}_{source.stem}"
+def import_source(source: Path, name: str | None = None) -> ModuleType:
+    """Import ``source`` under ``name``, or a fresh ``submission_...`` name, so several
+    submissions never collide."""
+    name = name or f"submission_{next(_unique_names)}_{source.stem}"
     spec = importlib.util.spec_from_file_location(name, source)
     if spec is None or spec.loader is None:
         raise SubmissionNotFound(f"{source.name} cannot be imported as a Python module")

@@ -3,7 +3,7 @@
 The notebook's setup cell calls ``start()``, which records every cell the kernel runs from
 then on (and the ones it ran before). A check cell then
 
-1. rebuilds the submission from those cells with ``grader.intake.join_code_cells``, the very
+1. rebuilds the submission from those cells with ``grader.notebooks.join_code_cells``, the very
    function the batch uses to turn a saved notebook into a submission (the setup and check
    cells, magics and shell lines are dropped);
 2. writes it to a temporary ``multi_head_attention.py`` and runs
@@ -38,7 +38,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader.intake import join_code_cells
+from grader.notebooks import join_code_cells
 from grader.loading import MODULE_FILE_NAME
 from grader import scoring
 from grader.scoring import GROUP_TITLES, NOT_WRITTEN
@@ -144,7 +144,7 @@ def points(group: str, out_of: int) -> int:
 
 
 def submission_code() -> str:
-    """The code the checks grade: the cells run so far, as one file (see grader.intake)."""
+    """The code the checks grade: the cells run so far, as one file (see grader.notebooks)."""
     if _log is None:
         raise GradingFailed("run the setup cell at the top of the notebook first")
     return _log.code()

@@ -58,7 +58,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from grader import stubs  # noqa: E402
+from grader.handout import stubs  # noqa: E402
 from tests import catalogue  # noqa: E402
 
 PYTHON = sys.executable

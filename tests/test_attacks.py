@@ -59,8 +59,8 @@ from pathlib import Path
 import pytest
 
 import grader
-from grader import landlock, processes
-from grader.isolated import OUTPUT_KEPT_BYTES
+from grader.sandbox import landlock, processes
+from grader.sandbox.isolated import OUTPUT_KEPT_BYTES
 from grading import GradingRun, grade
 
 REPO_ROOT = Path(grader.__file__).resolve().parent.parent
@@ -111,7 +111,7 @@ HONEST = {
 SHIPPED = ("shipped_conftest", "shipped_beside")
 SHIPPED_INI_SEED = 271828  # the grading seed shipped_pytest.ini asks for
 # What runs again with --sandbox process (no bwrap): scores stay honest, leftovers die.
-# Where Landlock confines the plain-process sandbox (grader/landlock.py), thieves and
+# Where Landlock confines the plain-process sandbox (grader/sandbox/landlock.py), thieves and
 # sockets too: the repository is out of reach, TCP is refused.
 LANDLOCK_ABI = landlock.abi_version()
 needs_landlock = pytest.mark.skipif(LANDLOCK_ABI < 4, reason="Landlock with network rules (ABI 4+) is not available here")

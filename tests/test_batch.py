@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import catalogue
-from grader import processes
+from grader.sandbox import processes
 from grading import REPO_ROOT, grade
 
 SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
@@ -187,7 +187,8 @@ def test_honest_code_using_the_standard_library_scores_full_marks_in_either_sand
 
 SHARD_WITH_SMALL_SESSIONS = """
 import sys
-from grader import processes, shard
+from grader.batch import shard
+from grader.sandbox import processes
 shard.SESSION_SIZE = 2
 started = []
 start_worker_process = processes.WorkerProcess.__init__
@@ -234,7 +235,7 @@ def test_a_shard_whose_session_cannot_run_stops_and_says_so(tmp_path):
     manifest = [{"name": f"s{index}", "path": str(SOLUTION), "problem": "", "content_hash": ""} for index in range(30)]
     (tmp_path / "shard.json").write_text(json.dumps(manifest))
     finished = subprocess.run(
-        [sys.executable, "-m", "grader.shard", str(tmp_path / "shard.json"), "-p", "pytest_timeout",
+        [sys.executable, "-m", "grader.batch.shard", str(tmp_path / "shard.json"), "-p", "pytest_timeout",
          "--no-such-option", "--results-dir", str(tmp_path / "out")],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
         env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},

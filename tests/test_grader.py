@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import stubs
+from grader.handout import stubs
 from grading import REPO_ROOT, grade
 
 SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"

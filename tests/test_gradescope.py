@@ -1,4 +1,4 @@
-"""The Gradescope autograder (grader/gradescope.py): the zip, and run_autograder on a Gradescope-like root.
+"""The Gradescope autograder (grader/handout/gradescope.py): the zip, and run_autograder on a Gradescope-like root.
 
 Each run lays a root out the way Gradescope does: ROOT/source holds the unzipped
 autograder (modes from the zip), ROOT/run_autograder a copy of its script, ROOT/submission
@@ -33,7 +33,8 @@ import nbformat
 import pytest
 
 import catalogue
-from grader import gradescope, landlock, processes
+from grader.handout import gradescope
+from grader.sandbox import landlock, processes
 from grader.scoring import GROUP_TITLES
 from grading import REPO_ROOT
 
@@ -336,7 +337,7 @@ def test_the_zip_has_setup_and_run_autograder_at_its_root_as_executable_shell_sc
 def test_the_zip_ships_the_grader_its_hidden_tests_the_solution_and_requirements_but_not_tests_or_exercises(zips):
     with zipfile.ZipFile(zips["after_published"]) as archive:
         names = set(archive.namelist())
-    assert {"grader/gradescope.py", "grader/batch.py", "grader/hidden/test_reference.py",
+    assert {"grader/handout/gradescope.py", "grader/batch/run.py", "grader/hidden/test_reference.py",
             "solutions/multi_head_attention.py", "requirements.txt"} <= names
     assert not [n for n in names if n.startswith(("tests/", "exercises/")) or "__pycache__" in n or n.endswith(".pyc")]
     assert archive_text(zips["after_published"], "requirements.txt") == (REPO_ROOT / "requirements.txt").read_text()

@@ -1,4 +1,4 @@
-"""Intake of a class's submissions (grader/intake.py): every kind of entry, good and bad.
+"""Intake of a class's submissions (grader/batch/intake.py): every kind of entry, good and bad.
 
 Each test builds its entries in tmp_path/submissions and stages them into
 tmp_path/staging; a bad entry must come back as a problem, never as an exception, and
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import intake
+from grader.batch import intake
 
 SOURCE = "import torch\n\n\ndef head_dimension(d_model, heads):\n    return d_model // heads\n"
 OTHER = "# not the one to grade\nraise SystemExit('wrong file staged')\n"

@@ -1,4 +1,4 @@
-"""grader/landlock.py on its own: what a confined process can and cannot reach.
+"""grader/sandbox/landlock.py on its own: what a confined process can and cannot reach.
 
 Each check runs in a fresh Python process (confinement cannot be undone), which prints
 one line per attempt: "<what>: allowed" or "<what>: denied <error>".
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import landlock, processes
+from grader.sandbox import landlock, processes
 from grading import REPO_ROOT
 
 needs_landlock = pytest.mark.skipif(landlock.abi_version() < 4, reason="Landlock with network rules (ABI 4+) is not available here")
@@ -22,7 +22,7 @@ needs_landlock = pytest.mark.skipif(landlock.abi_version() < 4, reason="Landlock
 CONFINED = textwrap.dedent(
     """
     import os, socket, sys
-    from grader import landlock, processes
+    from grader.sandbox import landlock, processes
     from pathlib import Path
 
     own, port, secret = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]

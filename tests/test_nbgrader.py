@@ -23,7 +23,7 @@ import nbformat
 import pytest
 
 import catalogue
-from grader import nbgrader_course, notebook, release, stubs
+from grader.handout import nbgrader_course, notebook, release, stubs
 from grader.scoring import GROUPS
 from grading import REPO_ROOT
 
@@ -102,7 +102,7 @@ def course(tmp_path_factory) -> Course:
     released = nbformat.read(course_dir / "release" / ASSIGNMENT / NOTEBOOK_NAME, as_version=4)
 
     # The four submissions. The pytest grader grades the same notebooks (as the batch reads them:
-    # grader/intake.py), side by side with nbgrader: the machine has two cores.
+    # grader/batch/intake.py), side by side with nbgrader: the machine has two cores.
     submitted = {}
     for student in STUDENTS:
         submitted[student] = course_dir / "submitted" / student / ASSIGNMENT / NOTEBOOK_NAME
@@ -164,7 +164,7 @@ def test_solution_regions_are_in_nbgrader_solution_cells_only(course):
 
 
 def test_the_released_notebook_holds_no_solution_text_and_no_hidden_test(course):
-    # The student release's own check (grader/release.py) on nbgrader's release folder.
+    # The student release's own check (grader/handout/release.py) on nbgrader's release folder.
     assert release.leaked_solution_lines(course.root / "release") == []
     assert release.leaked_solution_lines(course.root / "source"), "the check finds nothing even in the source"
     released = "\n".join(cell.source for cell in course.released.cells)

@@ -21,7 +21,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from grader import intake, notebook, notebook_checks, release, stubs
+from grader import notebook_checks, notebooks
+from grader.batch import intake
+from grader.handout import notebook, release, stubs
 from grading import REPO_ROOT
 
 NOTEBOOK = REPO_ROOT / "exercises" / "multi_head_attention.ipynb"
@@ -112,7 +114,7 @@ def test_the_notebook_holds_the_lesson_and_every_stub(tmp_path):
 
 
 def test_no_cell_of_the_notebook_holds_a_line_of_the_solution(tmp_path):
-    # The release's own check (grader/release.py), on a folder holding just the notebook.
+    # The release's own check (grader/handout/release.py), on a folder holding just the notebook.
     shutil.copy(NOTEBOOK, tmp_path / NOTEBOOK.name)
     assert release.leaked_solution_lines(tmp_path) == []
     (tmp_path / "filled.ipynb").write_text(notebook.notebook_text(filled=True), encoding="utf-8")
@@ -124,8 +126,8 @@ def test_setup_and_check_cells_are_marked_and_tagged_and_no_other_cell_is():
     kinds = {}
     for cell in code_cells(nb):
         tags = cell.metadata.get("tags", [])
-        marked = cell.source.startswith(intake.GRADER_CELL_MARKER)
-        assert marked == bool(set(tags) & intake.GRADER_CELL_TAGS), f"cell {cell.id}: marker and tags disagree"
+        marked = cell.source.startswith(notebooks.GRADER_CELL_MARKER)
+        assert marked == bool(set(tags) & notebooks.GRADER_CELL_TAGS), f"cell {cell.id}: marker and tags disagree"
         kinds[cell.id] = tags[0] if tags else "exercise"
     assert list(kinds.values())[0] == notebook.SETUP_TAG, "the setup cell must come before any code"
     assert list(kinds.values())[-1] == notebook.CHECK_TAG, "the notebook must end with a check"
@@ -140,7 +142,7 @@ def test_intake_turns_the_filled_notebook_into_the_solutions_code_without_grader
     entry = intake.stage_entry(path, tmp_path / "staging")
     assert entry.problem == ""
     staged = entry.source_path.read_text(encoding="utf-8")
-    assert "notebook_checks" not in staged and intake.GRADER_CELL_MARKER not in staged
+    assert "notebook_checks" not in staged and notebooks.GRADER_CELL_MARKER not in staged
     compile(staged, "staged", "exec")
     expected = notebook.definitions(notebook.exercise_source(solution_source(), filled=True))
     for name, text in expected.items():

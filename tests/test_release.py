@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from grader import release
+from grader.handout import release
 from grading import REPO_ROOT
 
 
@@ -30,7 +30,36 @@ def test_the_release_holds_the_exercise_the_visible_grader_and_the_set_up(studen
 def test_the_release_holds_no_solutions_no_hidden_tests_and_no_repository_tests(student_release):
     names = {path.relative_to(student_release).as_posix() for path in student_release.rglob("*")}
     assert not [n for n in names if n.startswith(("solutions", "grader/hidden", "tests"))]
-    assert "grader/reference.py" not in names
+    # Of the grader, the package's own modules only: every instructor layer stays home.
+    assert not [path for path in (student_release / "grader").iterdir() if path.is_dir()]
+
+
+def test_every_module_of_the_release_imports_there(student_release):
+    modules = sorted(f"grader.{path.stem}" for path in (student_release / "grader").glob("*.py") if path.stem != "__main__")
+    assert "grader.conftest" in modules and "grader.submission" in modules
+    script = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\nprint('imported', len(sys.argv) - 1)"
+    finished = subprocess.run(
+        [sys.executable, "-c", script, *modules], cwd=student_release, capture_output=True, text=True, timeout=120
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert finished.stdout.strip() == f"imported {len(modules)}"
+
+
+def test_isolate_in_the_release_says_it_is_an_instructor_feature(student_release):
+    finished = subprocess.run(
+        [sys.executable, "-m", "pytest", "grader", "-q", "-p", "no:cacheprovider", "--isolate"],
+        cwd=student_release, capture_output=True, text=True, timeout=120,
+    )
+    assert finished.returncode == pytest.ExitCode.USAGE_ERROR, finished.stdout + finished.stderr
+    assert "--isolate is an instructor feature" in finished.stderr
+
+
+def test_instructor_commands_in_the_release_say_so(student_release):
+    finished = subprocess.run(
+        [sys.executable, "-m", "grader", "batch", "x", "--out", "y"], cwd=student_release, capture_output=True, text=True, timeout=120
+    )
+    assert finished.returncode == 2
+    assert "`batch` is not available in this copy (it is an instructor's command)" in finished.stderr
 
 
 def test_no_line_of_solution_text_appears_anywhere_in_the_release(student_release):

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import stubs
-from grader.stubs import SolutionMarkupError, find_regions, make_stub, solution_lines
+from grader.handout import stubs
+from grader.handout.stubs import SolutionMarkupError, find_regions, make_stub, solution_lines
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTION_FILE = REPO / "solutions" / "multi_head_attention.py"

@@ -19,7 +19,7 @@ import torch
 
 from grader import checks, data
 from grader.data import Config
-from grader.reference import reference
+from grader.hidden.reference import reference
 
 DRAWS = range(3)
 VALUES_HINT = (

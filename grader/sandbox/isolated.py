@@ -1,6 +1,6 @@
 """The isolated backend: student code runs in the sandboxed worker, never in the grader.
 
-A ``Worker`` owns one started worker process (see ``grader.worker``) and asks it for one
+A ``Worker`` owns one started worker process (see ``grader.sandbox.worker``) and asks it for one
 child per submission. ``IsolatedBackend`` is the ``Backend`` of one submission: it sends
 each call over the child's private socket, waits at most ``call_timeout`` seconds for the
 reply, and turns a timeout, a crash or a malformed reply into an ``ErrorDescription``.
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from grader import processes, wire
+from grader.sandbox import processes, wire
 from grader.errors import ErrorDescription
 
 OUTPUT_KEPT_BYTES = 10_000
@@ -138,7 +138,7 @@ SHARED_WORKER_PLUGIN = "grader-shared-worker"
 
 
 class SharedWorker:
-    """One worker for several pytest sessions in one process (a batch shard, grader/shard.py).
+    """One worker for several pytest sessions in one process (a batch shard, grader/batch/shard.py).
 
     Passed to ``pytest.main(plugins=[...])``; grader/conftest.py takes its worker from
     here when it is registered, and leaves closing it to whoever made it.

@@ -4,12 +4,12 @@ Building (the instructor's machine) writes a zip for a Gradescope programming as
 
     setup.sh          run once when Gradescope builds the image: bubblewrap, a virtualenv,
                       ``pip install -r requirements.txt``
-    run_autograder    run for every submission: ``python -m grader.gradescope``
+    run_autograder    run for every submission: ``python -m grader.handout.gradescope``
     grader/           the whole grader, hidden tests included
     solutions/        the reference the hidden tests compare with
     requirements.txt  the pinned versions
 
-Grading (inside Gradescope's container, ``python -m grader.gradescope``) takes the root
+Grading (inside Gradescope's container, ``python -m grader.handout.gradescope``) takes the root
 from ``GRADESCOPE_ROOT`` (default ``/autograder``), picks the student's file in
 ``ROOT/submission``, grades it with the batch machinery (``grader.batch``: the sandboxed
 worker, the hidden tests, a fresh grading seed) and writes ``ROOT/results/results.json``
@@ -41,7 +41,7 @@ import time
 import zipfile
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 # What the zip carries besides setup.sh and run_autograder. Never tests/ or exercises/.
 SHIPPED = ("grader", "solutions", "requirements.txt")
 NEVER_SHIPPED = {"__pycache__", ".pytest_cache", ".ipynb_checkpoints", ".DS_Store"}
@@ -92,7 +92,7 @@ if [ -z "${{PYTHON:-}}" ]; then
 fi
 cd "$ROOT/source" || exit 1
 export GRADESCOPE_ROOT="$ROOT"
-exec "$PYTHON" -m grader.gradescope --hidden-visibility {hidden_visibility}
+exec "$PYTHON" -m grader.handout.gradescope --hidden-visibility {hidden_visibility}
 """
 
 WHEN_SHOWN = {
@@ -177,7 +177,7 @@ def choose_submission_file(folder: Path) -> tuple[Path | None, str]:
     else the only .zip. Symbolic links are never followed or chosen (one could point at
     the reference solution), nor hidden files and OS junk (``__MACOSX``).
     """
-    from grader.intake import JUNK_NAMES
+    from grader.batch.intake import JUNK_NAMES
     from grader.loading import MODULE_FILE_NAME
 
     def junk(name: str) -> bool:
@@ -344,7 +344,7 @@ def _student_summary(document: dict, hidden_visibility: str, found: str) -> str:
 
 
 def _instructor_note(document: dict, sandbox_requested: str, found: str, running_as_root: bool) -> str:
-    from grader import landlock
+    from grader.sandbox import landlock
 
     sandbox, why = document.get("sandbox", "unknown"), document.get("sandbox_note", "")
     if sandbox == "bwrap":
@@ -451,7 +451,7 @@ def _protect(root: Path) -> None:
 
 
 def _grade(chosen: Path | None, sandbox: str) -> dict:
-    from grader import batch
+    from grader.batch import run as batch
 
     with tempfile.TemporaryDirectory(prefix="mha-gradescope-") as work:  # 0o700: invisible to nobody
         submissions, out = Path(work) / "submissions", Path(work) / "out"
@@ -493,7 +493,7 @@ def _print_for_instructors(report: dict, results_path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader.gradescope", description="Grade one Gradescope submission.")
+    parser = argparse.ArgumentParser(prog="python -m grader.handout.gradescope", description="Grade one Gradescope submission.")
     parser.add_argument(
         "--root",
         type=Path,

@@ -9,7 +9,7 @@ private /tmp, no network, its own pid namespace, and runs as "nobody" with no
 capabilities. Sandbox ``process``: the same worker as a plain child process, where bwrap
 cannot run; it has the same limits, (when started as root) drops to "nobody" per
 submission, and where the kernel allows it walls itself in with Landlock
-(grader/landlock.py): Python and the system's libraries to read, its own folder to write,
+(grader/sandbox/landlock.py): Python and the system's libraries to read, its own folder to write,
 no TCP. Without Landlock it sees the file system as "nobody" does, and says so.
 """
 
@@ -29,11 +29,15 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from grader import landlock
+from grader.sandbox import landlock
 
-GRADER_DIR = Path(__file__).resolve().parent
-# What the worker imports. Nothing else of the repository enters the sandbox.
-WORKER_MODULES = ("__init__.py", "worker.py", "wire.py", "operations.py", "errors.py", "loading.py", "landlock.py")
+GRADER_DIR = Path(__file__).resolve().parents[1]  # the grader package
+# What the worker imports, relative to the grader package: the calls on student objects and
+# the sandbox's own modules. Nothing else of the repository enters the sandbox.
+WORKER_MODULES = (
+    "__init__.py", "operations.py", "errors.py", "loading.py",
+    "sandbox/__init__.py", "sandbox/worker.py", "sandbox/wire.py", "sandbox/landlock.py",
+)
 SANDBOX_GRADER_ROOT = "/opt/mha-worker"
 
 
@@ -97,8 +101,8 @@ class WorkerProcess:
         self.module_folder = Path(tempfile.mkdtemp(prefix="mha-worker-"))
         self.module_folder.chmod(0o755)  # readable by the unprivileged user the children become
         package = self.module_folder / "grader"
-        package.mkdir()
         for name in WORKER_MODULES:
+            (package / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(GRADER_DIR / name, package / name)
         self.process_group = ProcessCountGroup.create(limits.processes)
         self.control, worker_end = socket.socketpair()
@@ -109,7 +113,7 @@ class WorkerProcess:
         else:
             if landlock.abi_version() >= 1:
                 limits = Limits(**{**asdict(limits), "landlock_readable": landlock_readable(self.module_folder)})
-            command = [sys.executable, "-m", "grader.worker", str(worker_end.fileno()), json.dumps(asdict(limits))]
+            command = [sys.executable, "-m", "grader.sandbox.worker", str(worker_end.fileno()), json.dumps(asdict(limits))]
             pythonpath = str(self.module_folder)
             # The worker's scratch space lives in its own folder, removed with it: nothing
             # a student wrote stays behind in the machine's /tmp after the batch.
@@ -152,7 +156,7 @@ class WorkerProcess:
                 command += ["--ro-bind", prefix, prefix]
         command += ["--ro-bind", str(self.module_folder), SANDBOX_GRADER_ROOT]
         command += ["--remount-ro", "/"]  # only /tmp (and /dev/shm) stay writable, and both are private
-        command += [sys.executable, "-m", "grader.worker", str(fd), json.dumps(asdict(limits))]
+        command += [sys.executable, "-m", "grader.sandbox.worker", str(fd), json.dumps(asdict(limits))]
         return command
 
     def kill(self) -> None:
@@ -226,12 +230,12 @@ class ProcessCountGroup:
 
 
 def start_grading_shard(manifest: Path, pytest_options: list[str], log_path: Path) -> subprocess.Popen:
-    """A shard of the batch (grader/shard.py: pytest sessions over the students in
+    """A shard of the batch (grader/batch/shard.py: pytest sessions over the students in
     ``manifest``), its output going to ``log_path``."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:  # the child keeps its own copy of the descriptor
         return subprocess.Popen(
-            [sys.executable, "-m", "grader.shard", str(manifest), *pytest_options],
+            [sys.executable, "-m", "grader.batch.shard", str(manifest), *pytest_options],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -1,8 +1,9 @@
 """The student release: ``python -m grader release OUT_DIR``.
 
 What students receive: the stubs, the focused example and the notebook, the visible
-grader, a README written for them, requirements.txt and the Makefile. Never solutions/,
-grader/hidden/ or tests/; ``leaked_solution_lines`` lets a test prove that no line of
+grader (the grader package's own modules, none of its instructor subpackages), a README
+written for them, requirements.txt and the Makefile. Never solutions/, grader/hidden/,
+the sandbox, the batch, the hand-outs or tests/; ``leaked_solution_lines`` lets a test prove that no line of
 solution text slipped into any file of it.
 """
 
@@ -13,15 +14,17 @@ import shutil
 import sys
 from pathlib import Path
 
-from grader import stubs
+from grader.handout import stubs
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-# Grader files that only make sense beside the reference solution stay home.
-INSTRUCTOR_ONLY = {
-    "hidden", "reference.py", "stubs.py", "notebook.py", "release.py", "nbgrader_course.py", "gradescope.py",
-    "__pycache__",
-}
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# What students receive, by folder. The exercise folder whole; of the grader, the package's
+# own modules (what `pytest grader` loads at a student's desk) and none of its subpackages:
+# each of those is an instructor's layer (hidden/, sandbox/, batch/, handout/), so a new
+# instructor module stays home without anyone listing it.
+WHOLE_FOLDERS = ("exercises",)
+OWN_FILES_ONLY = ("grader",)
 TOP_LEVEL_FILES = ("requirements.txt", "Makefile")
+NEVER_COPIED = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
 
 STUDENT_README = """\
 # Multi-head self-attention: your exercise
@@ -53,13 +56,13 @@ def write_release(out_dir: Path) -> Path:
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
-    shutil.copytree(REPO_ROOT / "exercises", out_dir / "exercises", ignore=ignore)
-    shutil.copytree(
-        REPO_ROOT / "grader",
-        out_dir / "grader",
-        ignore=lambda folder, names: [name for name in names if name in INSTRUCTOR_ONLY or name.endswith(".pyc")],
-    )
+    for name in WHOLE_FOLDERS:
+        shutil.copytree(REPO_ROOT / name, out_dir / name, ignore=NEVER_COPIED)
+    for name in OWN_FILES_ONLY:
+        (out_dir / name).mkdir()
+        for path in sorted((REPO_ROOT / name).iterdir()):
+            if path.is_file() and path.suffix != ".pyc":
+                shutil.copy2(path, out_dir / name / path.name)
     for name in TOP_LEVEL_FILES:
         shutil.copy2(REPO_ROOT / name, out_dir / name)
     (out_dir / "README.md").write_text(STUDENT_README, encoding="utf-8")

@@ -9,9 +9,9 @@ The notebook is generated, never executed: no outputs, no execution counts, and 
 has a fixed id, so the same solution always gives the same bytes (``--check`` compares them).
 
 Cells that are not part of a submission (the setup cell and the check cells) start with
-``grader.intake.GRADER_CELL_MARKER`` and carry a tag from ``GRADER_CELL_TAGS``: the intake
+``grader.notebooks.GRADER_CELL_MARKER`` and carry a tag from ``GRADER_CELL_TAGS``: the intake
 (batch grading, ``pytest grader --submission X.ipynb``) and the checks themselves drop them.
-``grader/nbgrader_course.py`` builds the nbgrader version from the same pieces.
+``grader/handout/nbgrader_course.py`` builds the nbgrader version from the same pieces.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from grader import stubs
-from grader.intake import GRADER_CELL_MARKER
+from grader.handout import stubs
+from grader.notebooks import GRADER_CELL_MARKER
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK_PATH = REPO_ROOT / "exercises" / "multi_head_attention.ipynb"
 SETUP_TAG, CHECK_TAG = "grader-setup", "grader-check"
 IMPORTS = "imports"  # the key of the solution's import statements in definitions()

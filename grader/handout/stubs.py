@@ -15,7 +15,7 @@ from pathlib import Path
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 SOLUTION_PATH = REPO_ROOT / "solutions" / "multi_head_attention.py"
 EXERCISE_PATH = REPO_ROOT / "exercises" / "multi_head_attention.py"
 

@@ -1,4 +1,4 @@
-"""One grading shard of the batch: ``python -m grader.shard MANIFEST [pytest options]``.
+"""One grading shard of the batch: ``python -m grader.batch.shard MANIFEST [pytest options]``.
 
 pytest collects every test item before it runs the first and keeps them all to the end:
 one session over a whole class would hold 52 items (about 170 kB) per student, and the
@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 import torch  # noqa: F401 - imported before gc.freeze() in main(), see there
 
-from grader.isolated import SharedWorker
+from grader.sandbox.isolated import SharedWorker
 
-GRADER_DIR = Path(__file__).resolve().parent
+GRADER_DIR = Path(__file__).resolve().parents[1]  # what pytest collects: the grader
 SESSION_SIZE = 25
 
 

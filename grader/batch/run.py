@@ -2,7 +2,7 @@
 
 The batch itself decides no score. It stages each student's file (``grader.intake``),
 splits the class into ``--jobs`` shards, and runs each in a process of its own
-(``grader/shard.py``: ``pytest grader --isolate`` sessions over its students). Those
+(``grader/batch/shard.py``: ``pytest grader --isolate`` sessions over its students). Those
 sessions hold the reference and the hidden tests, and write each student's result the
 moment that student is graded. This process watches the results arrive (progress bar),
 then assembles the gradebook.
@@ -33,7 +33,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from grader import __version__, intake, processes, results
+from grader import __version__, results
+from grader.batch import intake
+from grader.sandbox import processes
 from grader.scoring import GROUPS
 
 log = logging.getLogger("grader.batch")

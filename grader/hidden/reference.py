@@ -12,9 +12,10 @@ from types import ModuleType
 
 from grader import loading
 
-SOLUTION_PATH = Path(__file__).resolve().parent.parent / "solutions" / "multi_head_attention.py"
+SOLUTION_PATH = Path(__file__).resolve().parents[2] / "solutions" / "multi_head_attention.py"
 
 
 @functools.cache
 def reference() -> ModuleType:
-    return loading.import_source(SOLUTION_PATH)
+    # Its own module name, so that a traceback through it says whose code it is.
+    return loading.import_source(SOLUTION_PATH, name="reference_solution")

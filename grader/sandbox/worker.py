@@ -1,6 +1,6 @@
 """The worker: where student code runs when grading for real.
 
-    python -m grader.worker CONTROL_FD LIMITS_JSON
+    python -m grader.sandbox.worker CONTROL_FD LIMITS_JSON
 
 Started by ``grader.processes`` inside the sandbox. It imports torch once (the slow part)
 and then, for each submission, forks a child that imports the student's file and answers
@@ -31,7 +31,7 @@ import time
 import traceback
 from pathlib import Path
 
-from grader import wire
+from grader.sandbox import wire
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -248,9 +248,9 @@ def become_child(channel_fd: int, output_fd: int, spawn: dict, limits: dict) -> 
 
 
 def confine(readable: list[str], workdir: Path) -> None:
-    """The plain-process sandbox's walls (grader/landlock.py): read only Python and the
+    """The plain-process sandbox's walls (grader/sandbox/landlock.py): read only Python and the
     system's libraries, write only the child's own folder, no TCP, no signals out."""
-    from grader import landlock
+    from grader.sandbox import landlock
 
     try:
         landlock.restrict(readable, [str(workdir), "/dev/null"])

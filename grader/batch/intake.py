@@ -21,12 +21,12 @@ import os
 import re
 import shutil
 import stat
-import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from grader.loading import MODULE_FILE_NAME
+from grader.notebooks import code_cells, join_code_cells
 
 MB = 1024 * 1024
 MAX_SOURCE_BYTES = 1 * MB  # far above any honest solution; keeps a runaway file out of the grader
@@ -34,13 +34,6 @@ MAX_UNPACKED_BYTES = 20 * MB  # a whole zip, or a notebook with its outputs (plo
 MAX_ZIP_MEMBERS = 1000
 # Left behind by operating systems and archivers; never a submission.
 JUNK_NAMES = {"__macosx", ".ds_store", "thumbs.db", "desktop.ini"}
-# IPython magics (%), shell escapes (!) and help (?): not Python, so they would not import.
-MAGIC_PREFIXES = ("%", "!", "?")
-# The exercise notebook's own cells (its setup cell and its check cells) are never part of a
-# submission. They start with this marker line (all a kernel sees of a cell is its source)
-# and carry one of these tags.
-GRADER_CELL_MARKER = "#| grader:"
-GRADER_CELL_TAGS = frozenset({"grader-setup", "grader-check"})
 
 
 @dataclass(frozen=True)
@@ -190,68 +183,12 @@ def _read_folder(folder: Path) -> str:
 def _notebook_source(data: bytes, name: str) -> str:
     """The code cells, joined by blank lines, without the grader's cells, magics or shell lines."""
     try:
-        cells = _code_cells(_decode(data, name))
+        cells = code_cells(_decode(data, name))
     except _Refused:
         raise
     except Exception as error:  # noqa: BLE001 - json and nbformat reject malformed input in many ways
         raise _Refused(f"{name} is not a valid notebook ({type(error).__name__}: {error}).") from None
     return join_code_cells(cells)
-
-
-def is_grader_cell(source: str, tags: object = ()) -> bool:
-    """A setup or check cell of the exercise notebook: its first line is the marker, or it is tagged."""
-    first_line = next((line.strip() for line in source.splitlines() if line.strip()), "")
-    tagged = isinstance(tags, list) and any(isinstance(tag, str) and tag in GRADER_CELL_TAGS for tag in tags)
-    return first_line.startswith(GRADER_CELL_MARKER) or tagged
-
-
-def join_code_cells(sources: list[str]) -> str:
-    """Code cells as one Python file: the grader's cells, cell magics and magic, shell or help
-    lines dropped, the rest joined by blank lines. The notebook's check cells
-    (grader/notebook_checks.py) rebuild the file they grade with this same function."""
-    kept = []
-    for source in sources:
-        source = source.replace("\r\n", "\n").replace("\r", "\n")
-        if is_grader_cell(source):
-            continue
-        if source.lstrip().startswith("%%"):  # a cell magic makes the whole cell non-Python
-            continue
-        lines = [line for line in source.split("\n") if not line.lstrip().startswith(MAGIC_PREFIXES)]
-        code = "\n".join(lines).strip("\n")
-        if code.strip():
-            kept.append(code)
-    return "\n\n".join(kept) + "\n"
-
-
-def _code_cells(text: str) -> list[str]:
-    notebook = json.loads(text)
-    if not isinstance(notebook, dict):
-        raise TypeError("it is not a JSON object")
-    if notebook.get("nbformat", 4) < 4:
-        # Older notebooks keep their cells in worksheets: nbformat upgrades them. Only
-        # for them: importing nbformat (its schema validator) takes about a second, and
-        # a current notebook's code cells need nothing but json.
-        import nbformat
-
-        with warnings.catch_warnings():  # its schema warnings are noise here
-            warnings.simplefilter("ignore")
-            notebook = nbformat.reads(text, as_version=4)
-    cells = notebook["cells"]
-    if not isinstance(cells, list):
-        raise TypeError("its 'cells' is not a list")
-    sources = []
-    for cell in cells:
-        if cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else source
-        if not isinstance(source, str):
-            raise TypeError("a code cell's source is not text")
-        metadata = cell.get("metadata")
-        if is_grader_cell(source, metadata.get("tags", []) if isinstance(metadata, dict) else []):
-            continue
-        sources.append(source)
-    return sources
 
 
 def _read_zip(entry: Path) -> str:

@@ -34,11 +34,12 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_notebook
 
-from grader import notebook, notebook_checks, stubs
-from grader.intake import is_grader_cell
+from grader import notebook_checks
+from grader.handout import notebook, stubs
+from grader.notebooks import is_grader_cell
 from grader.scoring import GROUP_TITLES, GROUPS, HIDDEN_TESTS
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "multi_head_attention"
 NOTEBOOK_NAME = f"{ASSIGNMENT}.ipynb"
 ROOT_VARIABLE = "GRADER_ROOT"

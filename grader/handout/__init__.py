@@ -1,0 +1,10 @@
+"""Everything generated from the reference solution for students and platforms.
+
+* ``stubs.py``           — exercises/multi_head_attention.py: the solution's regions stubbed out.
+* ``notebook.py``        — the exercise notebook: lesson, stub cells, check cells.
+* ``release.py``         — what students receive (the folders they need, copied whole).
+* ``nbgrader_course.py`` — an nbgrader course.
+* ``gradescope.py``      — a Gradescope autograder zip, and the grading it runs there.
+
+A new platform goes here. Instructor-only: never in the student release.
+"""

@@ -1,0 +1,90 @@
+"""The tree shows the architecture: each layer in its folder, imports going down the layers.
+
+Layers, lowest first: the student's grader (the grader package's own modules), the sandbox,
+the batch, the hand-outs; the hidden tests sit beside the student's grader and are imported
+by nobody but pytest. A module may import its own layer and those below it, never one above:
+the student release ships the first layer alone, so an upward import would break it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from grading import REPO_ROOT
+
+GRADER = REPO_ROOT / "grader"
+# Which layers each folder may import (besides its own and the student's grader).
+ALLOWED = {
+    "": {"sandbox"},  # the student's grader: the sandbox only on --isolate, lazily (conftest.py)
+    "hidden": set(),
+    "sandbox": set(),
+    "batch": {"sandbox"},
+    "handout": {"sandbox", "batch"},
+}
+LAYERS = set(ALLOWED) - {""}
+
+
+def _layer_of(path: Path) -> str:
+    relative = path.relative_to(GRADER)
+    return relative.parts[0] if len(relative.parts) > 1 else ""
+
+
+def _imported_layers(path: Path) -> set[tuple[str, int]]:
+    """(layer, line) for every `grader.<layer>` this module imports, at any depth of its code."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("grader"):
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "grader" and len(parts) > 1 and parts[1] in LAYERS:
+                found.add((parts[1], node.lineno))
+    return found
+
+
+MODULES = sorted(GRADER.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda path: path.relative_to(GRADER).as_posix())
+def test_imports_go_down_the_layers(path):
+    layer = _layer_of(path)
+    upward = sorted(
+        f"line {line}: imports grader.{imported}"
+        for imported, line in _imported_layers(path)
+        if imported != layer and imported not in ALLOWED[layer]
+    )
+    assert not upward, f"grader/{path.relative_to(GRADER).as_posix()} ({layer or 'student grader'}) reaches up: {upward}"
+
+
+def test_the_student_grader_imports_the_sandbox_only_inside_a_function():
+    for path in GRADER.glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:  # top-level statements only
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("grader.sandbox"):
+                pytest.fail(f"{path.name} imports the sandbox at module level (line {node.lineno})")
+
+
+def test_the_layout_check_sees_an_upward_import(tmp_path, monkeypatch):
+    # The check itself must be able to fail: a student-grader module importing the batch.
+    source = "def f():\n    from grader.batch import intake\n    from grader.handout import stubs\n"
+    probe = tmp_path / "grader" / "probe.py"
+    probe.parent.mkdir()
+    probe.write_text(source)
+    monkeypatch.setattr(__import__(__name__), "GRADER", tmp_path / "grader")
+    assert _imported_layers(probe) == {("batch", 2), ("handout", 3)}
+    with pytest.raises(AssertionError, match="reaches up"):
+        test_imports_go_down_the_layers(probe)
+
+
+def test_every_layer_folder_is_a_package_that_says_what_it_holds():
+    for layer in LAYERS:
+        init = GRADER / layer / "__init__.py"
+        assert init.is_file(), layer
+        assert ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))), f"grader/{layer}/__init__.py has no docstring"
