@@ -41,6 +41,8 @@ import time
 import zipfile
 from pathlib import Path
 
+from grader import diagnosis_text
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # What the zip carries besides setup.sh and run_autograder. Never tests/ or exercises/.
 SHIPPED = ("grader", "solutions", "requirements.txt")
@@ -241,6 +243,8 @@ def gradescope_results(
 
     if running_as_root is None:
         running_as_root = os.geteuid() == 0
+    diagnoses = _shown_diagnoses(document, hidden_visibility)
+    explained = diagnosis_text.explained_checks(diagnoses)
     tests = []
     counters = dict.fromkeys(GROUPS, 0)
     for test in sorted(document["tests"], key=lambda t: GROUPS.index(t["group"])):  # stable: keeps grading order
@@ -253,7 +257,7 @@ def gradescope_results(
             "score": float(test["points"]),
             "max_score": float(test["max_points"]),
             "status": "passed" if passed else "failed",
-            "output": "" if passed else (test["message"] or f"this check did not pass ({test['outcome']})"),
+            "output": "" if passed else _failure_output(test, test["name"] in explained),
             "visibility": hidden_visibility if group == HIDDEN_GROUP else "visible",
         })
     sandbox, sandbox_note = document.get("sandbox", ""), document.get("sandbox_note", "")
@@ -270,7 +274,7 @@ def gradescope_results(
     })
     return {
         "score": float(sum(test["score"] for test in tests)),
-        "output": html.escape(_student_summary(document, hidden_visibility, found)),
+        "output": html.escape(_student_summary(document, hidden_visibility, found, diagnoses)),
         "output_format": "simple_format",  # escaped above: the student's text is never rendered as HTML
         "stdout_visibility": "hidden",
         "extra_data": {
@@ -324,11 +328,34 @@ def _readable(test_name: str) -> str:
     return test_name.replace(f"[{STUDENT_ID}-", "[").replace(f"[{STUDENT_ID}]", "")
 
 
-def _student_summary(document: dict, hidden_visibility: str, found: str) -> str:
+def _shown_diagnoses(document: dict, hidden_visibility: str) -> list[dict]:
+    """The diagnosis as far as the student may see it: until the hidden checks are shown,
+    a diagnosis only the hidden checks revealed is left out, and so are their names."""
+    if hidden_visibility == "visible":
+        return document.get("diagnoses", [])
+    shown = {t["name"] for t in document.get("tests", []) if t["group"] != HIDDEN_GROUP}
+    entries = []
+    for entry in document.get("diagnoses", []):
+        explains = [name for name in entry.get("explains", []) if name in shown]
+        if explains or entry.get("first_failing_check") in shown:
+            entries.append(dict(entry, explains=explains))
+    return entries
+
+
+def _failure_output(test: dict, explained: bool) -> str:
+    message = test["message"] or f"this check did not pass ({test['outcome']})"
+    if explained:  # the diagnosis at the top says what to change: no menu of hints here
+        return f"{diagnosis_text.compact_message(message)}\n(explained by the diagnosis at the top of this page)"
+    return message
+
+
+def _student_summary(document: dict, hidden_visibility: str, found: str, diagnoses: list[dict]) -> str:
     from grader.scoring import GROUP_TITLES
 
     sentence = found[:1].upper() + found[1:]
     lines = [sentence if sentence.endswith(".") else sentence + ".", ""]
+    if diagnoses:
+        lines += ["What went wrong:", *diagnosis_text.text_lines(diagnoses), ""]
     if document.get("import_error"):
         lines += ["Your file could not be imported, so no test could run:", document["import_error"], ""]
     lines.append("Points per group:")
