@@ -128,16 +128,22 @@ def diagnose_function(function: str, submission) -> tuple[str, ...] | None:
     """``None`` when the function behaves as the reference on every probe; the ids of the
     known mistake (or pair) it matches; ``()`` when it matches none, or several."""
     function_probes = probes.PROBES[function]
-    context = {}
+    contexts = [{}]
     if function == mistakes.MODULE:
         if not probes.module_is_isolable(submission):
             raise probes.Unusable("head_dimension")
-        context = {probe: probe.parts(submission) for probe in function_probes if isinstance(probe, probes.ModuleProbe)}
+        # The module on the student's own parts; failing that, on their heads with the
+        # reference's mask and concatenation (a module need not call the student's helpers).
+        own = {probe: probe.parts(submission) for probe in function_probes if isinstance(probe, probes.ModuleProbe)}
+        contexts = [own, {probe: parts.with_reference_helpers() for probe, parts in own.items()}]
     observed = [probe.student(submission) for probe in function_probes]
 
     def reproduces(steps: dict) -> bool:
         # Probe by probe, stopping at the first disagreement: most candidates miss at once.
-        return all(same(seen, probe.trusted(steps, context)) for seen, probe in zip(observed, function_probes))
+        return any(
+            all(same(seen, probe.trusted(steps, context)) for seen, probe in zip(observed, function_probes))
+            for context in contexts
+        )
 
     if reproduces(mistakes.REFERENCE_STEPS[function]):
         return None

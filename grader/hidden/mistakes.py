@@ -117,7 +117,7 @@ def attention_head(steps: Steps, parameters: dict, inputs: torch.Tensor, allowed
     weights = steps["normalise"](masked)
     weights = steps["mask_weights"](weights, allowed)
     output = steps["combine"](weights, queries, keys, values)  # (batch, seq, head_dim)
-    return steps["report"](weights, masked), output
+    return steps["report"](weights, masked, scores), output
 
 
 def _causal_like(scores: torch.Tensor) -> torch.Tensor:
@@ -133,7 +133,7 @@ HEAD_STEPS: Steps = {
     "normalise": lambda scores: torch.softmax(scores, dim=-1),
     "mask_weights": lambda weights, allowed: weights,
     "combine": lambda weights, queries, keys, values: weights @ values,
-    "report": lambda weights, scores: weights,
+    "report": lambda weights, masked, scores: weights,
 }
 
 
@@ -206,7 +206,11 @@ MISTAKES: tuple[Mistake, ...] = (
         "have the model's width and the error surfaces far from its cause.",
         "Reject an impossible configuration where it is made: raise ValueError when "
         "num_heads < 1 or model_dim is not a multiple of num_heads.",
-        ({"validate": lambda model_dim, num_heads: None},),
+        (
+            {"validate": lambda model_dim, num_heads: None},
+            # Only num_heads < 1 is rejected: a width that does not divide still passes.
+            {"validate": lambda m, h: _raise(ValueError(f"model_dim={m} must divide exactly by num_heads={h}")) if h < 1 else None},
+        ),
     ),
     Mistake(
         "zero_heads_not_rejected",
@@ -232,7 +236,11 @@ MISTAKES: tuple[Mistake, ...] = (
         "Whoever builds the model learns that something is wrong but not which setting, "
         "and has to go and find the values themselves.",
         "An error message names the values that broke the rule: model_dim and num_heads.",
-        ({"validate": lambda m, h: _raise(ValueError("model_dim must be divisible by num_heads")) if h < 1 or m % h else None},),
+        (
+            {"validate": lambda m, h: _raise(ValueError("model_dim must be divisible by num_heads")) if h < 1 or m % h else None},
+            {"validate": lambda m, h: _raise(ValueError(f"model_dim={m} is not divisible")) if h < 1 or m % h else None},
+            {"validate": lambda m, h: _raise(ValueError(f"bad num_heads={h}")) if h < 1 or m % h else None},
+        ),
     ),
     Mistake(
         "assert_instead_of_raise",
@@ -296,7 +304,7 @@ MISTAKES: tuple[Mistake, ...] = (
         "~mask and masked_fill need a bool mask: on floats ~ fails, and a 0/1 float mask "
         "is easily added or multiplied where it should select.",
         "A mask says yes or no: build it with dtype=torch.bool.",
-        ({"as_dtype": lambda mask: mask.float()},),
+        tuple({"as_dtype": lambda mask, dtype=dtype: mask.to(dtype)} for dtype in (torch.float32, torch.int64, torch.int32)),
     ),
     # AttentionHead.forward: the scale
     Mistake(
@@ -412,7 +420,10 @@ MISTAKES: tuple[Mistake, ...] = (
         "Scores are any real numbers, -inf included; the attention weights the caller reads "
         "are the softmax of them: non-negative, each row summing to one.",
         "Return what the output was computed with: the weights after the softmax.",
-        ({"report": lambda weights, scores: scores},),
+        (
+            {"report": lambda weights, masked, scores: masked},
+            {"report": lambda weights, masked, scores: scores},  # the scores before the mask
+        ),
     ),
     Mistake(
         "values_not_weighted",
@@ -519,7 +530,11 @@ MISTAKES: tuple[Mistake, ...] = (
         "The caller indexes weights[batch, head, query, key]; on another axis the heads "
         "mix with the batch or the positions.",
         "Stack the heads' weights on a new axis 1: (batch, heads, seq, seq).",
-        tuple({"stack_weights": lambda weights, dim=dim: torch.stack(weights, dim=dim)} for dim in (0, 2, 3)),
+        (
+            *({"stack_weights": lambda weights, dim=dim: torch.stack(weights, dim=dim)} for dim in (0, 2, 3)),
+            # Joined on an existing axis instead of a new one: heads mixed into batch or positions.
+            *({"stack_weights": lambda weights, dim=dim: torch.cat(weights, dim=dim)} for dim in (0, 1, 2)),
+        ),
     ),
     Mistake(
         "one_head_weights_repeated",
@@ -528,7 +543,10 @@ MISTAKES: tuple[Mistake, ...] = (
         "Each head attends in its own way; reporting one head's matrix for all hides what "
         "the others do.",
         "Stack each head's own weights, in order.",
-        ({"stack_weights": lambda weights: torch.stack([weights[0]] * len(weights), dim=1)},),
+        (
+            {"stack_weights": lambda weights: torch.stack([weights[0]] * len(weights), dim=1)},
+            {"stack_weights": lambda weights: torch.stack([weights[-1]] * len(weights), dim=1)},
+        ),
     ),
     Mistake(
         "module_ignores_given_mask",
@@ -549,6 +567,7 @@ MISTAKES: tuple[Mistake, ...] = (
         (
             {"default_mask": lambda parts: parts.causal_mask(parts.model_dim)},
             {"default_mask": lambda parts: parts.causal_mask(parts.batch)},
+            {"default_mask": lambda parts: parts.causal_mask(parts.head_dim)},
         ),
     ),
     Mistake(

@@ -236,14 +236,20 @@ class StudentParts:
     fetched through the Submission when a candidate first needs them and kept for the next
     candidate: the module is judged by what it does with its parts, not by the parts."""
 
-    def __init__(self, submission, probe: ModuleProbe, parameters: dict, inputs: torch.Tensor) -> None:
+    def __init__(self, submission, probe: ModuleProbe, parameters: dict, inputs: torch.Tensor, cache=None) -> None:
         self.submission = submission
+        self.probe = probe
         self.batch, self.seq = probe.config.batch, probe.config.seq
         self.model_dim, self.num_heads = probe.config.model_dim, probe.config.num_heads
         self.head_dim = probe.config.head_dim
         self.parameters = parameters
         self.inputs = inputs
-        self._cache: dict = {}
+        self._cache: dict = {} if cache is None else cache
+
+    def with_reference_helpers(self) -> StudentParts:
+        """The same heads, with the reference's causal mask and concatenation: a module may
+        rightly do those itself (torch.tril, torch.cat) instead of calling the student's."""
+        return ReferenceHelpers(self.submission, self.probe, self.parameters, self.inputs, self._cache)
 
     def _remember(self, key, fetch):
         if key not in self._cache:
@@ -277,6 +283,14 @@ class StudentParts:
         return self._remember(
             key, lambda: self.submission.concatenate_heads([h.output for h in heads], [h.weights for h in heads])
         )
+
+
+class ReferenceHelpers(StudentParts):
+    def causal_mask(self, seq_len: int) -> torch.Tensor:
+        return mistakes.causal_mask(mistakes.CAUSAL_MASK_STEPS, seq_len)
+
+    def concatenate(self, heads: list[HeadRun]) -> torch.Tensor:
+        return mistakes.concatenate_heads(mistakes.CONCATENATE_STEPS, [head.output for head in heads])
 
 
 @dataclass(frozen=True)
