@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 import torch
 
 from grader.hidden import mistakes, probes
-from grader.hidden.mistakes import Mistake
 
 UNKNOWN = "unknown"
 
