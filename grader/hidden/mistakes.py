@@ -108,16 +108,37 @@ def _project_cut(path: str, where: str) -> Callable:
     return project
 
 
-def attention_head(steps: Steps, parameters: dict, inputs: torch.Tensor, allowed: torch.Tensor, head_dim: int):
-    """(weights, output) of one head; ``parameters`` as AttentionHead's state dict."""
-    queries, keys, values = steps["project"](inputs, parameters)  # (batch, seq, head_dim) each
-    scores = steps["scores"](queries, keys)  # (batch, seq, seq)
-    scores = steps["scale"](scores, head_dim, inputs.shape[-1])
-    masked = steps["mask_scores"](scores, allowed)
-    weights = steps["normalise"](masked)
-    weights = steps["mask_weights"](weights, allowed)
-    output = steps["combine"](weights, queries, keys, values)  # (batch, seq, head_dim)
-    return steps["report"](weights, masked, scores), output
+class _Stages:
+    """Runs a function's steps in order, remembering each result under the chain of steps
+    that produced it: on the same probe data, candidates that share their first steps (the
+    reference and most of its mistakes) compute them once."""
+
+    def __init__(self, steps: Steps, memo: dict | None) -> None:
+        self.steps, self.memo, self.chain = steps, memo, ()
+
+    def __call__(self, name: str, *arguments):
+        self.chain += (self.steps[name],)
+        if self.memo is None:
+            return self.steps[name](*arguments)
+        if self.chain not in self.memo:
+            self.memo[self.chain] = self.steps[name](*arguments)
+        return self.memo[self.chain]
+
+
+def attention_head(
+    steps: Steps, parameters: dict, inputs: torch.Tensor, allowed: torch.Tensor, head_dim: int, memo: dict | None = None
+):
+    """(weights, output) of one head; ``parameters`` as AttentionHead's state dict. ``memo``:
+    results of earlier candidates on the same data (never with gradients)."""
+    step = _Stages(steps, memo)
+    queries, keys, values = step("project", inputs, parameters)  # (batch, seq, head_dim) each
+    scores = step("scores", queries, keys)  # (batch, seq, seq)
+    scores = step("scale", scores, head_dim, inputs.shape[-1])
+    masked = step("mask_scores", scores, allowed)
+    weights = step("normalise", masked)
+    weights = step("mask_weights", weights, allowed)
+    output = step("combine", weights, queries, keys, values)  # (batch, seq, head_dim)
+    return step("report", weights, masked, scores), output
 
 
 def _causal_like(scores: torch.Tensor) -> torch.Tensor:
