@@ -273,3 +273,15 @@ def test_the_feedback_page_puts_the_diagnosis_before_the_failing_checks(graded):
     assert "hint:" not in page  # every failure is explained: no menu of hints
     unknown = (out / "feedback" / "softmax_over_batch.md").read_text()
     assert "matches none of the known ones" in unknown and "hint:" in unknown
+
+
+def test_a_function_not_written_yet_or_not_defined_is_not_diagnosed(tmp_path):
+    """Stubs are reported as "not written yet" by the score table, not as unknown mistakes."""
+    source = catalogue.implementation_source(next(m for m in KNOWN if m.mistake == "missing_scale"))
+    body = "    outputs = [result.output for result in head_results]  # each (batch, seq, head_dim)\n"
+    stubbed = source.replace(body, "    raise NotImplementedError\n" + body)
+    undefined = source.replace("def concatenate_heads(", "def concatenate_all_heads(")
+    for name, text in (("stubbed", stubbed), ("undefined", undefined)):
+        path = tmp_path / f"{name}.py"
+        path.write_text(text)
+        assert verdicts(path) == {mistakes.HEAD: ("missing_scale",)}, name
