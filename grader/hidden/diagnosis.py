@@ -1,7 +1,7 @@
 """Name the misconception: which known mistake a failing function's numbers reveal.
 
-For each function that a failing check used, the grader probes the student's function on
-its own (grader/hidden/probes.py), then runs the reference and the known mistakes of that
+For each function that failed a check of its own (a check calling it directly), the grader
+probes the student's function alone (grader/hidden/probes.py), then runs the reference and the known mistakes of that
 function (grader/hidden/mistakes.py), alone and in pairs, on the same data in this
 process. A function is diagnosed with a mistake (or a pair) when that mistake reproduces
 every probe and the reference does not; when the reference does not but nothing known
