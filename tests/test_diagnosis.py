@@ -285,3 +285,26 @@ def test_a_function_not_written_yet_or_not_defined_is_not_diagnosed(tmp_path):
         path = tmp_path / f"{name}.py"
         path.write_text(text)
         assert verdicts(path) == {mistakes.HEAD: ("missing_scale",)}, name
+
+
+def test_an_endless_loop_met_only_by_the_diagnosis_stops_and_costs_no_point(tmp_path):
+    """The probes' sizes are their own; code looping only there must not hang the run."""
+    source = catalogue.implementation_source(next(m for m in KNOWN if m.mistake == "missing_scale"))
+    looping = source.replace(
+        "        queries = self.query(inputs)  # (batch, seq, head_dim)\n",
+        "        while tuple(inputs.shape) == (2, 6, 14):  # a probe's size, never a check's\n            pass\n"
+        "        queries = self.query(inputs)  # (batch, seq, head_dim)\n",
+    )
+    assert looping != source
+    options = ("--timeout", "3", "--grading-seed", "7")  # hidden checks never draw model_dim 14
+    plain = grade([write_source(tmp_path / "plain", "mistake.py", source)], tmp_path / "plain", *options)
+    run = grade([write_source(tmp_path / "loops", "mistake.py", looping)], tmp_path / "loops", *options)
+    assert run.results["mistake"]["diagnoses"] == []
+    assert run.score("mistake") == plain.score("mistake") < 100
+    assert plain.diagnosed("mistake") == {"missing_scale"}
+
+
+def write_source(folder, name: str, text: str):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(text)
+    return folder / name

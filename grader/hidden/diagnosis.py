@@ -34,6 +34,15 @@ FUNCTIONS_OF_OPERATION = {
         for operation in ("run_attention", "construct_attention", "initial_parameters")
     },
 }
+# The calls probing a function makes (the module's include its parts): a function none of
+# whose calls ever ran out of time is safe to probe; one that looped is left alone.
+OPERATIONS_OF_FUNCTION = {
+    mistakes.HEAD_DIMENSION: {"head_dimension"},
+    mistakes.CAUSAL_MASK: {"causal_mask"},
+    mistakes.HEAD: {"run_head"},
+    mistakes.CONCATENATE: {"concatenate_heads"},
+    mistakes.MODULE: {"run_attention", "initial_parameters", "head_dimension", "run_head", "concatenate_heads", "causal_mask"},
+}
 # The function a check is about, when nothing else explains its failure.
 PRIMARY_OPERATION_ORDER = (
     "run_attention", "construct_attention", "initial_parameters", "run_head", "concatenate_heads", "causal_mask", "head_dimension",
@@ -188,21 +197,27 @@ def diagnose(submission, failed: list[FailedCheck]) -> list[Diagnosis]:
     """
     suspects = {primary_function(check) for check in failed}
     verdicts: dict[str, tuple[str, ...]] = {}
+    skipped = set()
     for function in mistakes.FUNCTIONS:
-        if function in suspects:
-            try:
-                verdict = diagnose_function(function, submission)
-            except probes.Unusable:
-                continue  # not written yet (the score table says so), or not separable
-            if verdict is not None:
-                verdicts[function] = verdict
+        if function not in suspects:
+            continue
+        if any(submission.timeouts.get(operation) for operation in OPERATIONS_OF_FUNCTION[function]):
+            skipped.add(function)  # it ran out of time in a check: probing it would too
+            continue
+        try:
+            verdict = diagnose_function(function, submission)
+        except probes.Unusable:
+            skipped.add(function)  # not written yet (the score table says so), or not separable
+            continue
+        if verdict is not None:
+            verdicts[function] = verdict
     diagnoses = {function: Diagnosis(function, ids) for function, ids in verdicts.items()}
     for check in failed:
         involved = [diagnoses[f] for f in functions_used(check) if f in diagnoses]
         if involved and all(d.known for d in involved):
             for diagnosis in involved:
                 diagnosis.explains.append(check.name)
-        elif not involved and (function := primary_function(check)) is not None:
+        elif not involved and not (functions_used(check) & skipped) and (function := primary_function(check)):
             # A check failed although every function it used behaves on the probes: its own
             # function is wrong in a way the probes do not show. Honest, not explained.
             diagnoses.setdefault(function, Diagnosis(function, ()))

@@ -9,16 +9,22 @@ printed before pytest's failures, and a failure it explains shrinks to its first
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
+import threading
 
 import pytest
 
 from grader import diagnosis_text
 from grader.hidden import diagnosis
 from grader.scoring import NOT_WRITTEN
+from grader.submission import InProcessBackend
 from grader.timeouts import CallTimedOut
 
 log = logging.getLogger(__name__)
+# In-process student code has no per-call limit of its own (the sandbox's worker has one).
+DIAGNOSIS_SECONDS = 10.0
 
 
 class DiagnosisPlugin:
@@ -64,7 +70,8 @@ class DiagnosisPlugin:
         if not failed:
             return
         try:
-            found = diagnosis.diagnose(handle, failed)
+            with _time_limit(handle, DIAGNOSIS_SECONDS):
+                found = diagnosis.diagnose(handle, failed)
         except CallTimedOut:
             log.warning("%s: the diagnosis ran out of the check's time and was dropped", result.submission)
             return
@@ -95,3 +102,24 @@ def _submission_of(item: pytest.Item) -> str:
 
 def _key(item: pytest.Item) -> tuple[str, str]:
     return (_submission_of(item), item.name)
+
+
+@contextlib.contextmanager
+def _time_limit(handle, seconds: float):
+    """Stop an in-process diagnosis that runs into an endless loop of the student's: after
+    ``seconds``, unless the check's own time limit is still pending (it then stops it)."""
+    pending = signal.getitimer(signal.ITIMER_REAL)[0] > 0
+    if not isinstance(handle.backend, InProcessBackend) or pending or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise CallTimedOut(f"the diagnosis ran out of its {seconds:g} s", pytrace=False)
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
