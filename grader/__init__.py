@@ -7,7 +7,8 @@ The tree shows the trust boundary and the layers (imports go down, never up):
   objects; ``submission.py`` the grader-side proxy (plain data in, plain data out, types
   checked); ``checks.py`` comparisons with messages for students; ``scoring.py`` points and
   the table; ``test_*.py`` the visible tests.
-* ``hidden/``  — never shipped: the hidden tests and the reference solution they load.
+* ``hidden/``  — never shipped: the hidden tests and the reference solution they load, and the
+  diagnosis (the known mistakes hold solution code too); pytest alone loads it, through its conftest.
 * ``sandbox/`` — where student code runs when a score counts (worker, wire, walls).
 * ``batch/``   — the class run: intake, shards, the gradebook.
 * ``handout/`` — generated for students and platforms: stubs, notebook, release, nbgrader,

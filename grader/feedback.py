@@ -8,6 +8,7 @@ link or HTML.
 
 from __future__ import annotations
 
+from grader import diagnosis_text
 from grader.scoring import GROUP_TITLES, SubmissionResult, describe_not_written
 from grader.untrusted import markdown_code_block, markdown_text
 
@@ -23,9 +24,19 @@ def render_markdown(result: SubmissionResult) -> str:
     if (missing := result.not_written()) and not result.import_error:
         lines += ["", describe_not_written(missing)]
     if failed and not result.import_error:
-        lines += ["", "## What to fix", ""]
+        # The diagnosis first; the checks it explains then take one line each, the others
+        # keep their whole message (expected, got, hint).
+        lines += ["", *diagnosis_text.markdown_lines(result.diagnoses)]
+        explained = diagnosis_text.explained_checks(result.diagnoses)
+        lines += ["## What to fix" if not explained else "## Failing checks", ""]
         for test in failed:
-            lines += [f"### {test.name} ({test.max_points} point{'s' if test.max_points != 1 else ''})", "", markdown_code_block(test.message or test.outcome), ""]
+            points = f"{test.max_points} point{'s' if test.max_points != 1 else ''}"
+            if test.name in explained:
+                message = diagnosis_text.compact_message(test.message or test.outcome)
+                lines += [f"- {test.name} ({points}): {markdown_text(message)} (explained above)"]
+            else:
+                lines += [f"### {test.name} ({points})", "", markdown_code_block(test.message or test.outcome), ""]
+        lines.append("")
     elif not failed:
         lines += ["", "Every check passed."]
     return "\n".join(lines).rstrip() + "\n"

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from grader.notebooks import join_code_cells
 from grader.loading import MODULE_FILE_NAME
-from grader import scoring
+from grader import diagnosis_text, scoring
 from grader.scoring import GROUP_TITLES, NOT_WRITTEN
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -139,7 +139,7 @@ def points(group: str, out_of: int) -> int:
             )
         print(f"{title}: {earned}/{total}")
         failed = [test for test in result["tests"] if test["group"] == group and test["outcome"] != "passed"]
-        _print_problems(failed)
+        _print_problems(failed, result.get("diagnoses", []))
         return earned
 
 
@@ -230,13 +230,26 @@ def _print_result(result: dict) -> None:
     failed = [test for test in result["tests"] if test["outcome"] != "passed"]
     if failed:
         print()
-        _print_problems(failed)
+        _print_problems(failed, result.get("diagnoses", []))
     else:
         print("Every check passes.")
 
 
-def _print_problems(failed: list[dict]) -> None:
-    """Failures grouped by message: most share one cause (a function not written yet)."""
+def _print_problems(failed: list[dict], diagnoses: list[dict]) -> None:
+    """The diagnosis of these failures first (graded with grader/hidden/ only), then the
+    failures it does not explain, grouped by message: most share one cause."""
+    names = {test["name"] for test in failed}
+    relevant = [
+        entry for entry in diagnoses
+        if names & set(entry.get("explains", [])) or entry.get("first_failing_check") in names
+    ]
+    explained = diagnosis_text.explained_checks(relevant) & names
+    for line in diagnosis_text.text_lines(relevant):
+        print(line)
+    if explained:
+        lost = sum(test["max_points"] for test in failed if test["name"] in explained)
+        print(f"✗ explained above: {diagnosis_text.checks_in_short([_short_name(n) for n in explained])} (-{lost} points)")
+    failed = [test for test in failed if test["name"] not in explained]
     messages = [(test["message"] or test["outcome"]).strip() for test in failed]
     not_written = scoring.not_written(messages)
     not_defined: dict[str, int] = {}

@@ -53,6 +53,9 @@ class SubmissionResult:
     tests: list[TestRecord] = field(default_factory=list)
     import_error: str = ""
     output: str = ""  # what the student's code printed (captured by the worker), for instructors
+    # What the failing checks reveal, per function (grader/hidden/diagnosis.py; plain entries,
+    # read through grader/diagnosis_text.py); [] when nothing is wrong or nothing was diagnosed.
+    diagnoses: list[dict] = field(default_factory=list)
 
     @property
     def score(self) -> int:
@@ -80,6 +83,7 @@ class SubmissionResult:
             "groups": {group: {"earned": e, "max": m} for group, (e, m) in self.group_points().items()},
             "import_error": self.import_error,
             "output": self.output,
+            "diagnoses": self.diagnoses,
             "tests": [asdict(test) | {"points": test.points} for test in self.tests],
         }
 

@@ -104,6 +104,7 @@ class Submission:
         self.backend = backend
         self.import_error: ErrorDescription | None = None
         self.timeouts: dict[str, int] = {}  # operation -> how often it ran out of time
+        self.operations_called: set[str] = set()  # which functions a check used (the diagnosis reads it)
 
     def open(self) -> Submission:
         self.import_error = self.backend.open()
@@ -113,6 +114,7 @@ class Submission:
         self.backend.close()
 
     def _call(self, operation: str, **arguments: Any) -> Any:
+        self.operations_called.add(operation)
         if self.timeouts.get(operation, 0) >= TIMEOUTS_BEFORE_GIVING_UP:
             raise StudentCodeError(operation, ErrorDescription(
                 "timeout", "Timeout",

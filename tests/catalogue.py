@@ -4,7 +4,9 @@ Data only: no tests live here. The grader's own tests use this catalogue to chec
 
 * every MUTANT (a realistic student mistake) loses points in at least the groups named
   in its ``losing_groups``, and
-* every VARIANT (a valid alternative implementation) scores full marks.
+* every VARIANT (a valid alternative implementation) scores full marks,
+* the diagnosis names each mutant's ``mistake`` (its id in grader/hidden/mistakes.py), both
+  mistakes of each of the PAIRS, no known id for a mutant without one, nothing for a variant.
 
 Each entry is a list of exact text edits applied to ``solutions/multi_head_attention.py``,
 so the repository holds one copy of the solution, not one per entry. Every ``old`` text must
@@ -59,6 +61,9 @@ class Implementation:
     description: str  # one sentence: what the student did
     edits: tuple[Edit, ...]
     losing_groups: tuple[str, ...] = ()  # mutants: groups that MUST lose points; variants: ()
+    # Mutants: the id of its misconception in the diagnosis's vocabulary (grader/hidden/mistakes.py),
+    # which the diagnosis must name; "" for a mistake outside the vocabulary, which must get no known id.
+    mistake: str = ""
 
 
 def _edit(old: str, new: str) -> Edit:
@@ -95,24 +100,28 @@ MUTANTS: tuple[Implementation, ...] = (
     # --- Scaling of the scores -------------------------------------------------------------
     Implementation(
         name="missing_scale",
+        mistake="missing_scale",
         description="Forgot to divide the scores by sqrt(head_dim).",
         edits=(_edit(_SCALE_LINE, "scores = scores"),),
         losing_groups=(PROBABILITIES, REFERENCE),
     ),
     Implementation(
         name="scale_by_head_dim",
+        mistake="scaled_by_head_dim",
         description="Divided the scores by head_dim instead of sqrt(head_dim).",
         edits=(_edit(_SCALE_LINE, "scores = scores / self.head_dim"),),
         losing_groups=(PROBABILITIES, REFERENCE),
     ),
     Implementation(
         name="scale_multiplied",
+        mistake="scale_multiplied",
         description="Multiplied the scores by sqrt(head_dim) instead of dividing.",
         edits=(_edit(_SCALE_LINE, "scores = scores * math.sqrt(self.head_dim)"),),
         losing_groups=(PROBABILITIES, REFERENCE),
     ),
     Implementation(
         name="scale_by_model_dim",
+        mistake="scaled_by_model_dim",
         description=(
             "Scaled the scores by sqrt(model_dim), the input width, instead of sqrt(head_dim)."
         ),
@@ -122,12 +131,14 @@ MUTANTS: tuple[Implementation, ...] = (
     # --- Softmax -------------------------------------------------------------------------------
     Implementation(
         name="softmax_over_queries",
+        mistake="softmax_over_queries",
         description="Took the softmax over the query axis (dim=-2) instead of the key axis.",
         edits=(_edit(_SOFTMAX_LINE, "weights = torch.softmax(scores, dim=-2)"),),
         losing_groups=(PROBABILITIES, CAUSAL_MASKING, REFERENCE),
     ),
     Implementation(
         name="scores_returned_as_weights",
+        mistake="returns_scores",
         description="Returned the masked, pre-softmax scores as the attention weights.",
         edits=(
             _edit(
@@ -140,6 +151,7 @@ MUTANTS: tuple[Implementation, ...] = (
     # --- Masking -------------------------------------------------------------------------------
     Implementation(
         name="mask_after_softmax",
+        mistake="mask_after_softmax",
         description=(
             "Applied the mask after the softmax by multiplying, so rows no longer sum to one."
         ),
@@ -151,6 +163,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="mask_without_diagonal",
+        mistake="mask_without_diagonal",
         description=(
             "Built the causal mask with tril(..., diagonal=-1), so a position cannot see itself."
         ),
@@ -159,6 +172,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="anti_causal_mask",
+        mistake="upper_triangle_mask",
         description=(
             "Built the causal mask with triu instead of tril, letting positions see the future."
         ),
@@ -167,6 +181,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="float_causal_mask",
+        mistake="mask_not_boolean",
         description="Returned the causal mask as a float tensor of ones and zeros instead of bool.",
         edits=(
             _edit(
@@ -178,12 +193,14 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="no_mask",
+        mistake="mask_not_applied",
         description="Never applied the mask to the scores.",
         edits=(_edit(_MASK_LINE, "scores = scores"),),
         losing_groups=(CAUSAL_MASKING, REFERENCE),
     ),
     Implementation(
         name="masked_fill_result_discarded",
+        mistake="mask_not_applied",
         description=(
             "Called scores.masked_fill(...) but threw its result away (it is not in-place)."
         ),
@@ -192,18 +209,21 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="mask_filled_with_zero",
+        mistake="mask_filled_with_zero",
         description="Filled disallowed scores with 0 instead of -inf, so they still get weight.",
         edits=(_edit(_MASK_LINE, "scores = scores.masked_fill(~allowed_mask, 0.0)"),),
         losing_groups=(CAUSAL_MASKING, REFERENCE),
     ),
     Implementation(
         name="mask_inverted",
+        mistake="mask_polarity_flipped",
         description="Filled -inf where the mask is True (allowed) instead of where it is False.",
         edits=(_edit(_MASK_LINE, 'scores = scores.masked_fill(allowed_mask, float("-inf"))'),),
         losing_groups=(CAUSAL_MASKING, PROBABILITIES, REFERENCE),
     ),
     Implementation(
         name="custom_mask_ignored",
+        mistake="head_ignores_given_mask",
         description=(
             "The head always builds its own causal mask and ignores the allowed_mask argument."
         ),
@@ -219,6 +239,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="no_default_causal_mask",
+        mistake="no_default_mask",
         description=(
             "With allowed_mask=None the module applies no mask at all instead of the causal one."
         ),
@@ -237,6 +258,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="mask_from_model_dim",
+        mistake="default_mask_wrong_size",
         description=(
             "Sized the default causal mask with inputs.shape[-1] (model_dim) instead of the "
             "sequence length."
@@ -252,18 +274,21 @@ MUTANTS: tuple[Implementation, ...] = (
     # --- Queries, keys and values --------------------------------------------------------------
     Implementation(
         name="values_from_queries",
+        mistake="values_not_weighted",
         description="Multiplied the weights by the queries instead of the values.",
         edits=(_edit(_OUTPUT_LINE, "output = weights @ queries  # (batch, seq, head_dim)"),),
         losing_groups=(GRADIENT_FLOW, REFERENCE),
     ),
     Implementation(
         name="values_from_keys",
+        mistake="values_not_weighted",
         description="Multiplied the weights by the keys instead of the values.",
         edits=(_edit(_OUTPUT_LINE, "output = weights @ keys  # (batch, seq, head_dim)"),),
         losing_groups=(GRADIENT_FLOW, REFERENCE),
     ),
     Implementation(
         name="queries_and_keys_swapped",
+        mistake="queries_and_keys_swapped",
         description="Computed keys @ queries^T instead of queries @ keys^T.",
         edits=(_edit(_SCORES_LINE, "scores = keys @ queries.transpose(-2, -1)"),),
         losing_groups=(PROBABILITIES, REFERENCE),
@@ -271,6 +296,7 @@ MUTANTS: tuple[Implementation, ...] = (
     # --- Concatenating the heads ---------------------------------------------------------------
     Implementation(
         name="concatenated_on_seq_axis",
+        mistake="concatenated_on_wrong_axis",
         description=(
             "Concatenated the heads' outputs along the sequence axis (dim=1) instead of the "
             "features."
@@ -280,6 +306,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="interleaved_concatenation",
+        mistake="heads_interleaved",
         description=(
             "Stacked the heads' outputs on a new last axis and flattened, interleaving their "
             "features."
@@ -289,6 +316,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="heads_concatenated_in_reverse",
+        mistake="heads_in_reverse",
         description="Concatenated the heads in reverse order, last head first.",
         edits=(_edit(_CONCAT_LINE, "return torch.cat(outputs[::-1], dim=-1)"),),
         losing_groups=(SHAPES, REFERENCE),
@@ -296,6 +324,7 @@ MUTANTS: tuple[Implementation, ...] = (
     # --- Stacking the heads' weights -----------------------------------------------------------
     Implementation(
         name="weights_heads_axis_misplaced",
+        mistake="weights_stacked_on_wrong_axis",
         description="Stacked the heads' weights on dim=2, giving (batch, seq, heads, seq).",
         edits=(
             _edit(
@@ -307,6 +336,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="weights_stacked_heads_first",
+        mistake="weights_stacked_on_wrong_axis",
         description=(
             "Used torch.stack's default dim=0, giving weights of shape (heads, batch, seq, seq)."
         ),
@@ -320,6 +350,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="first_head_weights_repeated",
+        mistake="one_head_weights_repeated",
         description="Reported head 0's attention weights for every head.",
         edits=(
             _edit(
@@ -361,6 +392,7 @@ MUTANTS: tuple[Implementation, ...] = (
     # --- Independent heads ---------------------------------------------------------------------
     Implementation(
         name="shared_head_module",
+        mistake="shared_head_module",
         description=(
             "Built one head and repeated it with nn.ModuleList([head] * num_heads), so all heads "
             "share weights."
@@ -376,6 +408,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="reseeded_heads",
+        mistake="identically_initialised_heads",
         description=(
             "Called torch.manual_seed(0) in AttentionHead.__init__, so every head starts "
             "identical."
@@ -410,6 +443,7 @@ MUTANTS: tuple[Implementation, ...] = (
     # --- Output projection and gradients -------------------------------------------------------
     Implementation(
         name="no_output_projection",
+        mistake="missing_output_projection",
         description="Returned the concatenated heads without applying the output projection.",
         edits=(_edit(_PROJECTION_LINE, "combined = concatenated"),),
         losing_groups=(GRADIENT_FLOW, REFERENCE),
@@ -427,6 +461,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="keys_detached",
+        mistake="projection_detached",
         description=(
             "Called .detach() on the keys, cutting the gradient through the key projection."
         ),
@@ -435,6 +470,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="inputs_detached_for_keys",
+        mistake="projection_detached",
         description=(
             "Detached the inputs of the key projection: its weights still get a gradient, "
             "but none flows back to the inputs through the keys (only a finite-difference "
@@ -445,6 +481,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="values_under_no_grad",
+        mistake="projection_detached",
         description=(
             "Computed the values inside torch.no_grad(), so the value projection gets no "
             "gradient."
@@ -460,18 +497,21 @@ MUTANTS: tuple[Implementation, ...] = (
     # --- head_dimension and configuration ------------------------------------------------------
     Implementation(
         name="no_divisibility_check",
+        mistake="no_divisibility_check",
         description="head_dimension returns model_dim // num_heads without checking anything.",
         edits=(_edit("    " + _HEAD_DIM_CHECK + "\n" + _HEAD_DIM_ERROR, ""),),
         losing_groups=(CONFIGURATION,),
     ),
     Implementation(
         name="check_returns_zero",
+        mistake="returns_instead_of_raising",
         description="head_dimension returns 0 instead of raising when the width does not divide.",
         edits=(_edit(_HEAD_DIM_ERROR, "        return 0\n"),),
         losing_groups=(CONFIGURATION,),
     ),
     Implementation(
         name="assert_instead_of_raise",
+        mistake="assert_instead_of_raise",
         description=(
             "Checked divisibility with assert, raising AssertionError instead of ValueError."
         ),
@@ -487,6 +527,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="error_message_without_numbers",
+        mistake="error_message_without_numbers",
         description="Raised ValueError with a message that does not say which numbers were wrong.",
         edits=(
             _edit(
@@ -498,6 +539,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="true_division_head_dim",
+        mistake="true_division",
         description=(
             "Returned model_dim / num_heads, a float, so nn.Linear cannot be built with it."
         ),
@@ -511,6 +553,101 @@ MUTANTS: tuple[Implementation, ...] = (
             REFERENCE,
         ),
     ),
+    # --- Mistakes outside the diagnosis's vocabulary (mistake=""): never given a known id ---------
+    Implementation(
+        name="softmax_over_batch",
+        description="Took the softmax over the batch axis (dim=0).",
+        edits=(_edit(_SOFTMAX_LINE, "weights = torch.softmax(scores, dim=0)"),),
+        losing_groups=(PROBABILITIES, REFERENCE),
+    ),
+    Implementation(
+        name="scale_by_seq_len",
+        description="Scaled the scores by sqrt(seq_len) instead of sqrt(head_dim).",
+        edits=(_edit(_SCALE_LINE, "scores = scores / math.sqrt(inputs.shape[1])"),),
+        losing_groups=(PROBABILITIES, REFERENCE),
+    ),
+    Implementation(
+        name="sigmoid_instead_of_softmax",
+        description="Used a sigmoid on each score instead of a softmax over the keys.",
+        edits=(_edit(_SOFTMAX_LINE, "weights = torch.sigmoid(scores)"),),
+        losing_groups=(PROBABILITIES, REFERENCE),
+    ),
+    Implementation(
+        name="scale_after_softmax",
+        description="Divided the weights by sqrt(head_dim) after the softmax instead of the scores before it.",
+        edits=(
+            _edit(_SCALE_LINE, "scores = scores"),
+            _edit(_SOFTMAX_LINE, "weights = torch.softmax(scores, dim=-1) / math.sqrt(self.head_dim)"),
+        ),
+        losing_groups=(PROBABILITIES, REFERENCE),
+    ),
+    Implementation(
+        name="scores_from_queries_only",
+        description="Compared the queries with themselves: queries @ queries^T.",
+        edits=(_edit(_SCORES_LINE, "scores = queries @ queries.transpose(-2, -1)"),),
+        losing_groups=(PROBABILITIES, REFERENCE),
+    ),
+    Implementation(
+        name="residual_added",
+        description="Added the inputs to the projected output (a residual connection the layer does not have).",
+        edits=(_edit(_PROJECTION_LINE, "combined = self.output_projection(concatenated) + inputs"),),
+        losing_groups=(REFERENCE,),
+    ),
+    Implementation(
+        name="mask_one_step_ahead",
+        description="Built the causal mask with tril(..., diagonal=1), letting each position see the next one.",
+        edits=(_edit(_TRIL_LINE, "return torch.tril(ones, diagonal=1)"),),
+        losing_groups=(CAUSAL_MASKING,),
+    ),
+    Implementation(
+        name="mask_transposed_for_heads",
+        description="Passed the mask transposed ([key, query]) to the heads.",
+        edits=(
+            _edit(
+                "head_results = [head(inputs, allowed_mask) for head in self.heads]",
+                "head_results = [head(inputs, allowed_mask.transpose(-2, -1)) for head in self.heads]",
+            ),
+        ),
+        losing_groups=(CAUSAL_MASKING,),
+    ),
+    Implementation(
+        name="single_head_rejected",
+        description="head_dimension refuses num_heads=1 (checks num_heads < 2).",
+        edits=(_edit(_HEAD_DIM_CHECK, "if num_heads < 2 or model_dim % num_heads != 0:"),),
+        losing_groups=(CONFIGURATION,),
+    ),
+    Implementation(
+        name="weights_concatenated",
+        description="Concatenated the heads' attention weights instead of their outputs.",
+        edits=(_edit("outputs = [result.output for result in head_results]", "outputs = [result.weights for result in head_results]"),),
+        losing_groups=(SHAPES, REFERENCE),
+    ),
+)
+
+# Two mutants in one submission (their edits applied one after the other): the diagnosis
+# must name both ids, whether the mistakes sit in two functions or in the same one.
+PAIRS: tuple[tuple[str, str], ...] = (
+    # in the same function
+    ("missing_scale", "softmax_over_queries"),
+    ("scale_by_head_dim", "no_mask"),
+    ("values_from_queries", "missing_scale"),
+    ("keys_detached", "scale_by_model_dim"),
+    ("queries_and_keys_swapped", "mask_filled_with_zero"),
+    ("scores_returned_as_weights", "scale_multiplied"),
+    ("no_divisibility_check", "true_division_head_dim"),
+    ("no_output_projection", "first_head_weights_repeated"),
+    ("shared_head_module", "no_output_projection"),
+    ("mask_from_model_dim", "weights_stacked_heads_first"),
+    # in two functions
+    ("missing_scale", "interleaved_concatenation"),
+    ("mask_without_diagonal", "values_from_keys"),
+    ("anti_causal_mask", "no_output_projection"),
+    ("softmax_over_queries", "heads_concatenated_in_reverse"),
+    ("error_message_without_numbers", "mask_after_softmax"),
+    ("shared_head_module", "scale_by_head_dim"),
+    ("custom_mask_ignored", "first_head_weights_repeated"),
+    ("keys_detached", "concatenated_on_seq_axis"),
+    ("mask_inverted", "reseeded_heads"),
 )
 
 
@@ -737,6 +874,17 @@ def write_implementation(impl: Implementation, folder: Path) -> Path:
     return path
 
 
+def paired(first: str, second: str) -> Implementation:
+    """One submission with both mutants' mistakes."""
+    a, b = (next(m for m in MUTANTS if m.name == name) for name in (first, second))
+    return Implementation(
+        name=f"{a.name}__and__{b.name}",
+        description=f"{a.description} And: {b.description}",
+        edits=a.edits + b.edits,
+        losing_groups=tuple(sorted(set(a.losing_groups) | set(b.losing_groups))),
+    )
+
+
 def _check_catalogue() -> None:
     """Catch catalogue typos at import: unique names, known groups, mutants that lose."""
     names = [impl.name for impl in MUTANTS + VARIANTS]
@@ -749,9 +897,14 @@ def _check_catalogue() -> None:
         unknown = set(impl.losing_groups) - set(GROUPS)
         if unknown:
             raise ValueError(f"mutant {impl.name!r} names unknown groups {sorted(unknown)}")
+    mutant_names = {impl.name for impl in MUTANTS}
+    for pair in PAIRS:
+        unknown = set(pair) - mutant_names
+        if unknown:
+            raise ValueError(f"pair {pair} names unknown mutants {sorted(unknown)}")
     for impl in VARIANTS:
-        if impl.losing_groups:
-            raise ValueError(f"variant {impl.name!r} must not name losing groups")
+        if impl.mistake or impl.losing_groups:
+            raise ValueError(f"variant {impl.name!r} must not name losing groups or a mistake")
 
 
 _check_catalogue()

@@ -1,8 +1,11 @@
-"""Print the catalogue's figures: mutants caught and valid variants at full marks.
+"""Print the catalogue's figures: mutants caught, valid variants at full marks, mistakes named.
 
     .venv/bin/python tests/catalogue_report.py
 
-A mutant counts as caught when it loses points in every group its entry names.
+A mutant counts as caught when it loses points in every group its entry names. A mistake
+counts as named when the diagnosis gives exactly its vocabulary id (a pair: exactly both);
+a valid variant with any diagnosis, or a mistake outside the vocabulary given a known id,
+is a false diagnosis.
 """
 
 from __future__ import annotations
@@ -19,23 +22,44 @@ from grading import grade  # noqa: E402
 
 
 def main() -> int:
+    pairs = {pair: catalogue.paired(*pair) for pair in catalogue.PAIRS}
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
-        paths = [catalogue.write_implementation(i, folder) for i in (*catalogue.MUTANTS, *catalogue.VARIANTS)]
+        entries = (*catalogue.MUTANTS, *catalogue.VARIANTS, *pairs.values())
+        paths = [catalogue.write_implementation(i, folder) for i in entries]
         run = grade(paths, folder)
     caught = 0
-    print(f"{'mutant':<34} {'score':>6}  lost points in")
+    print(f"{'mutant':<34} {'score':>6}  {'diagnosis':<34} lost points in")
     for mutant in catalogue.MUTANTS:
         lost = run.lost_groups(mutant.name)
         ok = set(mutant.losing_groups) <= lost
         caught += ok
-        print(f"{mutant.name:<34} {run.score(mutant.name):>6}  {', '.join(sorted(lost))}{'' if ok else '  <- MISSED'}")
+        diagnosed = " ".join(sorted(run.diagnosed(mutant.name))) or "-"
+        print(f"{mutant.name:<34} {run.score(mutant.name):>6}  {diagnosed:<34} {', '.join(sorted(lost))}{'' if ok else '  <- MISSED'}")
     full = [v for v in catalogue.VARIANTS if run.score(v.name) == 100]
     for variant in catalogue.VARIANTS:
-        print(f"{'variant ' + variant.name:<34} {run.score(variant.name):>6}")
+        print(f"{'variant ' + variant.name:<34} {run.score(variant.name):>6}  {' '.join(sorted(run.diagnosed(variant.name))) or '-'}")
+    mistake_of = {m.name: m.mistake for m in catalogue.MUTANTS}
+    for pair, implementation in pairs.items():
+        print(f"{'pair ' + ' + '.join(pair):<60} {' '.join(sorted(run.diagnosed(implementation.name))) or '-'}")
+
+    known = [m for m in catalogue.MUTANTS if m.mistake]
+    named = [m for m in known if run.diagnosed(m.name) == {m.mistake}]
+    pairs_named = [p for p, i in pairs.items() if run.diagnosed(i.name) == {mistake_of[n] for n in p}]
+    unlisted = [m for m in catalogue.MUTANTS if not m.mistake]
+    wrongly_named = [m.name for m in unlisted if run.diagnosed(m.name) - {"unknown"}]
+    false_on_variants = [v.name for v in catalogue.VARIANTS if run.diagnosed(v.name)]
     print(f"mutants caught: {caught}/{len(catalogue.MUTANTS)}")
     print(f"valid variants at full marks: {len(full)}/{len(catalogue.VARIANTS)}")
-    return 0 if caught == len(catalogue.MUTANTS) and len(full) == len(catalogue.VARIANTS) else 1
+    print(f"single mistakes named: {len(named)}/{len(known)}")
+    print(f"pairs of mistakes named (both): {len(pairs_named)}/{len(pairs)}")
+    print(f"false diagnoses on valid variants: {len(false_on_variants)}/{len(catalogue.VARIANTS)} {' '.join(false_on_variants)}")
+    print(f"mistakes outside the vocabulary given a known id: {len(wrongly_named)}/{len(unlisted)} {' '.join(wrongly_named)}")
+    perfect = (
+        caught == len(catalogue.MUTANTS) and len(full) == len(catalogue.VARIANTS) and len(named) == len(known)
+        and len(pairs_named) == len(pairs) and not false_on_variants and not wrongly_named
+    )
+    return 0 if perfect else 1
 
 
 if __name__ == "__main__":

@@ -27,6 +27,10 @@ class GradingRun:
     def failed_tests(self, name: str) -> list[dict]:
         return [test for test in self.results[name]["tests"] if test["outcome"] != "passed"]
 
+    def diagnosed(self, name: str) -> set[str]:
+        """The mistake ids the diagnosis gave ("unknown" included)."""
+        return {entry["mistake"] for entry in self.results[name].get("diagnoses", [])}
+
     def lost_groups(self, name: str) -> set[str]:
         return {g for g, points in self.results[name]["groups"].items() if points["earned"] < points["max"]}
 

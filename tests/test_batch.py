@@ -75,6 +75,9 @@ def test_the_gradebook_has_one_sorted_row_per_student_and_a_column_per_group(gra
     assert scores["alice"] == scores["frank"] == 100
     assert scores["bob"] == scores["dave"] == scores["erin"] == 0
     assert 0 < scores["carol"] < 100
+    assert header.endswith(",diagnoses")
+    assert {row["submission"]: row["diagnoses"] for row in rows}["carol"] == "softmax_over_queries"
+    assert {row["submission"]: row["diagnoses"] for row in rows}["alice"] == ""
 
 
 def test_results_json_records_every_test_with_the_seed_and_version(graded_class):
@@ -91,7 +94,9 @@ def test_results_json_records_every_test_with_the_seed_and_version(graded_class)
 def test_each_student_gets_a_feedback_page_with_the_failed_checks(graded_class):
     _, out, _ = graded_class
     carol = (out / "feedback" / "carol.md").read_text()
-    assert "Score:" in carol and "expected" in carol and "hint" in carol
+    # carol's one mistake is diagnosed: its explanation first, then her failing checks in a line each.
+    assert "Score:" in carol and carol.index("## What went wrong") < carol.index("## Failing checks")
+    assert "normalises over the query axis" in carol and "(explained above)" in carol
     assert "Every check passed." in (out / "feedback" / "alice.md").read_text()
     assert "could not be imported" in (out / "feedback" / "dave.md").read_text()
     assert "Not written yet: head_dimension (" in (out / "feedback" / "bob.md").read_text()

@@ -1,7 +1,9 @@
-"""The grader catches realistic mistakes and accepts valid rewrites.
+"""The grader catches realistic mistakes, accepts valid rewrites, and names the mistakes it knows.
 
-Every mutant of tests/catalogue.py must lose points in each group it names; every valid
-variant must score full marks. All of them are graded in one grader run.
+Every mutant of tests/catalogue.py must lose points in each group it names and be diagnosed
+with exactly its vocabulary id (a mutant without one: with no known id); each of the PAIRS
+with both ids; every valid variant must score full marks and get no diagnosis. All of them
+are graded in one grader run.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from grading import grade
 @pytest.fixture(scope="module")
 def catalogue_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("catalogue")
-    paths = [catalogue.write_implementation(impl, folder) for impl in (*catalogue.MUTANTS, *catalogue.VARIANTS)]
+    pairs = [catalogue.paired(*pair) for pair in catalogue.PAIRS]
+    paths = [catalogue.write_implementation(impl, folder) for impl in (*catalogue.MUTANTS, *catalogue.VARIANTS, *pairs)]
     return grade(paths, tmp_path_factory.mktemp("results"))
 
 
@@ -53,3 +56,29 @@ def test_failure_messages_say_what_was_expected_and_what_came_back(catalogue_run
             explained = any(s in message for s in ("expected", "your code raised", "not written yet", "timed out"))
             assert explained, f"{mutant.name}/{test['name']} does not say what was expected:\n{message}"
             assert len(message) < 1200, f"{mutant.name}/{test['name']} has a {len(message)}-character message"
+
+
+KNOWN = [m for m in catalogue.MUTANTS if m.mistake]
+UNLISTED = [m for m in catalogue.MUTANTS if not m.mistake]
+MISTAKE_OF = {m.name: m.mistake for m in catalogue.MUTANTS}
+
+
+@pytest.mark.parametrize("mutant", KNOWN, ids=[m.name for m in KNOWN])
+def test_a_known_mistake_is_diagnosed_with_its_id_and_nothing_else(catalogue_run, mutant):
+    assert catalogue_run.diagnosed(mutant.name) == {mutant.mistake}, catalogue_run.results[mutant.name]["diagnoses"]
+
+
+@pytest.mark.parametrize("pair", catalogue.PAIRS, ids=["+".join(p) for p in catalogue.PAIRS])
+def test_both_mistakes_of_a_pair_are_diagnosed(catalogue_run, pair):
+    name = catalogue.paired(*pair).name
+    assert catalogue_run.diagnosed(name) == {MISTAKE_OF[n] for n in pair}, catalogue_run.results[name]["diagnoses"]
+
+
+@pytest.mark.parametrize("mutant", UNLISTED, ids=[m.name for m in UNLISTED])
+def test_a_mistake_outside_the_vocabulary_is_never_given_a_known_id(catalogue_run, mutant):
+    assert catalogue_run.diagnosed(mutant.name) <= {"unknown"}, catalogue_run.results[mutant.name]["diagnoses"]
+
+
+@pytest.mark.parametrize("variant", catalogue.VARIANTS, ids=[v.name for v in catalogue.VARIANTS])
+def test_a_valid_variant_gets_no_diagnosis(catalogue_run, variant):
+    assert catalogue_run.results[variant.name]["diagnoses"] == []

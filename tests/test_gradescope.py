@@ -14,6 +14,8 @@ All runs go side by side in one module fixture: each costs a torch start-up or t
 
 from __future__ import annotations
 
+import html
+import json
 import os
 import shutil
 import stat
@@ -44,6 +46,7 @@ from autograder_harness import (
     write_submission,
 )
 from grader.handout import gradescope
+from grader.hidden import mistakes
 from grader.sandbox import landlock, processes
 from grader.scoring import GROUP_TITLES
 from grading import REPO_ROOT
@@ -300,7 +303,13 @@ def test_a_buggy_notebook_loses_points_in_its_groups_and_students_read_why(runs)
         earned, maximum = run.group_points(group)
         assert earned < maximum, f"the mutant kept every point of {group}"
     failed_visible = [t for t in run.graded() if t["status"] == "failed" and t["visibility"] == "visible"]
-    assert failed_visible and all("expected" in t["output"].lower() for t in failed_visible)
+    # The diagnosis at the top names the misconception; the checks it explains say so in a
+    # line, the others keep expected / got / hint.
+    explained = [t for t in failed_visible if "explained by the diagnosis at the top" in t["output"]]
+    assert failed_visible and explained
+    assert all("expected" in t["output"].lower() for t in failed_visible if t not in explained)
+    assert all("hint:" not in t["output"] for t in explained)
+    assert html.escape(mistakes.BY_ID[MUTANT.mistake].title) in run.results["output"]
     assert "graded homework/attention.ipynb" in run.results["output"].lower()
 
 

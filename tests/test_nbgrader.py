@@ -222,3 +222,14 @@ def test_the_notebook_course_and_exercise_share_the_lesson(course):
     lesson = [cell.source for cell in course.source.cells if cell.cell_type == "markdown"]
     for part in notebook.PARTS:
         assert part.lesson.strip("\n") in lesson, part.key
+
+
+def test_a_graded_cell_prints_the_diagnosis_of_its_failures(course):
+    """nbgrader's feedback comes from the graded cells' output: the misconception is named there."""
+    from grader.hidden import mistakes
+
+    autograded = nbformat.read(course.root / "autograded" / "missing_scale" / ASSIGNMENT / NOTEBOOK_NAME, as_version=4)
+    printed = "".join(
+        output.get("text", "") for cell in grade_cells(autograded).values() for output in cell.outputs
+    )
+    assert mistakes.BY_ID["missing_scale"].title in printed and "explained above" in printed

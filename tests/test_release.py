@@ -98,3 +98,21 @@ def test_pytest_grader_runs_in_the_release_and_says_hidden_tests_come_later(stud
         "Not written yet: head_dimension (33 tests), AttentionHead.forward (9 tests), causal_mask (2 tests), "
         "concatenate_heads (1 test). Start with head_dimension.",
     ]
+
+
+def test_without_grader_hidden_the_grader_diagnoses_nothing_and_imports_none_of_it(student_release, tmp_path):
+    import json
+
+    import catalogue
+
+    mutant = catalogue.write_implementation(next(m for m in catalogue.MUTANTS if m.mistake == "missing_scale"), tmp_path)
+    results = tmp_path / "results.json"
+    script = (
+        "import sys, pytest\n"
+        f"pytest.main(['grader', '-q', '-p', 'no:cacheprovider', '--submission', {str(mutant)!r}, '--results-json', {str(results)!r}])\n"
+        "print('hidden modules:', sorted(m for m in sys.modules if m.startswith('grader.hidden')))\n"
+    )
+    finished = subprocess.run([sys.executable, "-c", script], cwd=student_release, capture_output=True, text=True, timeout=300)
+    assert "hidden modules: []" in finished.stdout, finished.stdout[-2000:] + finished.stderr[-2000:]
+    (result,) = json.loads(results.read_text())["submissions"].values()
+    assert result["diagnoses"] == [] and result["score"] < result["max_score"]

@@ -7,7 +7,7 @@ sessions hold the reference and the hidden tests, and write each student's resul
 moment that student is graded. This process watches the results arrive (progress bar),
 then assembles the gradebook.
 
-    OUT/gradebook.csv        submission,score,max_score,<one column per group>
+    OUT/gradebook.csv        submission,score,max_score,<one column per group>,diagnoses (mistake ids)
     OUT/results.json         every test of every submission, the grading seed, the version
     OUT/results/<id>.json    one per student, written as soon as it is graded
     OUT/feedback/<id>.md     what the student reads
@@ -325,6 +325,12 @@ def _has_result(out: Path, student_id: str, content_hash: str, written_since: fl
     return document.get("content_hash") == content_hash and document.get("grader_version") == __version__
 
 
+def _diagnosed_ids(document: dict) -> str:
+    """The mistake ids of a result's diagnosis (``unknown`` included), each once, by spaces."""
+    ids = [str(entry.get("mistake", "")) for entry in document.get("diagnoses", [])]
+    return " ".join(dict.fromkeys(i for i in ids if i))
+
+
 def _write_class_files(out: Path, entries: list[intake.Entry], seed: int, sandbox: tuple[str, str], assignment: str) -> None:
     documents, not_graded = {}, {}
     for entry in entries:
@@ -338,11 +344,12 @@ def _write_class_files(out: Path, entries: list[intake.Entry], seed: int, sandbo
     groups = [g for g in GROUPS if any(g in d.get("groups", {}) for d in documents.values())]
     table = io.StringIO()
     writer = csv.writer(table)
-    writer.writerow(["submission", "score", "max_score", *groups])
+    writer.writerow(["submission", "score", "max_score", *groups, "diagnoses"])
     for student_id in sorted(documents):
         document = documents[student_id]
         points = document.get("groups", {})
-        row = [student_id, document["score"], document["max_score"], *(points.get(g, {}).get("earned", 0) for g in groups)]
+        earned = [points.get(g, {}).get("earned", 0) for g in groups]
+        row = [student_id, document["score"], document["max_score"], *earned, _diagnosed_ids(document)]
         writer.writerow([untrusted.csv_cell(cell) for cell in row])  # no formula, no escape sequence
     results.write_atomically(out / "gradebook.csv", table.getvalue())
     run = {"assignment": assignment, "graded_at": time.strftime("%Y-%m-%d %H:%M %Z"), "not_graded": not_graded}

@@ -32,6 +32,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from grader import diagnosis_text
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SANDBOXES = ("auto", "bwrap", "process")
 SANDBOX_VARIABLE = "GRADER_SANDBOX"
@@ -236,12 +238,41 @@ def sentence(text: str) -> str:
     return text if text.endswith(".") else text + "."
 
 
-def student_summary(document: dict, found: str, *, hidden_note: str | None = None, hidden_details: bool = True) -> str:
-    """Points per group, for a student. ``hidden_note`` replaces the hidden group's earned points
-    ("shown after the due date"); without ``hidden_details`` a failed hidden check is not hinted at."""
+def shown_diagnoses(document: dict, *, hidden_details: bool) -> list[dict]:
+    """The diagnosis as far as the student may see it: without ``hidden_details`` (the hidden
+    checks not shown yet), a diagnosis only the hidden checks revealed is left out, and so
+    are their names."""
+    if hidden_details:
+        return document.get("diagnoses", [])
+    shown = {t["name"] for t in document.get("tests", []) if t["group"] != HIDDEN_GROUP}
+    entries = []
+    for entry in document.get("diagnoses", []):
+        explains = [name for name in entry.get("explains", []) if name in shown]
+        if explains or entry.get("first_failing_check") in shown:
+            entries.append(dict(entry, explains=explains))
+    return entries
+
+
+def failure_output(test: dict, explained: bool) -> str:
+    """What a student reads under a failed check: its whole message, or, when the diagnosis
+    explains it, its first line (the diagnosis at the top says what to change)."""
+    message = test["message"] or f"this check did not pass ({test['outcome']})"
+    if explained:
+        return f"{diagnosis_text.compact_message(message)}\n(explained by the diagnosis at the top of this page)"
+    return message
+
+
+def student_summary(
+    document: dict, found: str, *, hidden_note: str | None = None, hidden_details: bool = True, diagnoses: list[dict] = ()
+) -> str:
+    """Points per group, for a student, after the diagnosis (``diagnoses``, as far as shown).
+    ``hidden_note`` replaces the hidden group's earned points ("shown after the due date");
+    without ``hidden_details`` a failed hidden check is not hinted at."""
     from grader.scoring import GROUP_TITLES
 
     lines = [sentence(found), ""]
+    if diagnoses:
+        lines += ["What went wrong:", *diagnosis_text.text_lines(diagnoses), ""]
     if document.get("import_error"):
         lines += ["Your file could not be imported, so no test could run:", document["import_error"], ""]
     lines.append("Points per group:")

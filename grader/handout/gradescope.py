@@ -42,6 +42,7 @@ import time
 import zipfile
 from pathlib import Path
 
+from grader import diagnosis_text
 from grader.handout.autograder import (
     HIDDEN_GROUP,
     VENV,
@@ -49,11 +50,13 @@ from grader.handout.autograder import (
     choose_submission_file,  # noqa: F401 - part of this module's interface (tests, instructors)
     entrypoint,
     failure_details,
+    failure_output,
     instructor_note,
     protect,
     readable,
     requested_sandbox,
     shipped_files,
+    shown_diagnoses,
     student_summary,
 )
 from grader.handout.autograder import grade as grade_file
@@ -172,6 +175,8 @@ def gradescope_results(
 
     if running_as_root is None:
         running_as_root = os.geteuid() == 0
+    diagnoses = shown_diagnoses(document, hidden_details=hidden_visibility == "visible")
+    explained = diagnosis_text.explained_checks(diagnoses)
     tests = []
     counters = dict.fromkeys(GROUPS, 0)
     for test in sorted(document["tests"], key=lambda t: GROUPS.index(t["group"])):  # stable: keeps grading order
@@ -184,7 +189,7 @@ def gradescope_results(
             "score": float(test["points"]),
             "max_score": float(test["max_points"]),
             "status": "passed" if passed else "failed",
-            "output": "" if passed else (test["message"] or f"this check did not pass ({test['outcome']})"),
+            "output": "" if passed else failure_output(test, test["name"] in explained),
             "visibility": hidden_visibility if group == HIDDEN_GROUP else "visible",
         })
     sandbox, sandbox_note = document.get("sandbox", ""), document.get("sandbox_note", "")
@@ -208,6 +213,7 @@ def gradescope_results(
             document, found,
             hidden_note=None if hidden_visibility == "visible" else WHEN_SHOWN[hidden_visibility],
             hidden_details=hidden_visibility == "visible",  # a hidden failure is not hinted at
+            diagnoses=diagnoses,
         )),
         "output_format": "simple_format",  # escaped above: the student's text is never rendered as HTML
         "stdout_visibility": "hidden",

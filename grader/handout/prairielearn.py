@@ -63,6 +63,7 @@ import uuid
 from pathlib import Path
 
 from grader.handout import notebook, stubs
+from grader import diagnosis_text
 from grader.handout.autograder import (
     HIDDEN_GROUP,
     REPO_ROOT,
@@ -71,6 +72,7 @@ from grader.handout.autograder import (
     choose_submission_file,
     entrypoint,
     failure_details,
+    failure_output,
     grade,
     instructor_note,
     pip_install_lines,
@@ -79,6 +81,7 @@ from grader.handout.autograder import (
     requested_sandbox,
     sentence,
     shipped_files,
+    shown_diagnoses,
     student_summary,
 )
 
@@ -261,6 +264,9 @@ def prairielearn_results(document: dict, found: str) -> dict:
     from grader.scoring import GROUP_TITLES, GROUPS
 
     tests = []
+    # The hidden checks' details stay with the instructors, and so does a diagnosis only they revealed.
+    diagnoses = shown_diagnoses(document, hidden_details=False)
+    explained = diagnosis_text.explained_checks(diagnoses)
     hidden = [test for test in document["tests"] if test["group"] == HIDDEN_GROUP]
     for test in sorted(document["tests"], key=lambda t: GROUPS.index(t["group"])):  # stable: keeps grading order
         if test["group"] == HIDDEN_GROUP:
@@ -272,7 +278,7 @@ def prairielearn_results(document: dict, found: str) -> dict:
             "points": test["points"],
             "max_points": test["max_points"],
             "message": "passed" if passed else f"failed ({test['outcome']})",
-            "output": "" if passed else (test["message"] or f"this check did not pass ({test['outcome']})"),
+            "output": "" if passed else failure_output(test, test["name"] in explained),
         })
     if hidden:
         earned, maximum = sum(t["points"] for t in hidden), sum(t["max_points"] for t in hidden)
@@ -289,7 +295,7 @@ def prairielearn_results(document: dict, found: str) -> dict:
         "gradable": True,
         "score": earned / maximum if maximum else 0.0,
         "message": f"{sentence(found)} Score {earned}/{maximum}.",
-        "output": student_summary(document, found, hidden_details=False),
+        "output": student_summary(document, found, hidden_details=False, diagnoses=diagnoses),
         "tests": tests,
     }
 

@@ -1,0 +1,227 @@
+"""Name the misconception: which known mistake a failing function's numbers reveal.
+
+For each function that failed a check of its own (a check calling it directly), the grader
+probes the student's function alone (grader/hidden/probes.py), then runs the reference and the known mistakes of that
+function (grader/hidden/mistakes.py), alone and in pairs, on the same data in this
+process. A function is diagnosed with a mistake (or a pair) when that mistake reproduces
+every probe and the reference does not; when the reference does not but nothing known
+does, the diagnosis says so ("unknown"), and when the reference does, there is nothing to
+say. Two different known mistakes matching is treated as "unknown" too: a guess is never
+presented as a diagnosis.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy
+import torch
+
+from grader.hidden import mistakes, probes
+
+UNKNOWN = "unknown"
+
+# The functions each call of the Submission runs: a check that built the module exercised
+# every function the module uses.
+FUNCTIONS_OF_OPERATION = {
+    "head_dimension": (mistakes.HEAD_DIMENSION,),
+    "causal_mask": (mistakes.CAUSAL_MASK,),
+    "run_head": (mistakes.HEAD,),
+    "concatenate_heads": (mistakes.CONCATENATE,),
+    **{
+        operation: (mistakes.MODULE, mistakes.HEAD, mistakes.CONCATENATE, mistakes.CAUSAL_MASK, mistakes.HEAD_DIMENSION)
+        for operation in ("run_attention", "construct_attention", "initial_parameters")
+    },
+}
+# The calls probing a function makes (the module's include its parts): a function none of
+# whose calls ever ran out of time is safe to probe; one that looped is left alone.
+OPERATIONS_OF_FUNCTION = {
+    mistakes.HEAD_DIMENSION: {"head_dimension"},
+    mistakes.CAUSAL_MASK: {"causal_mask"},
+    mistakes.HEAD: {"run_head"},
+    mistakes.CONCATENATE: {"concatenate_heads"},
+    mistakes.MODULE: {"run_attention", "initial_parameters", "head_dimension", "run_head", "concatenate_heads", "causal_mask"},
+}
+# The function a check is about, when nothing else explains its failure.
+PRIMARY_OPERATION_ORDER = (
+    "run_attention", "construct_attention", "initial_parameters", "run_head", "concatenate_heads", "causal_mask", "head_dimension",
+)
+
+# float64 probes: valid rewrites agree to ~1e-15; known mistakes miss by 1e-2 or more. A
+# submission that computes in float32 anyway is compared at the grader's float32 tolerance.
+TOLERANCE = {torch.float64: (1e-9, 1e-7), torch.float32: (1e-5, 1e-4)}
+
+
+@dataclass(frozen=True)
+class FailedCheck:
+    name: str  # the test's name, as in the results
+    operations: frozenset[str]  # the Submission calls it made
+
+
+@dataclass
+class Diagnosis:
+    function: str
+    mistakes: tuple[str, ...]  # known ids (one, or a pair within the function); () = unknown
+    explains: list[str] = field(default_factory=list)  # the failing checks it accounts for
+    first_failing_check: str = ""  # for an unknown mistake: where to start looking
+
+    @property
+    def known(self) -> bool:
+        return bool(self.mistakes)
+
+    def entries(self) -> list[dict]:
+        """The results' form (plain data): one entry per mistake, ``"unknown"`` when nothing matched."""
+        if not self.mistakes:
+            return [{
+                "function": self.function, "mistake": UNKNOWN, "title": "a mistake that matches none of the known ones",
+                "explains": [], "first_failing_check": self.first_failing_check,
+            }]
+        return [
+            {
+                "function": self.function, "mistake": id, "title": mistakes.BY_ID[id].title,
+                "why": mistakes.BY_ID[id].why, "fix": mistakes.BY_ID[id].fix, "explains": list(self.explains),
+            }
+            for id in self.mistakes
+        ]
+
+
+# --- comparing outcomes --------------------------------------------------------------------------
+
+
+def same(student, candidate) -> bool:
+    """Do the student's outcome and a candidate's agree? Tensors within tolerance (NaN and
+    infinities where the other has them too), a missing gradient like an all-zero one."""
+    if isinstance(student, torch.Tensor) or isinstance(candidate, torch.Tensor):
+        return _same_tensor(student, candidate)
+    if isinstance(student, tuple) and isinstance(candidate, tuple):
+        return len(student) == len(candidate) and all(same(a, b) for a, b in zip(student, candidate))
+    return type(student) is type(candidate) and student == candidate
+
+
+def _same_tensor(student, candidate) -> bool:
+    if student is None or candidate is None:  # no gradient reached it: the same as zeros
+        other = candidate if student is None else student
+        return isinstance(other, torch.Tensor) and other.is_floating_point() and not other.any()
+    if not isinstance(student, torch.Tensor) or not isinstance(candidate, torch.Tensor):
+        return False
+    if student.shape != candidate.shape:
+        return False
+    if not (student.is_floating_point() and candidate.is_floating_point()):
+        return student.dtype == candidate.dtype and torch.equal(student, candidate)
+    atol, rtol = TOLERANCE.get(student.dtype, TOLERANCE[torch.float32])
+    # In numpy: on tensors this small each torch call costs more than the arithmetic, and
+    # hundreds of candidates are compared. |a - b| <= atol + rtol * |b| (NaN fails), else
+    # equal values (infinities) or NaN in both.
+    a = student.detach().numpy().astype(numpy.float64, copy=False)
+    b = candidate.detach().numpy().astype(numpy.float64, copy=False)
+    with numpy.errstate(invalid="ignore"):
+        close = numpy.abs(a - b) <= atol + rtol * numpy.abs(b)
+        if close.all():
+            return True
+        return bool((close | (a == b) | (numpy.isnan(a) & numpy.isnan(b))).all())
+
+
+# --- one function --------------------------------------------------------------------------------
+
+
+def candidates(function: str) -> tuple[list, list]:
+    """Every known mistake of ``function`` in each of its forms, then every pair of two
+    mistakes that change different steps: (ids, steps)."""
+    reference = mistakes.REFERENCE_STEPS[function]
+    known = mistakes.of_function(function)
+    singles = [((m.id,), reference | form) for m in known for form in m.forms]
+    pairs = [
+        ((a.id, b.id), reference | form_a | form_b)
+        for a, b in itertools.combinations(known, 2)
+        if not (a.steps & b.steps)
+        for form_a in a.forms
+        for form_b in b.forms
+    ]
+    return singles, pairs
+
+
+def diagnose_function(function: str, submission) -> tuple[str, ...] | None:
+    """``None`` when the function behaves as the reference on every probe; the ids of the
+    known mistake (or pair) it matches; ``()`` when it matches none, or several."""
+    function_probes = probes.PROBES[function]
+    contexts = [{}]
+    if function == mistakes.MODULE:
+        if not probes.module_is_isolable(submission):
+            raise probes.Unusable("head_dimension")
+        # The module on the student's own parts; failing that, on their heads with the
+        # reference's mask and concatenation (a module need not call the student's helpers).
+        own = {probe: probe.parts(submission) for probe in function_probes if isinstance(probe, probes.ModuleProbe)}
+        contexts = [own, {probe: parts.with_reference_helpers() for probe, parts in own.items()}]
+    observed = [probe.student(submission) for probe in function_probes]
+
+    def reproduces(steps: dict) -> bool:
+        # Probe by probe, stopping at the first disagreement: most candidates miss at once.
+        return any(
+            all(same(seen, probe.trusted(steps, context)) for seen, probe in zip(observed, function_probes))
+            for context in contexts
+        )
+
+    if reproduces(mistakes.REFERENCE_STEPS[function]):
+        return None
+    singles, pairs = candidates(function)
+    for group in (singles, pairs):
+        matched = {ids for ids, steps in group if reproduces(steps)}
+        if len(matched) == 1:
+            return next(iter(matched))
+        if matched:
+            return ()  # more than one explanation fits: say none
+    return ()
+
+
+# --- a submission --------------------------------------------------------------------------------
+
+
+def functions_used(check: FailedCheck) -> set[str]:
+    return {f for operation in check.operations for f in FUNCTIONS_OF_OPERATION.get(operation, ())}
+
+
+def primary_function(check: FailedCheck) -> str | None:
+    for operation in PRIMARY_OPERATION_ORDER:
+        if operation in check.operations:
+            return FUNCTIONS_OF_OPERATION[operation][0]
+    return None
+
+
+def diagnose(submission, failed: list[FailedCheck]) -> list[Diagnosis]:
+    """One diagnosis per function that is wrong, in the lesson's order; [] when none is.
+
+    Only the functions that failed a check of their own are probed (a passing submission
+    costs nothing): a module check also fails for a wrong head, but then the head's own
+    checks fail too, and the module's probes, built on the student's own heads, stay quiet.
+    """
+    suspects = {primary_function(check) for check in failed}
+    verdicts: dict[str, tuple[str, ...]] = {}
+    skipped = set()
+    for function in mistakes.FUNCTIONS:
+        if function not in suspects:
+            continue
+        if any(submission.timeouts.get(operation) for operation in OPERATIONS_OF_FUNCTION[function]):
+            skipped.add(function)  # it ran out of time in a check: probing it would too
+            continue
+        try:
+            verdict = diagnose_function(function, submission)
+        except probes.Unusable:
+            skipped.add(function)  # not written yet (the score table says so), or not separable
+            continue
+        if verdict is not None:
+            verdicts[function] = verdict
+    diagnoses = {function: Diagnosis(function, ids) for function, ids in verdicts.items()}
+    for check in failed:
+        involved = [diagnoses[f] for f in functions_used(check) if f in diagnoses]
+        if involved and all(d.known for d in involved):
+            for diagnosis in involved:
+                diagnosis.explains.append(check.name)
+        elif not involved and not (functions_used(check) & skipped) and (function := primary_function(check)):
+            # A check failed although every function it used behaves on the probes: its own
+            # function is wrong in a way the probes do not show. Honest, not explained.
+            diagnoses.setdefault(function, Diagnosis(function, ()))
+    for diagnosis in diagnoses.values():
+        if not diagnosis.known:
+            diagnosis.first_failing_check = next((c.name for c in failed if diagnosis.function in functions_used(c)), "")
+    return [diagnoses[f] for f in mistakes.FUNCTIONS if f in diagnoses]

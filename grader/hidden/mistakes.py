@@ -1,0 +1,624 @@
+"""The library of known mistakes: one small trusted implementation per misconception.
+
+Each function of the exercise is written here as a few named *steps* (the reference's
+own code, cut where students go wrong). A known mistake replaces one or two steps with
+the code a student with that misconception writes; some mistakes have several *forms*
+(detaching the keys or the values is the same misconception). Two mistakes of one
+function that replace different steps combine into the implementation with both, which
+is how a pair of mistakes in one function is recognised.
+
+Instructor code: it holds the solution, so it lives in grader/hidden/ and never ships.
+It runs in the grader's process on the grader's probe data (grader/hidden/diagnosis.py),
+never on anything a student wrote.
+
+The ids are a stable vocabulary: reports, spreadsheets and our tests rely on them.
+Add mistakes, never rename one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+
+HEAD_DIMENSION = "head_dimension"
+CAUSAL_MASK = "causal_mask"
+HEAD = "AttentionHead.forward"
+CONCATENATE = "concatenate_heads"
+MODULE = "MultiHeadSelfAttention"
+FUNCTIONS = (HEAD_DIMENSION, CAUSAL_MASK, HEAD, CONCATENATE, MODULE)
+
+Steps = dict[str, Callable]
+
+
+@dataclass(frozen=True)
+class Mistake:
+    id: str
+    function: str
+    title: str  # what the student did, in words a student knows
+    why: str  # what it does to the model, in the lesson's terms
+    fix: str  # the principle, not the code
+    forms: tuple[Steps, ...] = field(repr=False, default=())  # each: step name -> replacement
+
+    @property
+    def steps(self) -> frozenset[str]:
+        return frozenset(name for form in self.forms for name in form)
+
+
+# --- head_dimension ------------------------------------------------------------------------------
+# head_dimension(model_dim, num_heads) = divide(...) unless validate(...) returns early or raises.
+
+
+def _validate(model_dim: int, num_heads: int):
+    if num_heads < 1 or model_dim % num_heads != 0:
+        raise ValueError(f"model_dim={model_dim} must divide exactly by num_heads={num_heads}")
+    return None
+
+
+def head_dimension(steps: Steps, model_dim: int, num_heads: int):
+    early = steps["validate"](model_dim, num_heads)
+    return early if early is not None else steps["divide"](model_dim, num_heads)
+
+
+HEAD_DIMENSION_STEPS: Steps = {"validate": _validate, "divide": lambda model_dim, num_heads: model_dim // num_heads}
+
+
+def _raise(error: Exception):
+    raise error
+
+
+# --- causal_mask ---------------------------------------------------------------------------------
+
+
+def causal_mask(steps: Steps, seq_len: int) -> torch.Tensor:
+    return steps["as_dtype"](steps["pattern"](seq_len))
+
+
+CAUSAL_MASK_STEPS: Steps = {
+    "pattern": lambda seq_len: torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool)),
+    "as_dtype": lambda mask: mask,
+}
+
+
+# --- AttentionHead.forward -----------------------------------------------------------------------
+
+
+def _project(inputs: torch.Tensor, parameters: dict) -> tuple:
+    return tuple(inputs @ parameters[f"{name}.weight"].T for name in ("query", "key", "value"))
+
+
+def _project_cut(path: str, where: str) -> Callable:
+    """A projection cut from the graph: its output detached, or its input detached."""
+
+    def project(inputs, parameters):
+        projected = []
+        for name in ("query", "key", "value"):
+            weight = parameters[f"{name}.weight"]
+            if name != path:
+                projected.append(inputs @ weight.T)
+            elif where == "output":
+                projected.append((inputs @ weight.T).detach())  # also what torch.no_grad() gives
+            else:
+                projected.append(inputs.detach() @ weight.T)
+        return tuple(projected)
+
+    return project
+
+
+class _Stages:
+    """Runs a function's steps in order, remembering each result under the chain of steps
+    that produced it: on the same probe data, candidates that share their first steps (the
+    reference and most of its mistakes) compute them once."""
+
+    def __init__(self, steps: Steps, memo: dict | None) -> None:
+        self.steps, self.memo, self.chain = steps, memo, ()
+
+    def __call__(self, name: str, *arguments):
+        self.chain += (self.steps[name],)
+        if self.memo is None:
+            return self.steps[name](*arguments)
+        if self.chain not in self.memo:
+            self.memo[self.chain] = self.steps[name](*arguments)
+        return self.memo[self.chain]
+
+
+def attention_head(
+    steps: Steps, parameters: dict, inputs: torch.Tensor, allowed: torch.Tensor, head_dim: int, memo: dict | None = None
+):
+    """(weights, output) of one head; ``parameters`` as AttentionHead's state dict. ``memo``:
+    results of earlier candidates on the same data (never with gradients)."""
+    step = _Stages(steps, memo)
+    queries, keys, values = step("project", inputs, parameters)  # (batch, seq, head_dim) each
+    scores = step("scores", queries, keys)  # (batch, seq, seq)
+    scores = step("scale", scores, head_dim, inputs.shape[-1])
+    masked = step("mask_scores", scores, allowed)
+    weights = step("normalise", masked)
+    weights = step("mask_weights", weights, allowed)
+    output = step("combine", weights, queries, keys, values)  # (batch, seq, head_dim)
+    return step("report", weights, masked, scores), output
+
+
+def _causal_like(scores: torch.Tensor) -> torch.Tensor:
+    seq = scores.shape[-1]
+    return torch.tril(torch.ones(seq, seq, dtype=torch.bool))
+
+
+HEAD_STEPS: Steps = {
+    "project": _project,
+    "scores": lambda queries, keys: queries @ keys.transpose(-2, -1),
+    "scale": lambda scores, head_dim, model_dim: scores / math.sqrt(head_dim),
+    "mask_scores": lambda scores, allowed: scores.masked_fill(~allowed, float("-inf")),
+    "normalise": lambda scores: torch.softmax(scores, dim=-1),
+    "mask_weights": lambda weights, allowed: weights,
+    "combine": lambda weights, queries, keys, values: weights @ values,
+    "report": lambda weights, masked, scores: weights,
+}
+
+
+# --- concatenate_heads ---------------------------------------------------------------------------
+
+
+def concatenate_heads(steps: Steps, outputs: list[torch.Tensor]) -> torch.Tensor:
+    return steps["join"](steps["order"](list(outputs)))
+
+
+CONCATENATE_STEPS: Steps = {
+    "order": lambda outputs: outputs,
+    "join": lambda outputs: torch.cat(outputs, dim=-1),
+}
+
+
+# --- MultiHeadSelfAttention ----------------------------------------------------------------------
+# The module is diagnosed on top of the student's own parts (their heads, their
+# concatenate_heads, their causal_mask), so that its steps here are only what the module
+# itself does: choose the mask, give each head its weights, combine, stack, construct.
+# ``parts`` is the grader's handle on those student results (grader/hidden/diagnosis.py).
+
+
+def module_forward(steps: Steps, parts, parameters: dict, given_mask):
+    """(weights, output) of the module, built from the student's parts."""
+    default = steps["default_mask"](parts)
+    mask = steps["head_mask"](given_mask, default)
+    head_parameters = steps["head_parameters"](parameters, parts.num_heads)
+    heads = [parts.head(index, mask) for index in head_parameters]  # the student's head results
+    concatenated = parts.concatenate(heads)  # by the student's concatenate_heads
+    output = steps["project_output"](concatenated, parameters["output_projection.weight"], parameters["output_projection.bias"])
+    return steps["stack_weights"]([head.weights for head in heads]), output
+
+
+def module_construction(steps: Steps) -> tuple[bool, bool]:
+    """(heads share parameter tensors, heads start with identical weights)."""
+    return steps["construct"]()
+
+
+MODULE_STEPS: Steps = {
+    "default_mask": lambda parts: parts.causal_mask(parts.seq),
+    "head_mask": lambda given, default: default if given is None else given,
+    # Which head's weights each position of the ModuleList ends up holding.
+    "head_parameters": lambda parameters, num_heads: list(range(num_heads)),
+    "project_output": lambda concatenated, weight, bias: F.linear(concatenated, weight, bias),
+    "stack_weights": lambda weights: torch.stack(weights, dim=1),
+    "construct": lambda: (False, False),
+}
+
+
+REFERENCE_STEPS: dict[str, Steps] = {
+    HEAD_DIMENSION: HEAD_DIMENSION_STEPS,
+    CAUSAL_MASK: CAUSAL_MASK_STEPS,
+    HEAD: HEAD_STEPS,
+    CONCATENATE: CONCATENATE_STEPS,
+    MODULE: MODULE_STEPS,
+}
+
+
+# --- The vocabulary ------------------------------------------------------------------------------
+
+MISTAKES: tuple[Mistake, ...] = (
+    # head_dimension
+    Mistake(
+        "no_divisibility_check",
+        HEAD_DIMENSION,
+        "head_dimension does not check that the width divides by the number of heads",
+        "model_dim // num_heads silently drops features when the width does not divide "
+        "(10 features, 3 heads: 3 each, 9 in all), so the concatenated heads no longer "
+        "have the model's width and the error surfaces far from its cause.",
+        "Reject an impossible configuration where it is made: raise ValueError when "
+        "num_heads < 1 or model_dim is not a multiple of num_heads.",
+        (
+            {"validate": lambda model_dim, num_heads: None},
+            # Only num_heads < 1 is rejected: a width that does not divide still passes.
+            {"validate": lambda m, h: _raise(ValueError(f"model_dim={m} must divide exactly by num_heads={h}")) if h < 1 else None},
+        ),
+    ),
+    Mistake(
+        "zero_heads_not_rejected",
+        HEAD_DIMENSION,
+        "head_dimension checks the remainder but not that there is at least one head",
+        "With num_heads = 0 the remainder itself divides by zero, so the user gets a "
+        "ZeroDivisionError instead of a message about the configuration.",
+        "Check num_heads < 1 before anything divides by it, and raise ValueError for it too.",
+        (
+            {
+                "validate": lambda model_dim, num_heads: _raise(
+                    ValueError(f"model_dim={model_dim} must divide exactly by num_heads={num_heads}")
+                )
+                if model_dim % num_heads != 0
+                else None
+            },
+        ),
+    ),
+    Mistake(
+        "error_message_without_numbers",
+        HEAD_DIMENSION,
+        "the ValueError does not say which numbers were wrong",
+        "Whoever builds the model learns that something is wrong but not which setting, "
+        "and has to go and find the values themselves.",
+        "An error message names the values that broke the rule: model_dim and num_heads.",
+        (
+            {"validate": lambda m, h: _raise(ValueError("model_dim must be divisible by num_heads")) if h < 1 or m % h else None},
+            {"validate": lambda m, h: _raise(ValueError(f"model_dim={m} is not divisible")) if h < 1 or m % h else None},
+            {"validate": lambda m, h: _raise(ValueError(f"bad num_heads={h}")) if h < 1 or m % h else None},
+        ),
+    ),
+    Mistake(
+        "assert_instead_of_raise",
+        HEAD_DIMENSION,
+        "the width is checked with assert instead of raising ValueError",
+        "An assert raises AssertionError, which callers do not expect for a bad argument, "
+        "and it disappears entirely under python -O.",
+        "Validate arguments with an explicit check that raises ValueError.",
+        ({"validate": lambda m, h: _raise(AssertionError(f"model_dim={m} must divide exactly by num_heads={h}")) if h < 1 or m % h else None},),
+    ),
+    Mistake(
+        "returns_instead_of_raising",
+        HEAD_DIMENSION,
+        "head_dimension returns a number instead of raising when the width does not divide",
+        "The caller gets a head width of 0 and builds layers with no features: the model "
+        "is broken, and nothing says so.",
+        "An impossible configuration is an error: raise ValueError, do not return a value.",
+        ({"validate": lambda m, h: 0 if h < 1 or m % h else None},),
+    ),
+    Mistake(
+        "true_division",
+        HEAD_DIMENSION,
+        "head_dimension uses / and returns a float",
+        "A layer's width is a whole number of features; nn.Linear refuses a float, so the "
+        "model cannot even be built.",
+        "Widths are integers: divide with // once you know the division is exact.",
+        ({"divide": lambda model_dim, num_heads: model_dim / num_heads},),
+    ),
+    # causal_mask
+    Mistake(
+        "upper_triangle_mask",
+        CAUSAL_MASK,
+        "the causal mask allows later positions and blocks earlier ones (the upper triangle)",
+        "A position may then read the future and not its own past: in training the model "
+        "copies the next token instead of predicting it.",
+        "mask[query, key] is True when key <= query: the lower triangle, diagonal included.",
+        ({"pattern": lambda n: torch.triu(torch.ones(n, n, dtype=torch.bool))},),
+    ),
+    Mistake(
+        "mask_without_diagonal",
+        CAUSAL_MASK,
+        "the causal mask leaves out the diagonal: a position cannot attend to itself",
+        "The first position then has nothing to attend to: its row is all -inf and the "
+        "softmax gives NaN, which spreads through the whole model.",
+        "A position may always attend to itself: keep the diagonal (key <= query, not key < query).",
+        ({"pattern": lambda n: torch.tril(torch.ones(n, n, dtype=torch.bool), diagonal=-1)},),
+    ),
+    Mistake(
+        "inverted_mask",
+        CAUSAL_MASK,
+        "the causal mask is True where attention is blocked, not where it is allowed",
+        "The exercise's convention is True = may attend; a mask of blocked positions hands "
+        "every head the future and hides the past.",
+        "Follow the stated convention: True marks the positions a query may attend to.",
+        ({"pattern": lambda n: torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)},),
+    ),
+    Mistake(
+        "mask_not_boolean",
+        CAUSAL_MASK,
+        "the causal mask is a float tensor of ones and zeros, not a bool tensor",
+        "~mask and masked_fill need a bool mask: on floats ~ fails, and a 0/1 float mask "
+        "is easily added or multiplied where it should select.",
+        "A mask says yes or no: build it with dtype=torch.bool.",
+        tuple({"as_dtype": lambda mask, dtype=dtype: mask.to(dtype)} for dtype in (torch.float32, torch.int64, torch.int32)),
+    ),
+    # AttentionHead.forward: the scale
+    Mistake(
+        "missing_scale",
+        HEAD,
+        "the scores are not divided by sqrt(head_dim)",
+        "Dot products of head_dim features grow like sqrt(head_dim); unscaled, the softmax "
+        "saturates, one key takes nearly all the weight and its gradients vanish.",
+        "Scale the scores by 1/sqrt(head_dim) before the softmax, so they keep unit variance.",
+        ({"scale": lambda scores, head_dim, model_dim: scores},),
+    ),
+    Mistake(
+        "scaled_by_head_dim",
+        HEAD,
+        "the scores are divided by head_dim instead of its square root",
+        "The spread of a dot product grows with sqrt(head_dim), not head_dim: dividing by "
+        "head_dim flattens the scores, so every head attends almost uniformly.",
+        "Divide by the square root of the head's width: the standard deviation of the scores, not their variance.",
+        ({"scale": lambda scores, head_dim, model_dim: scores / head_dim},),
+    ),
+    Mistake(
+        "scaled_by_model_dim",
+        HEAD,
+        "the scores are scaled by the model's width instead of the head's",
+        "A head's scores are dot products of head_dim features, not model_dim: scaling by "
+        "the model's width over-damps them, more so the more heads there are.",
+        "The scale belongs to the vectors being multiplied: 1/sqrt(head_dim) of this head.",
+        (
+            {"scale": lambda scores, head_dim, model_dim: scores / math.sqrt(model_dim)},
+            {"scale": lambda scores, head_dim, model_dim: scores / model_dim},
+        ),
+    ),
+    Mistake(
+        "scale_multiplied",
+        HEAD,
+        "the scores are multiplied by sqrt(head_dim) instead of divided",
+        "Multiplying makes large scores larger: the softmax saturates even sooner than "
+        "with no scale at all.",
+        "The scale shrinks the scores: divide by sqrt(head_dim).",
+        ({"scale": lambda scores, head_dim, model_dim: scores * math.sqrt(head_dim)},),
+    ),
+    Mistake(
+        "queries_and_keys_swapped",
+        HEAD,
+        "the scores are keys @ queries^T instead of queries @ keys^T",
+        "Row q of the scores must say how much query q matches each key; swapped, the "
+        "matrix is transposed and each row mixes the wrong comparisons.",
+        "Rows are queries, columns are keys: scores[q, k] = query q . key k.",
+        ({"scores": lambda queries, keys: keys @ queries.transpose(-2, -1)},),
+    ),
+    # AttentionHead.forward: the mask
+    Mistake(
+        "mask_not_applied",
+        HEAD,
+        "the head never applies the mask to the scores",
+        "Without the mask every position reads every other, the future included: the "
+        "model can see the answer it is asked to predict.",
+        "Give disallowed positions -inf before the softmax, and keep the result (masked_fill is not in place).",
+        ({"mask_scores": lambda scores, allowed: scores},),
+    ),
+    Mistake(
+        "mask_filled_with_zero",
+        HEAD,
+        "masked positions get a score of 0 instead of -inf",
+        "A score of 0 still gets weight after the softmax (e^0 = 1): hidden positions are "
+        "attended, only less.",
+        "Only -inf becomes exactly zero weight: fill hidden scores with -inf (or the most negative number).",
+        ({"mask_scores": lambda scores, allowed: scores.masked_fill(~allowed, 0.0)},),
+    ),
+    Mistake(
+        "head_ignores_given_mask",
+        HEAD,
+        "the head builds its own causal mask instead of using the one it is given",
+        "The mask is the caller's decision (padding, a custom pattern); a head that always "
+        "masks causally cannot be used for anything else and silently ignores its argument.",
+        "Use allowed_mask as given; the causal default belongs to MultiHeadSelfAttention.",
+        ({"mask_scores": lambda scores, allowed: scores.masked_fill(~_causal_like(scores), float("-inf"))},),
+    ),
+    Mistake(
+        "mask_polarity_flipped",
+        HEAD,
+        "the head blocks the positions the mask allows, and allows the hidden ones",
+        "The convention is True = may attend; flipped, every head attends exactly where it "
+        "must not, and a row with everything allowed becomes NaN.",
+        "Fill -inf where allowed_mask is False: masked_fill(~allowed_mask, -inf).",
+        ({"mask_scores": lambda scores, allowed: scores.masked_fill(allowed, float("-inf"))},),
+    ),
+    Mistake(
+        "mask_after_softmax",
+        HEAD,
+        "the mask is applied to the weights after the softmax",
+        "Zeroing weights after the softmax leaves rows that no longer sum to one: the "
+        "weights are not a distribution, and the hidden positions still shaped the others.",
+        "Mask the scores before the softmax, so it distributes the weight among allowed positions only.",
+        (
+            {"mask_scores": lambda scores, allowed: scores, "mask_weights": lambda weights, allowed: weights * allowed},
+        ),
+    ),
+    # AttentionHead.forward: softmax and output
+    Mistake(
+        "softmax_over_queries",
+        HEAD,
+        "the softmax normalises over the query axis (dim=-2) instead of the key axis",
+        "Each query must share one unit of attention among the keys; over dim=-2 each key's "
+        "column sums to one instead, and a query's row is not a distribution.",
+        "Normalise over the keys, the last axis: softmax(scores, dim=-1).",
+        ({"normalise": lambda scores: torch.softmax(scores, dim=-2)},),
+    ),
+    Mistake(
+        "returns_scores",
+        HEAD,
+        "the head returns the scores (before the softmax) as its weights",
+        "Scores are any real numbers, -inf included; the attention weights the caller reads "
+        "are the softmax of them: non-negative, each row summing to one.",
+        "Return what the output was computed with: the weights after the softmax.",
+        (
+            {"report": lambda weights, masked, scores: masked},
+            {"report": lambda weights, masked, scores: scores},  # the scores before the mask
+        ),
+    ),
+    Mistake(
+        "values_not_weighted",
+        HEAD,
+        "the head's output is not weights @ values",
+        "Attention retrieves values: queries and keys decide where to look, the values "
+        "are what is read. Weighting queries or keys, or skipping the weights, breaks that.",
+        "The output is the attention-weighted average of the values: weights @ values.",
+        (
+            {"combine": lambda weights, queries, keys, values: weights @ queries},
+            {"combine": lambda weights, queries, keys, values: weights @ keys},
+            {"combine": lambda weights, queries, keys, values: values},
+        ),
+    ),
+    Mistake(
+        "projection_detached",
+        HEAD,
+        "a query, key or value path is cut from the graph (.detach() or torch.no_grad())",
+        "The forward numbers are right, but no gradient flows through the cut: that "
+        "projection (or the inputs behind it) never learns.",
+        "Keep every step from the inputs to the output a differentiable torch operation.",
+        (
+            *(
+                {"project": _project_cut(path, where)}
+                for path in ("query", "key", "value")
+                for where in ("output", "input")
+            ),
+            # The scores (or the weights) detached: query and key paths cut at once.
+            {"scores": lambda queries, keys: (queries @ keys.transpose(-2, -1)).detach()},
+        ),
+    ),
+    # concatenate_heads
+    Mistake(
+        "concatenated_on_wrong_axis",
+        CONCATENATE,
+        "the heads are concatenated along the wrong axis",
+        "Each head contributes features, so the heads sit side by side on the feature axis; "
+        "joined on the sequence or batch axis they become extra positions or examples.",
+        "Concatenate along the last axis (the features): the result is (batch, seq, num_heads * head_dim).",
+        (
+            {"join": lambda outputs: torch.cat(outputs, dim=1)},
+            {"join": lambda outputs: torch.cat(outputs, dim=0)},
+        ),
+    ),
+    Mistake(
+        "heads_interleaved",
+        CONCATENATE,
+        "the heads' features are interleaved instead of one block per head",
+        "The output projection expects head 0's features first, then head 1's; stacking "
+        "on a new last axis and flattening mixes feature i of every head together.",
+        "Keep each head's features together, in head order: torch.cat on the last axis.",
+        ({"join": lambda outputs: torch.stack(outputs, dim=-1).flatten(start_dim=-2)},),
+    ),
+    Mistake(
+        "heads_in_reverse",
+        CONCATENATE,
+        "the heads are concatenated in reverse order",
+        "The output projection's columns belong to heads in order; reversed, every head's "
+        "features meet the weights meant for another head.",
+        "Concatenate in the order the heads were given: head 0 first.",
+        ({"order": lambda outputs: outputs[::-1]},),
+    ),
+    # MultiHeadSelfAttention
+    Mistake(
+        "shared_head_module",
+        MODULE,
+        "all heads are one module ([head] * num_heads)",
+        "Multi-head attention is useful because each head learns its own projections; "
+        "one shared module makes every head compute the same thing.",
+        "Create a new AttentionHead for every head.",
+        ({"construct": lambda: (True, True), "head_parameters": lambda parameters, num_heads: [num_heads - 1] * num_heads},),
+    ),
+    Mistake(
+        "identically_initialised_heads",
+        MODULE,
+        "every head starts with the same weights (e.g. a seed set inside each head)",
+        "Heads that start equal get equal gradients and stay equal: the layer has one head "
+        "in effect, however many it builds.",
+        "Let each head draw its own random initial weights; seed once, outside the model.",
+        ({"construct": lambda: (False, True)},),
+    ),
+    Mistake(
+        "missing_output_projection",
+        MODULE,
+        "the output projection is never applied",
+        "The concatenated heads are only side-by-side pieces; the output projection mixes "
+        "them into one representation (and is the only place the heads' results interact).",
+        "Pass the concatenated heads through output_projection.",
+        ({"project_output": lambda concatenated, weight, bias: concatenated},),
+    ),
+    Mistake(
+        "repeated_output_projection",
+        MODULE,
+        "the output projection is applied twice",
+        "One linear map after the concatenation is the layer's design; applying it twice "
+        "changes the function and how its weights learn.",
+        "Apply output_projection exactly once, to the concatenated heads.",
+        ({"project_output": lambda concatenated, weight, bias: F.linear(F.linear(concatenated, weight, bias), weight, bias)},),
+    ),
+    Mistake(
+        "weights_stacked_on_wrong_axis",
+        MODULE,
+        "the heads' weights are stacked on the wrong axis",
+        "The caller indexes weights[batch, head, query, key]; on another axis the heads "
+        "mix with the batch or the positions.",
+        "Stack the heads' weights on a new axis 1: (batch, heads, seq, seq).",
+        (
+            *({"stack_weights": lambda weights, dim=dim: torch.stack(weights, dim=dim)} for dim in (0, 2, 3)),
+            # Joined on an existing axis instead of a new one: heads mixed into batch or positions.
+            *({"stack_weights": lambda weights, dim=dim: torch.cat(weights, dim=dim)} for dim in (0, 1, 2)),
+        ),
+    ),
+    Mistake(
+        "one_head_weights_repeated",
+        MODULE,
+        "one head's attention weights are reported for every head",
+        "Each head attends in its own way; reporting one head's matrix for all hides what "
+        "the others do.",
+        "Stack each head's own weights, in order.",
+        (
+            {"stack_weights": lambda weights: torch.stack([weights[0]] * len(weights), dim=1)},
+            {"stack_weights": lambda weights: torch.stack([weights[-1]] * len(weights), dim=1)},
+        ),
+    ),
+    Mistake(
+        "module_ignores_given_mask",
+        MODULE,
+        "the module always uses the causal mask, whatever mask it is given",
+        "The causal mask is only the default; a caller's mask (padding, a custom pattern) "
+        "must reach every head.",
+        "Use the causal mask only when allowed_mask is None, and pass the mask on to every head.",
+        ({"head_mask": lambda given, default: default},),
+    ),
+    Mistake(
+        "default_mask_wrong_size",
+        MODULE,
+        "the default causal mask is built with the wrong size",
+        "The mask is (seq, seq): one row per query position. Sized by the model's width or "
+        "the batch, it does not fit the scores.",
+        "Size the default mask by the sequence length, inputs.shape[1].",
+        (
+            {"default_mask": lambda parts: parts.causal_mask(parts.model_dim)},
+            {"default_mask": lambda parts: parts.causal_mask(parts.batch)},
+            {"default_mask": lambda parts: parts.causal_mask(parts.head_dim)},
+        ),
+    ),
+    Mistake(
+        "no_default_mask",
+        MODULE,
+        "with allowed_mask=None the module applies no mask instead of the causal one",
+        "None means the causal default; without it every position sees the future.",
+        "When allowed_mask is None, use causal_mask(seq_len).",
+        ({"default_mask": lambda parts: torch.ones(parts.seq, parts.seq, dtype=torch.bool)},),
+    ),
+)
+
+BY_ID: dict[str, Mistake] = {mistake.id: mistake for mistake in MISTAKES}
+
+
+def of_function(function: str) -> tuple[Mistake, ...]:
+    return tuple(mistake for mistake in MISTAKES if mistake.function == function)
+
+
+def _check_library() -> None:
+    """Catch slips at import: unique ids, known functions, steps that exist."""
+    ids = [mistake.id for mistake in MISTAKES]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"mistake ids are not unique: {sorted(i for i in ids if ids.count(i) > 1)}")
+    for mistake in MISTAKES:
+        if mistake.function not in REFERENCE_STEPS:
+            raise ValueError(f"{mistake.id}: unknown function {mistake.function}")
+        unknown = mistake.steps - set(REFERENCE_STEPS[mistake.function])
+        if unknown or not mistake.forms:
+            raise ValueError(f"{mistake.id}: no forms, or unknown steps {sorted(unknown)}")
+
+
+_check_library()

@@ -1,0 +1,125 @@
+"""The diagnosis in a grading session: a pytest plugin, registered only where grader/hidden/ exists.
+
+After a submission's last check, while its handle is still open, it diagnoses the
+functions that the failed checks used (grader/hidden/diagnosis.py) and puts the result on
+the submission's result (``SubmissionResult.diagnoses``), from which the results files,
+the feedback page, Gradescope and the notebook read it. In the terminal the diagnosis is
+printed before pytest's failures, and a failure it explains shrinks to its first line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import threading
+
+import pytest
+
+from grader import diagnosis_text
+from grader.hidden import diagnosis
+from grader.scoring import NOT_WRITTEN
+from grader.submission import InProcessBackend
+from grader.timeouts import CallTimedOut
+
+log = logging.getLogger(__name__)
+# In-process student code has no per-call limit of its own (the sandbox's worker has one).
+DIAGNOSIS_SECONDS = 10.0
+
+
+class DiagnosisPlugin:
+    def __init__(self, scoreboard) -> None:
+        self.scoreboard = scoreboard
+        self.operations: dict[tuple[str, str], frozenset[str]] = {}  # (submission, test name) -> calls made
+        self.keys: dict[str, tuple[str, str]] = {}  # nodeid -> (submission, test name)
+        self.failed_reports: dict[tuple[str, str], list[pytest.TestReport]] = {}
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        handle = item.funcargs.get("submission")
+        if handle is None:
+            return (yield)
+        self.keys[item.nodeid] = _key(item)
+        handle.operations_called.clear()
+        try:
+            return (yield)
+        finally:
+            self.operations[_key(item)] = frozenset(handle.operations_called)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed and report.nodeid in self.keys:
+            self.failed_reports.setdefault(self.keys[report.nodeid], []).append(report)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None):
+        # Before the fixtures are torn down: the submission's handle is still open here.
+        name = _submission_of(item)
+        handle = item.funcargs.get("submission")
+        if handle is not None and (nextitem is None or _submission_of(nextitem) != name):
+            self._diagnose(handle, self.scoreboard.submission_result(name))
+        return (yield)
+
+    def _diagnose(self, handle, result) -> None:
+        if result.import_error:
+            return
+        failed = [
+            diagnosis.FailedCheck(test.name, self.operations.get((result.submission, test.name), frozenset()))
+            for test in result.tests
+            if test.outcome == "failed" and not NOT_WRITTEN.match(test.message.strip())
+        ]
+        if not failed:
+            return
+        try:
+            with _time_limit(handle, DIAGNOSIS_SECONDS):
+                found = diagnosis.diagnose(handle, failed)
+        except CallTimedOut:
+            log.warning("%s: the diagnosis ran out of the check's time and was dropped", result.submission)
+            return
+        except (Exception, pytest.fail.Exception):  # noqa: BLE001 - a diagnosis never costs a point
+            # This runs in the last check's teardown: anything escaping would fail that check.
+            log.exception("%s: the diagnosis failed and was dropped", result.submission)
+            return
+        result.diagnoses = [entry for d in found for entry in d.entries()]
+        explained = diagnosis_text.explained_checks(result.diagnoses)
+        for test_name in explained:
+            for report in self.failed_reports.get((result.submission, test_name), []):
+                report.longrepr = f"{diagnosis_text.compact_message(report.longreprtext)}  [explained by the diagnosis above]"
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter):
+        # tryfirst among wrappers: printed before pytest's own FAILURES section.
+        for result in self.scoreboard.results.values():
+            if result.diagnoses:
+                terminalreporter.section(f"diagnosis: {result.submission}", sep="=")
+                for line in diagnosis_text.text_lines(result.diagnoses):
+                    terminalreporter.write_line(line)
+        return (yield)
+
+
+def _submission_of(item: pytest.Item) -> str:
+    return str(item.callspec.params.get("submission", "")) if hasattr(item, "callspec") else ""
+
+
+def _key(item: pytest.Item) -> tuple[str, str]:
+    return (_submission_of(item), item.name)
+
+
+@contextlib.contextmanager
+def _time_limit(handle, seconds: float):
+    """Stop an in-process diagnosis that runs into an endless loop of the student's: after
+    ``seconds``, unless the check's own time limit is still pending (it then stops it)."""
+    pending = signal.getitimer(signal.ITIMER_REAL)[0] > 0
+    if not isinstance(handle.backend, InProcessBackend) or pending or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise CallTimedOut(f"the diagnosis ran out of its {seconds:g} s", pytrace=False)
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -1,0 +1,407 @@
+"""Probe data for the diagnosis, and what a function does with it: the student's or a known mistake's.
+
+Each function of the exercise is probed in isolation, through the ``Submission``'s plain-data
+calls only (student code stays behind the boundary): a head with the grader's projection
+weights, ``concatenate_heads`` on the grader's head outputs, the module against the
+combination of the student's *own* heads, concatenation and causal mask. A probe turns one
+behaviour into an *outcome* (plain values and tensors, or the kind of error), for the
+student through ``Submission`` and for a known mistake by running its trusted steps
+(grader/hidden/mistakes.py) in the grader's process, so that both can be compared.
+
+Probes are small (a few positions, a few features) and in float64, so valid rewrites agree
+with the reference to ~1e-15 while every known mistake misses by 1e-2 or more; sizes are
+chosen so that no two mistakes coincide (head_dim > 1, sqrt(model_dim) != head_dim,
+batch != seq != model_dim, several heads, a mask that allows later positions).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+import torch
+
+from grader import data
+from grader.data import Config
+from grader.hidden import mistakes
+from grader.submission import StudentCodeError
+
+DTYPE = torch.float64
+NOT_DEFINED = "expected your file to define"  # grader/operations.py: a name not (yet) in the file
+
+
+class Unusable(Exception):
+    """The student's function cannot be probed (not written yet): no diagnosis for it."""
+
+
+def _failure(error: BaseException) -> tuple:
+    if isinstance(error, StudentCodeError):
+        if error.error.kind == "not_written" or error.error.message.startswith(NOT_DEFINED):
+            raise Unusable(error.operation)
+        return ("error", error.error.type_name)
+    return ("error", type(error).__name__)
+
+
+def fresh(value):
+    """A copy for the student's code: at a desk it runs in this process and could change a
+    tensor in place, which must not change the probe data every candidate is run on."""
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, dict):
+        return {key: fresh(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(fresh(item) for item in value)
+    return value
+
+
+def student_outcome(call) -> tuple:
+    """The student's answer as an outcome: ("value", ...) or ("error", type name)."""
+    try:
+        return ("value", *call())
+    except StudentCodeError as error:
+        return _failure(error)
+
+
+def trusted_outcome(call) -> tuple:
+    """A known mistake's answer on the same data, run here; its errors are outcomes too
+    (a mistake such as a mask of the wrong size fails in the student's own head)."""
+    try:
+        return ("value", *call())
+    except (Exception, StudentCodeError) as error:  # noqa: BLE001 - every failure is an outcome to compare
+        return _failure(error)
+
+
+# --- head_dimension ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeadDimensionProbe:
+    model_dim: int
+    num_heads: int
+
+    def _outcome(self, value=None, error=None, type_name="") -> tuple:
+        if error is None:
+            number = value if type(value) in (int, float) else None
+            return ("value", type(value).__name__, number)
+        # Which of the two numbers the message names: a message is compared by what it tells.
+        named = tuple(bool(re.search(rf"(?<!\d){n}(?!\d)", error)) for n in (self.model_dim, self.num_heads))
+        return ("error", type_name, named)
+
+    def student(self, submission) -> tuple:
+        try:
+            return self._outcome(submission.head_dimension(self.model_dim, self.num_heads))
+        except StudentCodeError as error:
+            if error.error.kind != "raised":
+                return _failure(error)
+            return self._outcome(error=error.error.message, type_name=error.error.type_name)
+
+    def trusted(self, steps, context) -> tuple:
+        try:
+            return self._outcome(mistakes.head_dimension(steps, self.model_dim, self.num_heads))
+        except Exception as error:  # noqa: BLE001
+            return self._outcome(error=str(error), type_name=type(error).__name__)
+
+
+HEAD_DIMENSION_PROBES = tuple(
+    HeadDimensionProbe(m, h) for m, h in ((12, 3), (10, 2), (6, 1), (10, 3), (8, 3), (8, 0), (7, -1))
+)
+
+
+# --- causal_mask ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CausalMaskProbe:
+    seq: int
+
+    def student(self, submission) -> tuple:
+        return student_outcome(lambda: _mask_answer(submission.causal_mask(self.seq)))
+
+    def trusted(self, steps, context) -> tuple:
+        return trusted_outcome(lambda: _mask_answer(mistakes.causal_mask(steps, self.seq)))
+
+
+def _mask_answer(mask: torch.Tensor) -> tuple:
+    return (str(mask.dtype), mask)
+
+
+CAUSAL_MASK_PROBES = tuple(CausalMaskProbe(seq) for seq in (2, 5, 7))
+
+
+# --- AttentionHead.forward -----------------------------------------------------------------------
+
+
+def _custom_mask(config: Config, rng: torch.Generator, seq_shaped: bool = False) -> torch.Tensor:
+    """A mask allowing some later positions, with one row allowing everything and one
+    allowing a single key: no causal or inverted pattern can pass for it."""
+    allowed = data.scattered_allowed(config, rng)
+    allowed[:, -2] = True  # a row that allows every key
+    return allowed[0] if seq_shaped else allowed
+
+
+@dataclass(frozen=True)
+class HeadProbe:
+    config: Config
+    mask: str  # "causal" | "custom" | "custom2d"
+    seed: int
+    with_gradients: bool = False
+
+    @functools.cache  # the same data for the student and every candidate (never modified)
+    def data(self) -> dict:
+        rng = data.generator(self.seed)
+        arguments = {
+            "parameters": data.head_parameters(self.config, rng, dtype=DTYPE),
+            "inputs": data.random_inputs(self.config, rng, scale=1.5, dtype=DTYPE),
+        }
+        if self.mask == "causal":
+            arguments["allowed_mask"] = data.causal_allowed(self.config.seq)
+        else:
+            arguments["allowed_mask"] = _custom_mask(self.config, rng, seq_shaped=self.mask == "custom2d")
+        if self.with_gradients:
+            shape = (self.config.batch, self.config.seq, self.config.head_dim)
+            arguments["output_gradient"] = torch.randn(shape, generator=rng, dtype=DTYPE)
+        return arguments
+
+    def student(self, submission) -> tuple:
+        arguments = fresh(self.data())
+
+        def run():
+            got = submission.run_head(model_dim=self.config.model_dim, head_dim=self.config.head_dim, **arguments)
+            answer = (got["weights"], got["output"])
+            if self.with_gradients:
+                gradients = got.get("parameter_gradients", {})
+                answer += (got.get("input_gradient"), *(gradients.get(f"{n}.weight") for n in ("query", "key", "value")))
+            return answer
+
+        return student_outcome(run)
+
+    def trusted(self, steps, context) -> tuple:
+        arguments = self.data()
+        memo = context.setdefault(self, {})  # this probe's results of earlier candidates
+        return trusted_outcome(lambda: self._run_trusted(steps, memo, **arguments))
+
+    def _run_trusted(self, steps, memo, parameters, inputs, allowed_mask, output_gradient=None) -> tuple:
+        if output_gradient is None:
+            with torch.no_grad():
+                return mistakes.attention_head(steps, parameters, inputs, allowed_mask, self.config.head_dim, memo)
+        inputs = inputs.clone().requires_grad_()
+        parameters = {name: value.clone().requires_grad_() for name, value in parameters.items()}
+        weights, output = mistakes.attention_head(steps, parameters, inputs, allowed_mask, self.config.head_dim)
+        leaves = [inputs, *(parameters[f"{n}.weight"] for n in ("query", "key", "value"))]
+        gradients = (None,) * len(leaves)
+        if output.requires_grad:
+            gradients = torch.autograd.grad((output * output_gradient).sum(), leaves, allow_unused=True)
+        return (weights.detach(), output.detach(), *gradients)
+
+
+HEAD_PROBES = (
+    HeadProbe(Config(batch=2, seq=5, model_dim=12, num_heads=3), "causal", seed=1001),
+    HeadProbe(Config(batch=3, seq=4, model_dim=10, num_heads=2), "custom", seed=1002),
+    HeadProbe(Config(batch=2, seq=6, model_dim=14, num_heads=2), "custom2d", seed=1003),
+    HeadProbe(Config(batch=2, seq=4, model_dim=6, num_heads=2), "causal", seed=1004, with_gradients=True),
+)
+
+
+# --- concatenate_heads ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConcatenateProbe:
+    batch: int
+    seq: int
+    head_dim: int
+    num_heads: int
+    seed: int
+
+    @functools.cache  # the same data for the student and every candidate (never modified)
+    def data(self) -> tuple[list, list]:
+        rng = data.generator(self.seed)
+        outputs = [torch.randn((self.batch, self.seq, self.head_dim), generator=rng) for _ in range(self.num_heads)]
+        weights = [torch.full((self.batch, self.seq, self.seq), 1 / self.seq) for _ in range(self.num_heads)]
+        return outputs, weights
+
+    def student(self, submission) -> tuple:
+        outputs, weights = fresh(self.data())
+        return student_outcome(lambda: (submission.concatenate_heads(outputs, weights),))
+
+    def trusted(self, steps, context) -> tuple:
+        outputs, _ = self.data()
+        return trusted_outcome(lambda: (mistakes.concatenate_heads(steps, outputs),))
+
+
+CONCATENATE_PROBES = (ConcatenateProbe(2, 3, 4, 3, seed=2001), ConcatenateProbe(3, 4, 5, 2, seed=2002))
+
+
+# --- MultiHeadSelfAttention ----------------------------------------------------------------------
+
+
+@dataclass
+class HeadRun:
+    """One of the student's heads, run by the grader: its results and what they came from."""
+
+    key: tuple
+    weights: torch.Tensor
+    output: torch.Tensor
+
+
+class StudentParts:
+    """The student's own heads, concatenate_heads and causal_mask on one module probe,
+    fetched through the Submission when a candidate first needs them and kept for the next
+    candidate: the module is judged by what it does with its parts, not by the parts."""
+
+    def __init__(self, submission, probe: ModuleProbe, parameters: dict, inputs: torch.Tensor, cache=None) -> None:
+        self.submission = submission
+        self.probe = probe
+        self.batch, self.seq = probe.config.batch, probe.config.seq
+        self.model_dim, self.num_heads = probe.config.model_dim, probe.config.num_heads
+        self.head_dim = probe.config.head_dim
+        self.parameters = parameters
+        self.inputs = inputs
+        self._cache: dict = {} if cache is None else cache
+
+    def with_reference_helpers(self) -> StudentParts:
+        """The same heads, with the reference's causal mask and concatenation: a module may
+        rightly do those itself (torch.tril, torch.cat) instead of calling the student's."""
+        return ReferenceHelpers(self.submission, self.probe, self.parameters, self.inputs, self._cache)
+
+    def _remember(self, key, fetch):
+        if key not in self._cache:
+            try:
+                self._cache[key] = ("value", fetch())
+            except StudentCodeError as error:
+                self._cache[key] = ("error", error)
+        kind, value = self._cache[key]
+        if kind == "error":
+            raise value
+        return value
+
+    def causal_mask(self, seq_len: int) -> torch.Tensor:
+        return self._remember(("mask", seq_len), lambda: self.submission.causal_mask(seq_len))
+
+    def head(self, index: int, mask: torch.Tensor) -> HeadRun:
+        key = ("head", index, tuple(mask.shape), str(mask.dtype), mask.numpy().tobytes())
+        prefix = f"heads.{index}."
+        parameters = {n.removeprefix(prefix): v for n, v in self.parameters.items() if n.startswith(prefix)}
+
+        def fetch() -> HeadRun:
+            got = self.submission.run_head(
+                model_dim=self.model_dim, head_dim=self.head_dim, **fresh(
+                    {"parameters": parameters, "inputs": self.inputs, "allowed_mask": mask}
+                ),
+            )
+            return HeadRun(key, got["weights"], got["output"])
+
+        return self._remember(key, fetch)
+
+    def concatenate(self, heads: list[HeadRun]) -> torch.Tensor:
+        key = ("concatenate", *(head.key for head in heads))
+        return self._remember(
+            key, lambda: self.submission.concatenate_heads(fresh([h.output for h in heads]), fresh([h.weights for h in heads]))
+        )
+
+
+class ReferenceHelpers(StudentParts):
+    def causal_mask(self, seq_len: int) -> torch.Tensor:
+        return mistakes.causal_mask(mistakes.CAUSAL_MASK_STEPS, seq_len)
+
+    def concatenate(self, heads: list[HeadRun]) -> torch.Tensor:
+        return mistakes.concatenate_heads(mistakes.CONCATENATE_STEPS, [head.output for head in heads])
+
+
+@dataclass(frozen=True)
+class ModuleProbe:
+    config: Config
+    mask: str  # "default" (allowed_mask=None) | "custom"
+    seed: int
+
+    @functools.cache  # the same data for the student and every candidate (never modified)
+    def data(self) -> dict:
+        rng = data.generator(self.seed)
+        arguments = {
+            "parameters": data.attention_parameters(self.config, rng, dtype=DTYPE),
+            "inputs": data.random_inputs(self.config, rng, scale=1.5, dtype=DTYPE),
+        }
+        arguments["allowed_mask"] = None if self.mask == "default" else data.scattered_allowed(self.config, rng)
+        return arguments
+
+    def student(self, submission) -> tuple:
+        arguments = fresh(self.data())
+        return student_outcome(
+            lambda: _answer(submission.run_attention(model_dim=self.config.model_dim, num_heads=self.config.num_heads, **arguments))
+        )
+
+    def trusted(self, steps, context) -> tuple:
+        """The module's steps applied to the student's own parts (``context``: this probe's parts)."""
+        arguments = self.data()
+        return trusted_outcome(
+            lambda: mistakes.module_forward(steps, context[self], arguments["parameters"], arguments["allowed_mask"])
+        )
+
+    def parts(self, submission) -> StudentParts:
+        arguments = self.data()
+        return StudentParts(submission, self, arguments["parameters"], arguments["inputs"])
+
+
+def _answer(got: dict) -> tuple:
+    return (got["weights"], got["output"])
+
+
+@dataclass(frozen=True)
+class ConstructionProbe:
+    """How the module's heads hold their parameters right after construction."""
+
+    config: Config
+    seed: int = 3100
+
+    def student(self, submission) -> tuple:
+        def run():
+            built = submission.initial_parameters(self.config.model_dim, self.config.num_heads, self.seed)
+            heads = [
+                [built["parameters"].get(f"heads.{h}.{p}.weight") for p in ("query", "key", "value")]
+                for h in range(self.config.num_heads)
+            ]
+            shared = any(any(n.startswith("heads.") for n in group) for group in built.get("shared", []))
+            identical = any(
+                all(a is not None and b is not None and a.shape == b.shape and torch.equal(a, b) for a, b in zip(first, second))
+                for index, first in enumerate(heads)
+                for second in heads[index + 1 :]
+            )
+            return (shared, identical)
+
+        return student_outcome(run)
+
+    def trusted(self, steps, context) -> tuple:
+        return trusted_outcome(lambda: mistakes.module_construction(steps))
+
+
+MODULE_PROBES = (
+    ConstructionProbe(Config(batch=1, seq=1, model_dim=12, num_heads=3)),
+    ModuleProbe(Config(batch=2, seq=5, model_dim=12, num_heads=3), "default", seed=3001),
+    ModuleProbe(Config(batch=3, seq=4, model_dim=8, num_heads=2), "custom", seed=3002),
+)
+
+
+PROBES = {
+    mistakes.HEAD_DIMENSION: HEAD_DIMENSION_PROBES,
+    mistakes.CAUSAL_MASK: CAUSAL_MASK_PROBES,
+    mistakes.HEAD: HEAD_PROBES,
+    mistakes.CONCATENATE: CONCATENATE_PROBES,
+    mistakes.MODULE: MODULE_PROBES,
+}
+
+
+def module_is_isolable(submission) -> bool:
+    """The module can be judged on its own only if the student's head_dimension gives it the
+    right head width (otherwise its construction fails for head_dimension's reason)."""
+    for probe in MODULE_PROBES:
+        if not isinstance(probe, ModuleProbe):
+            continue
+        config = probe.config
+        try:
+            width = submission.head_dimension(config.model_dim, config.num_heads)
+        except StudentCodeError:
+            return False
+        if type(width) is not int or width != config.head_dim:
+            return False
+    return True
