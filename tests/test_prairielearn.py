@@ -312,7 +312,10 @@ def test_a_buggy_notebook_is_graded_and_loses_points_in_its_groups(runs):
         earned, maximum = group_points(run, group)
         assert earned < maximum, f"the mutant kept every point of {group}"
     failed = [t for t in visible(run) if t["points"] < t["max_points"]]
-    assert failed and all("expected" in t["output"].lower() for t in failed)
+    # Each failure says what was expected, or (named by the diagnosis) points to it.
+    assert failed and all("expected" in t["output"].lower() or "explained by the diagnosis" in t["output"] for t in failed)
+    if MUTANT.mistake:
+        assert "What went wrong:" in run.results["output"]
 
 
 def test_a_submission_without_a_file_to_grade_is_not_gradable_and_says_why(runs):
