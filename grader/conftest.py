@@ -91,6 +91,7 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "points(n): the points a test is worth")
+    _one_report_per_failure(config)
     # Tiny tensors: one thread is fastest, and a pool of busy-waiting threads here would
     # steal the cores the worker needs.
     torch.set_num_threads(1)
@@ -119,6 +120,17 @@ def pytest_configure(config: pytest.Config) -> None:
     results_dir = config.getoption("results_dir")
     if results_dir:
         scoreboard.on_submission_done = lambda result: _persist(config, Path(results_dir), result)
+
+
+def _one_report_per_failure(config: pytest.Config) -> None:
+    """Each failure shows its name and its message once; pytest's short summary would list
+    every failing test a second time. Left alone when the user asked for a summary (-r)."""
+    if config.option.reportchars != "fE":  # pytest's default
+        return
+    config.option.reportchars = "N"
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.reportchars = reporter.reportchars.replace("f", "").replace("E", "")
 
 
 def _sandbox():

@@ -136,11 +136,35 @@ def _require(student: ModuleType, name: str) -> Any:
 def _load(module: torch.nn.Module, parameters: dict[str, torch.Tensor]) -> None:
     try:
         module.load_state_dict(parameters, strict=True)
-    except RuntimeError as error:
-        raise ContractViolation(
-            "the grader could not load its weights into your module: expected the layers and "
-            f"names of the given constructor. PyTorch said: {str(error).splitlines()[0]}"
-        ) from None
+    except RuntimeError:
+        raise ContractViolation(_layout_problem(type(module).__name__, module.state_dict(), parameters)) from None
+
+
+def _layout_problem(class_name: str, found: dict[str, torch.Tensor], expected: dict[str, torch.Tensor]) -> str:
+    """Which parameters the grader's weights need and the student's module lacks, has extra,
+    or holds in another shape: names and shapes, as the constructor's docstring states them."""
+
+    def listed(names, tensors) -> str:
+        shown = [f"{name} {tuple(tensors[name].shape)}" for name in names[:6]]
+        return ", ".join(shown) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+
+    missing = [name for name in expected if name not in found]
+    extra = [name for name in found if name not in expected]
+    reshaped = [name for name in expected if name in found and found[name].shape != expected[name].shape]
+    problems = []
+    if missing:
+        problems.append(f"missing {listed(missing, expected)}")
+    if extra:
+        problems.append(f"unexpected {listed(extra, found)}")
+    if reshaped:
+        problems.append("shaped differently: " + ", ".join(
+            f"{name} {tuple(found[name].shape)} instead of {tuple(expected[name].shape)}" for name in reshaped[:6]
+        ))
+    return (
+        f"the grader could not load its weights into your {class_name}: its parameters do not have "
+        f"the names and shapes the constructor's docstring gives ({'; '.join(problems) or 'layout differs'}). "
+        f"Expected: {listed(list(expected), expected)}."
+    )
 
 
 def _fields(result: Any, function: str, expected: str) -> tuple[Any, Any]:

@@ -28,6 +28,17 @@ GROUPS = tuple(GROUP_TITLES)
 HIDDEN_TESTS = Path(__file__).resolve().parent / "hidden"  # absent from the student release
 # How a test stopped by a stub reads (grader/conftest.py, student_error_message).
 NOT_WRITTEN = re.compile(r"^(?P<name>[\w.]+) is not written yet: this test needs it")
+# The order in which the student's functions build on each other: "Start with" the first
+# one not written yet (MultiHeadSelfAttention calls all the others).
+WRITING_ORDER = (
+    "head_dimension",
+    "causal_mask",
+    "AttentionHead.__init__",
+    "AttentionHead.forward",
+    "concatenate_heads",
+    "MultiHeadSelfAttention.__init__",
+    "MultiHeadSelfAttention.forward",
+)
 
 
 @dataclass
@@ -63,6 +74,11 @@ class SubmissionResult:
     def not_written(self) -> dict[str, int]:
         return not_written([test.message for test in self.tests if test.outcome != "passed"])
 
+    def groups_not_run(self) -> set[str]:
+        """Groups none of whose tests ran (``pytest -x`` stopped before them)."""
+        ran = {test.group for test in self.tests if test.outcome != "not run"}
+        return {test.group for test in self.tests} - ran
+
     def group_points(self) -> dict[str, tuple[int, int]]:
         totals = {group: [0, 0] for group in GROUPS}
         for test in self.tests:
@@ -84,13 +100,17 @@ class SubmissionResult:
 
 def not_written(messages: Iterable[str]) -> dict[str, int]:
     """The functions still raising the stub's NotImplementedError, each with the number of
-    failed tests that stopped there, the most needed first."""
+    failed tests that stopped there, in the order they build on each other (WRITING_ORDER)."""
     counts = Counter(match["name"] for message in messages if (match := NOT_WRITTEN.match(message.strip())))
-    return dict(counts.most_common())
+    return dict(sorted(counts.items(), key=lambda item: _writing_rank(item[0])))
+
+
+def _writing_rank(name: str) -> tuple[int, str]:
+    return (WRITING_ORDER.index(name) if name in WRITING_ORDER else len(WRITING_ORDER), name)
 
 
 def describe_not_written(counts: dict[str, int]) -> str:
-    """One line for students: what to write, the most needed first."""
+    """One line for students: what to write, in the order the functions build on each other."""
     needs = ", ".join(f"{name} ({count} test{'s' if count != 1 else ''})" for name, count in counts.items())
     return f"Not written yet: {needs}. Start with {next(iter(counts))}."
 
@@ -168,8 +188,9 @@ class Scoreboard:
         points = result.group_points()
         width = max(len(GROUP_TITLES[group]) for group in GROUPS)
         write(f"{'group':<{width}}  points")
+        not_run = result.groups_not_run()
         for group, (earned, total) in points.items():
-            write(f"{GROUP_TITLES[group]:<{width}}  {earned:>3}/{total}")
+            write(f"{GROUP_TITLES[group]:<{width}}  " + (f"not run (of {total})" if group in not_run else f"{earned:>3}/{total}"))
         if "reference" not in points and not HIDDEN_TESTS.is_dir():
             write(f"{GROUP_TITLES['reference']:<{width}}  run when your work is graded")
         write(f"Score: {result.score}/{result.max_score}")
