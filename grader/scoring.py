@@ -22,7 +22,8 @@ GROUP_TITLES = {
     "head_distinctness": "4. head distinctness",
     "gradient_flow": "5. gradient flow",
     "configuration": "6. configuration",
-    "reference": "7. reference (hidden)",
+    "reference_examples": "7. reference examples",
+    "reference": "8. reference (hidden)",
 }
 GROUPS = tuple(GROUP_TITLES)
 HIDDEN_TESTS = Path(__file__).resolve().parent / "hidden"  # absent from the student release

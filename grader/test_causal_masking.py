@@ -44,7 +44,7 @@ def test_causal_mask_is_the_lower_triangle_with_the_diagonal(submission, seq):
         )
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.parametrize("config", PROPERTY_CONFIGS, ids=CONFIG_IDS)
 def test_future_positions_get_zero_weight(submission, config):
     rng = data.generator(31)
@@ -66,7 +66,7 @@ def test_future_positions_get_zero_weight(submission, config):
     )
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.parametrize("config", PROPERTY_CONFIGS, ids=CONFIG_IDS)
 def test_output_at_a_position_ignores_later_inputs(submission, config):
     rng = data.generator(32)
@@ -123,7 +123,7 @@ def test_head_honours_a_custom_allowed_mask(submission):
         )
 
 
-@pytest.mark.points(4)
+@pytest.mark.points(3)
 def test_module_honours_a_custom_allowed_mask(submission):
     config = PROPERTY_CONFIGS[0]
     rng = data.generator(34)
