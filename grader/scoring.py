@@ -63,6 +63,7 @@ class SubmissionResult:
     tests: list[TestRecord] = field(default_factory=list)
     import_error: str = ""
     output: str = ""  # what the student's code printed (captured by the worker), for instructors
+    graded_file: str = ""  # the file graded, when a submission offered several (grader.loading.choose_work)
 
     @property
     def score(self) -> int:
@@ -94,6 +95,7 @@ class SubmissionResult:
             "max_score": self.max_score,
             "groups": {group: {"earned": e, "max": m} for group, (e, m) in self.group_points().items()},
             "import_error": self.import_error,
+            "graded_file": self.graded_file,
             "output": self.output,
             "tests": [asdict(test) | {"points": test.points} for test in self.tests],
         }

@@ -25,7 +25,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from grader.loading import MODULE_FILE_NAME
+from grader.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME, functions_left
 from grader.notebooks import code_cells, join_code_cells
 
 MB = 1024 * 1024
@@ -42,6 +42,7 @@ class Entry:
     source_path: Path | None  # the staged multi_head_attention.py (None when unreadable)
     content_hash: str  # sha256 of the staged text, or of the raw entry when unreadable
     problem: str  # "" when gradable; else a one-sentence reason
+    graded_file: str = ""  # which file of a folder was graded (grader.loading.choose_work's rule)
 
 
 class _Refused(Exception):
@@ -71,8 +72,13 @@ def stage_entry(entry: Path, staging: Path, *, student_id: str | None = None) ->
     student_id = student_id or student_id_of(entry)
     if not student_id.strip(".") or "/" in student_id:
         raise ValueError(f"student id {student_id!r} is not a single folder name")
+    graded_file = ""
     try:
-        text, problem = _normalise(_read_source(entry), entry.name), ""
+        if entry.is_dir():
+            text, graded_file = _read_folder(entry)
+        else:
+            text = _read_source(entry)
+        text, problem = _normalise(text, entry.name), ""
     except _Refused as refusal:
         text, problem = None, str(refusal)
     except Exception as error:  # noqa: BLE001 - one unforeseen failure must not stop a whole class's batch
@@ -80,7 +86,7 @@ def stage_entry(entry: Path, staging: Path, *, student_id: str | None = None) ->
     # Writing is the grader's own business: a full disk should stop the batch loudly.
     source_path = _write(staging / student_id, text)
     content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest() if text is not None else _raw_hash(entry)
-    return Entry(student_id, source_path, content_hash, problem)
+    return Entry(student_id, source_path, content_hash, problem, graded_file)
 
 
 def stage_all(submissions: Path, staging: Path) -> list[Entry]:
@@ -120,7 +126,7 @@ def _is_junk(name: str) -> bool:
 
 def _read_source(entry: Path) -> str:
     if entry.is_dir():
-        return _read_folder(entry)
+        return _read_folder(entry)[0]
     suffix = entry.suffix.lower()
     if entry.is_file() and suffix == ".py":
         return _decode(_read_bounded(entry, MAX_SOURCE_BYTES), entry.name)
@@ -164,20 +170,42 @@ def _normalise(text: str, name: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
-def _read_folder(folder: Path) -> str:
-    found = []
+def _read_folder(folder: Path) -> tuple[str, str]:
+    """The code of the file that holds the work, and that file's path inside the folder.
+
+    multi_head_attention.py and the notebook multi_head_attention.ipynb are looked for, the
+    shallowest of each; with both, the one in which fewer functions still raise
+    NotImplementedError is graded, on a tie the .py (the rule of grader.loading.choose_work).
+    """
+    found: dict[str, list[Path]] = {MODULE_FILE_NAME: [], NOTEBOOK_FILE_NAME: []}
     # os.walk does not follow symlinked folders, so a link cannot lead the search outside.
     for root, dirs, files in os.walk(folder):
         dirs[:] = [name for name in dirs if not _is_junk(name)]  # .ipynb_checkpoints, .git, __MACOSX
-        if MODULE_FILE_NAME in files:
-            found.append(Path(root, MODULE_FILE_NAME).relative_to(folder))
-    if not found:
-        raise _Refused(f"{folder.name}/ holds no {MODULE_FILE_NAME}.")
-    chosen = min(found, key=lambda relative: (len(relative.parts), relative.as_posix()))
-    if (folder / chosen).is_symlink():
-        # A link could point at any file on the grading machine, the hidden tests included.
-        raise _Refused(f"refused: {folder.name}/{chosen.as_posix()} is a symbolic link, not a file.")
-    return _decode(_read_bounded(folder / chosen, MAX_SOURCE_BYTES), f"{folder.name}/{chosen.as_posix()}")
+        for name in found:
+            if name in files:
+                found[name].append(Path(root, name).relative_to(folder))
+    if not found[MODULE_FILE_NAME] and not found[NOTEBOOK_FILE_NAME]:
+        raise _Refused(f"{folder.name}/ holds no {MODULE_FILE_NAME} (or {NOTEBOOK_FILE_NAME}).")
+    codes = {}
+    for name, candidates in found.items():
+        if not candidates:
+            continue
+        chosen = min(candidates, key=lambda relative: (len(relative.parts), relative.as_posix()))
+        if (folder / chosen).is_symlink():
+            # A link could point at any file on the grading machine, the hidden tests included.
+            raise _Refused(f"refused: {folder.name}/{chosen.as_posix()} is a symbolic link, not a file.")
+        shown = f"{folder.name}/{chosen.as_posix()}"
+        if name == MODULE_FILE_NAME:
+            codes[name] = (_decode(_read_bounded(folder / chosen, MAX_SOURCE_BYTES), shown), chosen.as_posix())
+        else:
+            try:
+                codes[name] = (_notebook_source(_read_bounded(folder / chosen, MAX_UNPACKED_BYTES), shown), chosen.as_posix())
+            except _Refused:
+                if MODULE_FILE_NAME not in codes and not found[MODULE_FILE_NAME]:
+                    raise
+    if len(codes) == 2 and functions_left(codes[NOTEBOOK_FILE_NAME][0]) < functions_left(codes[MODULE_FILE_NAME][0]):
+        return codes[NOTEBOOK_FILE_NAME]
+    return codes.get(MODULE_FILE_NAME) or codes[NOTEBOOK_FILE_NAME]
 
 
 def _notebook_source(data: bytes, name: str) -> str:

@@ -169,6 +169,7 @@ def _manifest_entry(entry: intake.Entry) -> dict:
         "path": str(entry.source_path or ""),
         "problem": entry.problem,
         "content_hash": _entry_hash(entry),
+        "graded_file": entry.graded_file,
     }
 
 
@@ -200,7 +201,7 @@ def _write_class_files(out: Path, entries: list[intake.Entry], seed: int, sandbo
         points = document.get("groups", {})
         writer.writerow([student_id, document["score"], document["max_score"], *(points.get(g, {}).get("earned", 0) for g in groups)])
     results.write_atomically(out / "gradebook.csv", table.getvalue())
-    results.write_class_results(out / "results.json", documents, seed, sandbox)
+    results.write_class_results(out / "results.json", documents, seed, sandbox, results.scaffolding_level())
     for student_id in sorted(documents):
         document = documents[student_id]
         problem = f" ({document['import_error'].splitlines()[0]})" if document.get("import_error") else ""

@@ -24,6 +24,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.results import SCAFFOLDING_FILE
+
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
 LEVELS = ("standard", "guided")
@@ -41,7 +43,7 @@ GENERATED_NOTICE = (
     "# NotImplementedError, then run `pytest grader`.\n"
 )
 # Where the release (and `stubs --level`) records the level the exercise was generated at.
-LEVEL_FILE = Path(__file__).resolve().parents[1] / "scaffolding.txt"
+LEVEL_FILE = SCAFFOLDING_FILE
 
 
 class SolutionMarkupError(ValueError):
