@@ -131,7 +131,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def _one_report_per_failure(config: pytest.Config) -> None:
     """Each failure shows its name and its message once; pytest's short summary would list
     every failing test a second time. Left alone when the user asked for a summary (-r)."""
-    if config.option.reportchars != "fE":  # pytest's default
+    if getattr(config.option, "reportchars", None) != "fE":  # pytest's default (absent without its terminal)
         return
     config.option.reportchars = "N"
     reporter = config.pluginmanager.get_plugin("terminalreporter")
