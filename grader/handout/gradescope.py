@@ -79,7 +79,7 @@ python3 -m venv {VENV}
 # CUDA build, several GB): TORCH_INDEX changes the index (a mirror) or, empty, turns it off.
 # grader/torch_index.py adds it only when it answers within 3 s, so an offline build still works.
 TORCH_INDEX="${{TORCH_INDEX-https://download.pytorch.org/whl/cpu}}"
-{VENV}/bin/python -m pip install --disable-pip-version-check \
+{VENV}/bin/python -m pip install --disable-pip-version-check \\
     $({VENV}/bin/python grader/torch_index.py "$TORCH_INDEX") -r requirements.txt
 """
 
