@@ -30,7 +30,7 @@ HEAD_OUTPUT_HINT = (
 )
 MODULE_WEIGHTS_HINT = (
     "head h's attention matrix belongs at index h of axis 1, computed with head h's own weights "
-    "(the grader loads them into heads.h); every head gets the same inputs and the same mask."
+    "(the grader loads them into heads.h); every head gets the same inputs and the same mask"
 )
 MODULE_OUTPUT_HINT = (
     "every head's weights match the reference, so what differs comes after the heads: their "
@@ -89,7 +89,7 @@ def test_head_output_matches_the_reference_example(submission, example):
 def test_module_weights_match_the_reference_example(submission, example):
     weights = run(submission, example)["weights"]
     checks.expect_close(
-        weights, example.expected_weights, f"{what(example)}: the weights", MODULE_WEIGHTS_HINT + " " + WEIGHTS_HINT
+        weights, example.expected_weights, f"{what(example)}: the weights", f"{MODULE_WEIGHTS_HINT}; within each head, {WEIGHTS_HINT}"
     )
 
 
