@@ -161,12 +161,14 @@ def _layout_problem(class_name: str, found: dict[str, torch.Tensor], expected: d
         problems.append("shaped " + ", ".join(
             f"{name} {tuple(found[name].shape)} instead of {tuple(expected[name].shape)}" for name in reshaped[:4]
         ) + (" ..." if len(reshaped) > 4 else ""))
+    hint = ""
     if missing and not any(name.startswith("heads.") for name in found) and any(n.startswith("heads.") for n in missing):
-        problems.append("heads kept in a plain Python list are invisible to PyTorch: use nn.ModuleList")
+        hint = "\n  hint:     heads kept in a plain Python list are invisible to PyTorch: use nn.ModuleList"
     return (
-        f"the grader could not load its weights into your {class_name}: its parameters must have the names "
-        f"and shapes the constructors' docstrings give: {'; '.join(problems) or 'the layout differs'}. "
-        f"Expected: {_names_and_shapes(list(expected), expected)}."
+        f"the grader could not load its weights into your {class_name}: its parameters do not have the names "
+        "and shapes the constructors' docstrings give.\n"
+        f"  expected: {_names_and_shapes(list(expected), expected)}\n"
+        f"  got:      {'; '.join(problems) or 'another layout'}{hint}"
     )
 
 

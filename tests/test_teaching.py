@@ -91,7 +91,7 @@ def test_a_doubled_output_projection_is_explained_after_the_heads(mutants_run):
 @pytest.mark.parametrize(("name", "expected"), [
     ("heads_in_a_plain_list", ["missing heads.<h>.query.weight (4, 8) for h = 0, 1", "use nn.ModuleList"]),
     ("projections_with_bias", ["unexpected heads.<h>.query.bias (4,) for h = 0, 1",
-                               "Expected: heads.<h>.query.weight (4, 8) for h = 0, 1"]),
+                               "expected: heads.<h>.query.weight (4, 8) for h = 0, 1"]),
 ])
 def test_a_wrong_parameter_layout_names_the_expected_names_and_shapes(mutants_run, name, expected):
     messages = [test["message"] for test in mutants_run.failed_tests(name)]
@@ -161,3 +161,17 @@ def test_a_notebooks_error_names_its_cell_not_a_line_of_a_file_never_seen(tmp_pa
     cells = json.loads(broken)["cells"]
     number = next(n for n, cell in enumerate(cells, start=1) if "".join(cell["source"]).startswith("def head_dimension"))
     assert any(f"cell {number} (the cell starting `def head_dimension(" in message for message in messages), messages[:2]
+
+
+def test_the_feedback_page_starts_with_what_the_others_build_on():
+    from grader.feedback import render_markdown
+    from grader.scoring import SubmissionResult, TestRecord
+
+    result = SubmissionResult("zoe")
+    for name, count in (("MultiHeadSelfAttention.__init__", 30), ("causal_mask", 2), ("AttentionHead.forward", 5)):
+        for index in range(count):
+            result.tests.append(TestRecord(f"test_{name}_{index}", "shapes", "zoe", 1, "failed",
+                                           f"{name} is not written yet: this test needs it (it still raises NotImplementedError)."))
+    page = render_markdown(result)
+    assert ("Not written yet: causal_mask (2 tests), AttentionHead.forward (5 tests), "
+            "MultiHeadSelfAttention.__init__ (30 tests). Start with causal_mask.") in page, page
