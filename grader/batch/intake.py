@@ -42,6 +42,7 @@ class Entry:
     source_path: Path | None  # the staged multi_head_attention.py (None when unreadable)
     content_hash: str  # sha256 of the staged text, or of the raw entry when unreadable
     problem: str  # "" when gradable; else a one-sentence reason
+    entry_name: str = ""  # the file or folder name in SUBMISSIONS it was staged from ("dup.ipynb")
     graded_file: str = ""  # which file of a folder was graded (grader.loading.choose_work's rule)
 
 
@@ -86,7 +87,7 @@ def stage_entry(entry: Path, staging: Path, *, student_id: str | None = None) ->
     # Writing is the grader's own business: a full disk should stop the batch loudly.
     source_path = _write(staging / student_id, text)
     content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest() if text is not None else _raw_hash(entry)
-    return Entry(student_id, source_path, content_hash, problem, graded_file)
+    return Entry(student_id, source_path, content_hash, problem, entry.name, graded_file)
 
 
 def stage_all(submissions: Path, staging: Path) -> list[Entry]:

@@ -11,6 +11,7 @@ then assembles the gradebook.
     OUT/results.json         every test of every submission, the grading seed, the version
     OUT/results/<id>.json    one per student, written as soon as it is graded
     OUT/feedback/<id>.md     what the student reads
+    OUT/report.html          the instructor's view of the class (grader/batch/report.py)
     OUT/batch.log            the run log (appended to)
 
 Interrupted runs lose nothing: a rerun skips every student whose result is already there
@@ -54,6 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--call-timeout", type=float, default=5.0, help="seconds allowed for one call into student code")
     parser.add_argument("--grading-seed", type=int, default=None, help="replay a batch's hidden-test data")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--assignment", default=None, help="the title shown in the report (default: the folder's name)")
+    parser.add_argument("--no-report", action="store_true", help="skip OUT/report.html (it needs matplotlib)")
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -79,10 +82,28 @@ def run(arguments: argparse.Namespace) -> int:
         to_grade = [entry for entry in entries if arguments.force or not _already_graded(out, entry)]
         log.info("%d to grade, %d already graded", len(to_grade), len(entries) - len(to_grade))
         status = _grade(to_grade, out, staging, arguments, seed)
-        _write_class_files(out, entries, seed, (sandbox, fallback_note))
+        assignment = arguments.assignment or arguments.submissions.resolve().name
+        _write_class_files(out, entries, seed, (sandbox, fallback_note), assignment)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    if not arguments.no_report:
+        _write_report(out)
     return status
+
+
+def _write_report(out: Path) -> None:
+    """The class report; its failure is logged, never a reason to lose the grades written."""
+    try:
+        from grader.batch import report  # matplotlib: an instructor's requirement, not a student's
+    except ImportError as error:  # matplotlib missing, or a copy without the report (the student release)
+        log.warning("no report.html: %s (pip install -r requirements-instructor.txt)", error)
+        return
+    try:
+        path = report.write_report(out)
+    except Exception:  # noqa: BLE001 - the gradebook is written; the report can be rebuilt
+        log.exception("the report could not be written; the gradebook is complete (python -m grader report OUT)")
+        return
+    log.info("report: %s", path)
 
 
 def _start_log(path: Path) -> None:
@@ -185,13 +206,16 @@ def _has_result(out: Path, student_id: str, content_hash: str, written_since: fl
     return document.get("content_hash") == content_hash and document.get("grader_version") == __version__
 
 
-def _write_class_files(out: Path, entries: list[intake.Entry], seed: int, sandbox: tuple[str, str]) -> None:
-    documents = {}
+def _write_class_files(out: Path, entries: list[intake.Entry], seed: int, sandbox: tuple[str, str], assignment: str) -> None:
+    documents, not_graded = {}, {}
     for entry in entries:
+        # Which entry each id was graded from: dup.py, dup.ipynb and dup.zip become dup, dup-2, dup-3.
+        trace = {"graded_from": entry.entry_name, "intake_problem": entry.problem}
         try:
-            documents[entry.student_id] = json.loads(_result_path(out, entry.student_id).read_text(encoding="utf-8"))
+            documents[entry.student_id] = json.loads(_result_path(out, entry.student_id).read_text(encoding="utf-8")) | trace
         except (OSError, ValueError):
             log.error("%s has no result and is left out of the gradebook", entry.student_id)
+            not_graded[entry.student_id] = trace
     groups = [g for g in GROUPS if any(g in d.get("groups", {}) for d in documents.values())]
     table = io.StringIO()
     writer = csv.writer(table)
@@ -201,7 +225,8 @@ def _write_class_files(out: Path, entries: list[intake.Entry], seed: int, sandbo
         points = document.get("groups", {})
         writer.writerow([student_id, document["score"], document["max_score"], *(points.get(g, {}).get("earned", 0) for g in groups)])
     results.write_atomically(out / "gradebook.csv", table.getvalue())
-    results.write_class_results(out / "results.json", documents, seed, sandbox, results.scaffolding_level())
+    run = {"assignment": assignment, "graded_at": time.strftime("%Y-%m-%d %H:%M %Z"), "not_graded": not_graded}
+    results.write_class_results(out / "results.json", documents, seed, sandbox, run, scaffolding=results.scaffolding_level())
     for student_id in sorted(documents):
         document = documents[student_id]
         problem = f" ({document['import_error'].splitlines()[0]})" if document.get("import_error") else ""

@@ -1,0 +1,153 @@
+"""Grades for the LMS: ``python -m grader export OUT --roster ROSTER.csv --assignment "Title (12345)" --out FILE``.
+
+``--format canvas`` (the default) writes what Canvas's gradebook import accepts:
+
+    Student,ID,SIS User ID,SIS Login ID,Section,Title (12345)
+        Points Possible,,,,,100
+    Doe\\, Jane,1234,s001,jdoe,Section A,87.5
+
+one row per roster student in the roster's order, the score scaled to ``--points`` (default
+100), empty where the student has no submission. ``--format plain`` writes the roster's
+columns, the score and the points per group, for Moodle and spreadsheets. Which
+submission is whose: ``grader/batch/roster.py``. Roster students without a submission and
+submissions not on the roster are printed and recorded in ``OUT/export.json``, and the
+class report (rebuilt here) lists them.
+
+Every text cell is neutralised against formula injection (OWASP's rule): a cell starting
+with ``=``, ``+``, ``-``, ``@``, a tab, a carriage return or a line feed gets a leading
+``'``, so a student named ``=HYPERLINK(...)`` stays text in any spreadsheet. Plain numbers
+(``-3``) are left as they are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+from grader import results
+from grader.batch import roster
+from grader.scoring import GROUP_TITLES, GROUPS
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n", "＝", "＋", "－", "＠")  # full-width forms too
+PLAIN_NUMBER = re.compile(r"^[+-]?\d+(\.\d+)?$")
+MATCH_FILE = "export.json"  # read by grader/batch/report.py
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("out", type=Path, help="a batch's output folder (holding results.json)")
+    parser.add_argument("--roster", type=Path, required=True, help="the gradebook CSV exported from Canvas")
+    parser.add_argument("--assignment", required=True, help='the gradebook column, as Canvas names it: "Title (12345)"')
+    parser.add_argument("--points", type=float, default=100.0, help="the assignment's points possible (default 100)")
+    parser.add_argument("--format", choices=("canvas", "plain"), default="canvas")
+    parser.add_argument("--out", dest="file", type=Path, required=True, help="the CSV to write")
+
+
+def run(arguments: argparse.Namespace) -> int:
+    try:
+        document = json.loads((arguments.out / "results.json").read_text(encoding="utf-8"))
+        rows = roster.read_roster(arguments.roster)
+    except (OSError, ValueError) as error:  # RosterError is a ValueError
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    submissions = document.get("submissions", {})
+    found = roster.match(list(submissions), rows)
+    if arguments.format == "canvas":
+        text = canvas_csv(found, submissions, arguments.assignment, arguments.points)
+    else:
+        text = plain_csv(found, submissions, arguments.points)
+    results.write_atomically(arguments.file, text)
+    results.write_atomically(arguments.out / MATCH_FILE, json.dumps(match_record(found, arguments), indent=2) + "\n")
+    _rebuild_report(arguments.out)
+    _print_summary(found, arguments.file)
+    return 0
+
+
+def canvas_csv(found: roster.Match, submissions: dict[str, dict], assignment: str, points: float) -> str:
+    buffer = io.StringIO()
+    table = csv.writer(buffer)
+    table.writerow([*roster.COLUMNS, assignment])
+    table.writerow([f"    {roster.POINTS_POSSIBLE}", "", "", "", "", number(points)])
+    for index, row in enumerate(found.rows):
+        sid = found.submission_of_row.get(index)
+        score = scaled(submissions[sid], points) if sid else ""
+        table.writerow([*(neutralise(row.get(column, "")) for column in roster.COLUMNS), score])
+    return buffer.getvalue()
+
+
+def plain_csv(found: roster.Match, submissions: dict[str, dict], points: float) -> str:
+    groups = [g for g in GROUPS if any(g in d.get("groups", {}) for d in submissions.values())]
+    group_max = {g: max(d["groups"][g]["max"] for d in submissions.values() if g in d.get("groups", {})) for g in groups}
+    # The roster's identity columns (its other assignments' columns stay in the LMS).
+    columns = [column for column in roster.COLUMNS if not found.rows or column in found.rows[0]]
+    buffer = io.StringIO()
+    table = csv.writer(buffer)
+    table.writerow([*map(neutralise, columns), "submission", f"score (of {number(points)})", *(f"{GROUP_TITLES[g]} (of {group_max[g]})" for g in groups)])
+    for index, row in enumerate(found.rows):
+        sid = found.submission_of_row.get(index)
+        document = submissions.get(sid, {}) if sid else {}
+        cells = [scaled(document, points), *(document.get("groups", {}).get(g, {}).get("earned", "") for g in groups)] if sid else [""] * (1 + len(groups))
+        table.writerow([*(neutralise(row.get(column, "")) for column in columns), neutralise(sid or ""), *cells])
+    return buffer.getvalue()
+
+
+def neutralise(cell: str) -> str:
+    """A cell a spreadsheet shows as text: a leading ``'`` where it would start a formula."""
+    cell = str(cell)
+    if cell.startswith(FORMULA_STARTS) and not PLAIN_NUMBER.match(cell):
+        return "'" + cell
+    return cell
+
+
+def scaled(document: dict, points: float) -> str:
+    return number(document["score"] / document["max_score"] * points if document.get("max_score") else 0)
+
+
+def number(value: float) -> str:
+    """87.5 -> "87.5", 100.0 -> "100", 2/3 -> "0.67": what a gradebook cell needs."""
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def match_record(found: roster.Match, arguments: argparse.Namespace) -> dict:
+    return {
+        "assignment": arguments.assignment,
+        "roster": arguments.roster.name,
+        "file": arguments.file.name,
+        "exported_at": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "matched": len(found.submission_of_row),
+        "matched_by": found.matched_by,
+        "roster_without_submission": [roster.describe(row) for row in found.without_submission],
+        "submissions_not_on_roster": [{"submission": sid, "reason": why} for sid, why in found.not_on_roster.items()],
+    }
+
+
+def printable(text: str) -> str:
+    """Text safe for a terminal: control characters (escape sequences, newlines) shown as \\xNN."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+
+
+def _print_summary(found: roster.Match, file: Path) -> None:
+    print(f"{file}: {len(found.submission_of_row)} of {len(found.rows)} roster students have a submission")
+    missing = found.without_submission
+    if missing:
+        print(f"{len(missing)} on the roster without a submission (left empty):")
+        for row in missing:
+            print(f"  {printable(roster.describe(row))}")
+    if found.not_on_roster:
+        print(f"{len(found.not_on_roster)} submissions not on the roster (not exported):")
+        for sid, why in found.not_on_roster.items():
+            print(f"  {printable(sid)}: {printable(why)}")
+
+
+def _rebuild_report(out: Path) -> None:
+    try:
+        from grader.batch import report
+    except ImportError:  # matplotlib missing: the CSV and export.json are written all the same
+        return
+    report.write_report(out)

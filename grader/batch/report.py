@@ -1,0 +1,324 @@
+"""The instructor's view of a class: ``python -m grader report OUT`` writes ``OUT/report.html``.
+
+The batch writes it after every run; this command rebuilds it from an existing OUT. One
+self-contained page that opens from disk: charts are SVG ``data:`` URLs
+(``grader/batch/report_plots.py``), the only script is the few lines that sort the tables, and
+the Content Security Policy forbids every request and every other script. Each student's
+feedback is rendered beside it as ``feedback/<id>.html`` (``grader/batch/feedback_pages.py``).
+
+Everything a student controls (ids, file names, messages, printed output) goes through
+``html.escape`` (text) or ``urllib.parse.quote`` (a link's file name), never into markup.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import html
+import json
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+from grader import results
+from grader.batch import feedback_pages, report_plots
+from grader.batch.class_statistics import UNKNOWN, ClassStatistics, ItemStatistics, class_statistics
+from grader.scoring import GROUP_TITLES, GROUPS
+
+MATCH_FILE = "export.json"  # the roster matching of the last `python -m grader export` (grader/batch/export.py)
+
+SORT_SCRIPT = """
+for (const table of document.querySelectorAll("table.sortable")) {
+  const headers = [...table.tHead.rows[0].cells];
+  headers.forEach((header, column) => {
+    header.querySelector("button").addEventListener("click", () => {
+      const ascending = header.getAttribute("aria-sort") !== "ascending";
+      headers.forEach(other => other.removeAttribute("aria-sort"));
+      header.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+      const key = row => row.cells[column].dataset.sort ?? row.cells[column].textContent.trim();
+      const rows = [...table.tBodies[0].rows];
+      rows.sort((a, b) => compare(key(a), key(b)) * (ascending ? 1 : -1));
+      table.tBodies[0].append(...rows);
+    });
+  });
+}
+function compare(a, b) {
+  const x = Number(a), y = Number(b);
+  if (a !== "" && b !== "" && !Number.isNaN(x) && !Number.isNaN(y)) return x - y;
+  return a.localeCompare(b, undefined, {numeric: true});
+}
+"""
+SCRIPT_HASH = base64.b64encode(hashlib.sha256(SORT_SCRIPT.encode("utf-8")).digest()).decode("ascii")
+CONTENT_SECURITY_POLICY = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{SCRIPT_HASH}'"
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; max-width: 90rem; margin: 1.5rem auto; padding: 0 1rem; color: #222; }
+h1 { font-size: 1.5rem; margin-bottom: .3rem; } h2 { font-size: 1.15rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .1rem 1rem; margin: .5rem 0; }
+dl.facts dt { color: #555; } dl.facts dd { margin: 0; }
+.figure { display: flex; flex-wrap: wrap; gap: 1.5rem; align-items: flex-start; }
+.figure img { max-width: 100%; height: auto; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+th, td { border-bottom: 1px solid #e3e3e3; padding: .2rem .5rem; text-align: left; vertical-align: top; }
+td.number, th.number { text-align: right; }
+th button { font: inherit; font-weight: 600; border: 0; background: none; padding: 0; cursor: pointer; text-align: inherit; }
+th[aria-sort=ascending] button::after { content: " ▲"; } th[aria-sort=descending] button::after { content: " ▼"; }
+.scroll { overflow-x: auto; }
+.muted { color: #666; }
+td.problem { min-width: 12rem; }
+#students-table { font-size: 13px; } #students-table th, #students-table td { padding: .2rem .35rem; }
+.warning { color: #a33; }
+@media print { body { max-width: none; margin: 0; } th button::after { content: none !important; } a { color: inherit; } }
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("out", type=Path, help="a batch's output folder (holding results.json)")
+    parser.add_argument("--assignment", default=None, help="the title shown (default: the batch's)")
+
+
+def run(arguments: argparse.Namespace) -> int:
+    if not (arguments.out / "results.json").is_file():
+        print(f"error: {arguments.out} holds no results.json: run `python -m grader batch` first")
+        return 2
+    path = write_report(arguments.out, assignment=arguments.assignment)
+    print(f"report: {path}")
+    return 0
+
+
+def write_report(out: Path, assignment: str | None = None) -> Path:
+    """Write ``out/report.html`` and a ``feedback/<id>.html`` per student; return the report's path."""
+    out = Path(out)
+    document = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    submissions = document.get("submissions", {})
+    for student_id, result in submissions.items():
+        markdown_path = out / "feedback" / f"{student_id}.md"
+        if markdown_path.is_file():
+            page = feedback_pages.render_page(student_id, markdown_path.read_text(encoding="utf-8"), result.get("output", ""))
+            results.write_atomically(out / "feedback" / f"{student_id}.html", page)
+    match = _read_match(out / MATCH_FILE)
+    date = document.get("graded_at") or time.strftime("%Y-%m-%d %H:%M", time.localtime((out / "results.json").stat().st_mtime))
+    page = render_report(document, assignment or document.get("assignment") or out.resolve().name, date, match)
+    results.write_atomically(out / "report.html", page)
+    return out / "report.html"
+
+
+def render_report(document: dict, assignment: str, date: str, match: dict | None = None) -> str:
+    """The page for a results.json ``document``; ``match`` is the roster matching, if any."""
+    submissions = document.get("submissions", {})
+    numbers = class_statistics(submissions)
+    sections = [
+        _header(document, assignment, date),
+        _score_section(numbers),
+        _items_section("Groups", "groups", numbers.groups, show_group=False),
+        _items_section("Checks", "checks", numbers.checks, show_group=True),
+        _misconception_section(numbers),
+        _match_section(match) if match else "",
+        _students_section(submissions),
+    ]
+    body = "\n".join(section for section in sections if section)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">
+<meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Class report: {_text(assignment)}</title>
+<style>{STYLE}</style>
+</head>
+<body>
+{body}
+<script>{SORT_SCRIPT}</script>
+</body>
+</html>
+"""
+
+
+# --- sections ---------------------------------------------------------------------------
+
+
+def _header(document: dict, assignment: str, date: str) -> str:
+    submissions = document.get("submissions", {})
+    refused = sorted(sid for sid, result in submissions.items() if result.get("intake_problem"))
+    not_graded = document.get("not_graded") or {}
+    sandbox = _text(document.get("sandbox", "?"))
+    if document.get("sandbox_note"):
+        sandbox += f' <span class="warning">({_text(document["sandbox_note"])})</span>'
+    failures = str(len(not_graded))
+    if not_graded:
+        failures = f'<span class="warning">{len(not_graded)}: {_text(", ".join(sorted(not_graded)))} (no result; see batch.log)</span>'
+    facts = {
+        "date": _text(date),
+        "grader version": _text(document.get("grader_version", "?")),
+        "grading seed": _text(document.get("grading_seed", "?")),
+        "sandbox": sandbox,
+        "submissions graded": f'<span id="graded-count">{len(submissions)}</span>',
+        "refused at intake": f'<span id="refused-count">{len(refused)}</span>' + (f" ({_text(', '.join(refused))})" if refused else ""),
+        "failures of the grader": f'<span id="grader-failures">{failures}</span>',
+    }
+    rows = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in facts.items())
+    return f'<header><h1>Class report: {_text(assignment)}</h1><dl class="facts">{rows}</dl></header>'
+
+
+def _score_section(numbers: ClassStatistics) -> str:
+    summary = numbers.scores
+    if summary is None:
+        return '<section id="scores"><h2>Score distribution</h2><p>No submission has a result yet.</p></section>'
+    figures = {
+        "mean": f"{summary.mean:.2f}",
+        "median": f"{summary.median:g}",
+        "standard deviation": f"{summary.standard_deviation:.2f}",
+        "min": f"{summary.minimum}",
+        "max": f"{summary.maximum}",
+        "at 0": _percent(summary.share_at_zero),
+        f"at full marks ({summary.max_score})": _percent(summary.share_at_full),
+    }
+    rows = "".join(f'<tr><th scope="row">{_text(name)}</th><td class="number">{value}</td></tr>' for name, value in figures.items())
+    bins = ", ".join(
+        f"{edge:g}–{summary.bin_edges[index + 1]:g}: {count}" for index, (edge, count) in enumerate(zip(summary.bin_edges, summary.histogram))
+    )
+    image = report_plots.score_histogram(summary)
+    return f"""<section id="scores"><h2>Score distribution</h2>
+<div class="figure"><img id="histogram" src="{image}" alt="Histogram of scores in 10 bins: {_text(bins)}" width="640">
+<table id="score-figures"><tbody>{rows}</tbody></table></div></section>"""
+
+
+def _items_section(title: str, anchor: str, items: list[ItemStatistics], show_group: bool) -> str:
+    if not items:
+        return ""
+    group_header = '<th><button type="button">group</button></th>' if show_group else ""
+    headers = (
+        f'<th><button type="button">{"check" if show_group else "group"}</button></th>{group_header}'
+        '<th class="number"><button type="button">points</button></th>'
+        '<th class="number"><button type="button">pass rate</button></th>'
+        '<th class="number"><button type="button">mean points</button></th>'
+        '<th class="number"><button type="button">discrimination</button></th>'
+    )
+    rows = []
+    for item in items:
+        group_cell = f"<td>{_text(GROUP_TITLES.get(item.group, item.group))}</td>" if show_group else ""
+        discrimination = "—" if item.discrimination is None else f"{item.discrimination:.2f}"
+        rows.append(
+            f"<tr><td>{_text(item.name)}</td>{group_cell}<td class=\"number\">{item.max_points}</td>"
+            f'<td class="number" data-sort="{item.pass_rate:.6f}">{_percent(item.pass_rate)}</td>'
+            f'<td class="number" data-sort="{item.mean_points:.6f}">{item.mean_points:.2f}</td>'
+            f'<td class="number" data-sort="{"" if item.discrimination is None else f"{item.discrimination:.6f}"}">{discrimination}</td></tr>'
+        )
+    note = (
+        "Hardest first. Pass rate: share of students with all of its points. Discrimination: correlation of its points "
+        "with the rest of the score (item-rest); low or negative values flag a check that does not separate strong from weak work."
+    )
+    chart = ""
+    if not show_group:
+        alt = "; ".join(f"{item.name}: {item.mean_points:.2f} of {item.max_points}" for item in items)
+        chart = f'<img id="groups-chart" src="{report_plots.group_bars(items)}" alt="Mean points per group: {_text(alt)}" width="480">'
+    table = f'<div class="scroll"><table class="sortable" id="{anchor}-table"><thead><tr>{headers}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+    return f"""<section id="{anchor}"><h2>{title}</h2><p class="muted">{note}</p>
+<div class="figure">{table}{chart}</div></section>"""
+
+
+def _misconception_section(numbers: ClassStatistics) -> str:
+    found = numbers.misconceptions
+    unexplained = "".join(
+        f"<li>{_text(function)}: {len(students)} student{'s' if len(students) != 1 else ''} "
+        f"({', '.join(_feedback_link(sid) for sid in students)})</li>"
+        for function, students in numbers.unexplained.items()
+    )
+    if unexplained:
+        unexplained = f'<p>Failing functions that match no known mistake (look at these by hand):</p><ul id="unexplained">{unexplained}</ul>'
+    if not found:
+        return (
+            '<section id="misconceptions"><h2>Misconceptions</h2>'
+            '<p class="muted">No known mistake diagnosed in these results (none matched, or they come from a grader without diagnoses).</p>'
+            f"{unexplained}</section>"
+        )
+    image = report_plots.misconception_bars(found)
+    alt = "; ".join(f"{m.title}: {len(m.students)}" for m in found)
+    items = []
+    for m in found:
+        links = ", ".join(_feedback_link(sid) for sid in m.students)
+        why = f'<br><span class="muted">{_text(m.why)}</span>' if m.why else ""
+        explains = f'<br><span class="muted">explains failing checks: {_text(m.explains)}</span>' if m.explains else ""
+        items.append(
+            f"<li><strong>{_text(m.title)}</strong> <span class=\"muted\">({_text(m.function)}: {_text(m.mistake)})</span>, "
+            f'<span class="holders">{len(m.students)}</span> student{"s" if len(m.students) != 1 else ""}: {links}{why}{explains}</li>'
+        )
+    return f"""<section id="misconceptions"><h2>Misconceptions</h2>
+<img id="misconceptions-chart" src="{image}" alt="Students per misconception: {_text(alt)}" width="640">
+<ul>{''.join(items)}</ul>{unexplained}</section>"""
+
+
+def _match_section(match: dict) -> str:
+    missing = match.get("roster_without_submission") or []
+    unknown = match.get("submissions_not_on_roster") or []
+    missing_items = "".join(f"<li>{_text(name)}</li>" for name in missing) or "<li>none</li>"
+    unknown_items = "".join(
+        f"<li>{_feedback_link(str(entry.get('submission', '')))}: {_text(entry.get('reason', ''))}</li>" for entry in unknown
+    ) or "<li>none</li>"
+    return f"""<section id="roster"><h2>Roster</h2>
+<p>At the last export ({_text(match.get("exported_at", "?"))}, {_text(match.get("file", ""))}), {_text(match.get("roster", "the roster"))}
+matched {_text(match.get("matched", 0))} submissions for {_text(match.get("assignment", ""))} (<code>python -m grader export</code> again after regrading).</p>
+<h3>On the roster, without a submission ({len(missing)})</h3><ul id="roster-without-submission">{missing_items}</ul>
+<h3>Submissions not on the roster ({len(unknown)})</h3><ul id="submissions-not-on-roster">{unknown_items}</ul></section>"""
+
+
+def _students_section(submissions: dict[str, dict]) -> str:
+    groups = [g for g in GROUPS if any(g in d.get("groups", {}) for d in submissions.values())]
+    group_max = {g: max(d["groups"][g]["max"] for d in submissions.values() if g in d.get("groups", {})) for g in groups}
+    headers = ["student", "graded from", "feedback", "score", *(f"{GROUP_TITLES[g]} ({group_max[g]})" for g in groups), "diagnoses", "problem"]
+    numeric = set(range(3, 4 + len(groups)))
+    head = "".join(
+        f'<th{" class=number" if index in numeric else ""}><button type="button">{_text(name)}</button></th>'
+        for index, name in enumerate(headers)
+    )
+    rows = []
+    for sid in sorted(submissions):
+        result = submissions[sid]
+        points = result.get("groups", {})
+        diagnoses = "; ".join(_diagnosis_text(d) for d in result.get("diagnoses") or [] if isinstance(d, dict))
+        problem = result.get("intake_problem") or (result.get("import_error") or "").strip().split("\n", 1)[0]
+        cells = [
+            f'<td class="student">{_text(sid)}</td>',
+            f"<td>{_text(result.get('graded_from', ''))}</td>",
+            f"<td>{_feedback_link(sid, 'feedback')}</td>",
+            f'<td class="number score">{_text(result["score"])}</td>',
+            *(f'<td class="number" data-group="{g}">{_text(points.get(g, {}).get("earned", 0))}</td>' for g in groups),
+            f"<td>{_text(diagnoses)}</td>",
+            f'<td class="problem">{_text(problem)}</td>',
+        ]
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return f"""<section id="students"><h2>Students ({len(submissions)})</h2>
+<p class="muted">Click a column's name to sort by it. Scores are out of the points in brackets.</p>
+<div class="scroll"><table class="sortable" id="students-table"><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div></section>"""
+
+
+# --- helpers ----------------------------------------------------------------------------
+
+
+def _text(value: object) -> str:
+    """Any value as HTML text: markup in it shows as characters, never as elements."""
+    return html.escape(str(value), quote=True)
+
+
+def _diagnosis_text(diagnosis: dict) -> str:
+    if diagnosis.get("mistake") == UNKNOWN:
+        return f"{diagnosis.get('function', '')}: no known mistake"
+    return str(diagnosis.get("title") or diagnosis.get("mistake", ""))
+
+
+def _feedback_link(student_id: str, label: str | None = None) -> str:
+    href = "feedback/" + quote(f"{student_id}.html", safe="")
+    return f'<a href="{_text(href)}">{_text(label or student_id)}</a>'
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.0f}%"
+
+
+def _read_match(path: Path) -> dict | None:
+    try:
+        match = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return match if isinstance(match, dict) else None

