@@ -71,14 +71,14 @@ def weights_match(weights, example: data.ReferenceExample) -> bool:
 
 @pytest.mark.points(3)
 @pytest.mark.parametrize("example", HEAD_EXAMPLES, ids=[example.name for example in HEAD_EXAMPLES])
-def test_head_weights_match_the_reference_example(submission, example):
+def test_head_weights_agree_with_the_reference_example(submission, example):
     weights = run(submission, example)["weights"]
     checks.expect_close(weights, example.expected_weights, f"{what(example)}: the weights", WEIGHTS_HINT)
 
 
 @pytest.mark.points(2)
 @pytest.mark.parametrize("example", HEAD_EXAMPLES, ids=[example.name for example in HEAD_EXAMPLES])
-def test_head_output_matches_the_reference_example(submission, example):
+def test_head_output_agrees_with_the_reference_example(submission, example):
     result = run(submission, example)
     hint = HEAD_OUTPUT_HINT if weights_match(result["weights"], example) else FIX_WEIGHTS_FIRST
     checks.expect_close(result["output"], example.expected_output, f"{what(example)}: the output", hint)
@@ -86,7 +86,7 @@ def test_head_output_matches_the_reference_example(submission, example):
 
 @pytest.mark.points(1)
 @pytest.mark.parametrize("example", MODULE_EXAMPLES, ids=[example.name for example in MODULE_EXAMPLES])
-def test_module_weights_match_the_reference_example(submission, example):
+def test_module_weights_agree_with_the_reference_example(submission, example):
     weights = run(submission, example)["weights"]
     checks.expect_close(
         weights, example.expected_weights, f"{what(example)}: the weights", f"{MODULE_WEIGHTS_HINT}; within each head, {WEIGHTS_HINT}"
@@ -95,7 +95,7 @@ def test_module_weights_match_the_reference_example(submission, example):
 
 @pytest.mark.points(4)
 @pytest.mark.parametrize("example", MODULE_EXAMPLES, ids=[example.name for example in MODULE_EXAMPLES])
-def test_module_output_matches_the_reference_example(submission, example):
+def test_module_output_agrees_with_the_reference_example(submission, example):
     result = run(submission, example)
     hint = MODULE_OUTPUT_HINT if weights_match(result["weights"], example) else FIX_WEIGHTS_FIRST
     checks.expect_close(result["output"], example.expected_output, f"{what(example)}: the output", hint)
