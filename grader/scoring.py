@@ -112,10 +112,11 @@ def _writing_rank(name: str) -> tuple[int, str]:
     return (WRITING_ORDER.index(name) if name in WRITING_ORDER else len(WRITING_ORDER), name)
 
 
-def describe_not_written(counts: dict[str, int]) -> str:
-    """One line for students: what to write, in the order the functions build on each other."""
+def describe_not_written(counts: dict[str, int], scope: str = "") -> str:
+    """One line for students: what to write, in the order the functions build on each other
+    (``scope``: which tests the counts come from, when not all of them ran)."""
     needs = ", ".join(f"{name} ({count} test{'s' if count != 1 else ''})" for name, count in counts.items())
-    return f"Not written yet: {needs}. Start with {next(iter(counts))}."
+    return f"Not written yet{scope}: {needs}. Start with {next(iter(counts))}."
 
 
 def group_of(item: pytest.Item) -> str:
@@ -198,7 +199,9 @@ class Scoreboard:
             write(f"{GROUP_TITLES['reference']:<{width}}  run when your work is graded")
         write(f"Score: {result.score}/{result.max_score}")
         if missing := result.not_written():
-            write(describe_not_written(missing))
+            ran = sum(test.outcome != "not run" for test in result.tests)
+            partial = f" (in the {ran} of {len(result.tests)} tests that ran)" if ran < len(result.tests) else ""
+            write(describe_not_written(missing, partial))
 
     def _write_class_table(self, write) -> None:
         names = [group for group in GROUPS if any(group in r.group_points() for r in self.results.values())]

@@ -121,6 +121,7 @@ def test_groups_that_never_ran_under_x_say_not_run(tmp_path):
     table = run.output.split("= score =")[-1]
     assert "1. shapes                0/15" in table, table
     assert "7. reference examples  not run (of 15)" in table, table
+    assert table.strip().splitlines()[-1].startswith(f"Not written yet (in the 1 of {len(run.results['exercises']['tests'])} tests that ran): ")
 
 
 # --- the hand-in -----------------------------------------------------------------------------
