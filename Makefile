@@ -1,26 +1,11 @@
 # `make grade` grades exercises/; `make test` runs the repository's whole test suite.
-# Both create .venv first when it is missing (or when requirements.txt changed).
+# Both create .venv first when it is missing (or when requirements changed). The students'
+# targets (grade, example, the environment) are in student.mk, which the release ships as
+# its Makefile; the instructor's targets follow.
 
-PYTHON ?= python3
-VENV := .venv
-BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+include student.mk
 
-.PHONY: grade test stubs notebook release batch report benchmark catalogue .venv
-
-.venv: $(STAMP)
-
-# The instructor's copy installs nbgrader too; the student release has only requirements.txt.
-REQUIREMENTS := $(firstword $(wildcard requirements-instructor.txt) requirements.txt)
-
-$(STAMP): $(wildcard requirements*.txt)
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r $(REQUIREMENTS)
-	touch $@
-
-# pytest exits 1 when some tests failed: that is a score, not an error of the grader.
-grade: $(STAMP)
-	$(BIN)/python -m pytest grader || [ $$? -eq 1 ]
+.PHONY: test stubs notebook examples release batch report benchmark catalogue
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests -n auto --dist loadfile
@@ -31,9 +16,14 @@ stubs: $(STAMP)
 notebook: $(STAMP)
 	$(BIN)/python -m grader notebook
 
-# What students receive: build/release (no solutions, no hidden tests).
+# The visible reference group's fixed examples (grader/reference_examples.json).
+examples: $(STAMP)
+	$(BIN)/python -m grader examples
+
+# What students receive: build/release (no solutions, no hidden tests). LEVEL=guided for API hints.
+LEVEL ?= standard
 release: $(STAMP)
-	$(BIN)/python -m grader release build/release
+	$(BIN)/python -m grader release build/release --level $(LEVEL)
 
 # The whole instructor flow on a bundled sample class of eight students (correct, partly
 # correct, buggy, broken, hostile): build/sample-class -> build/batch (gradebook, feedback).

@@ -3,6 +3,7 @@
     python exercises/example.py              # your code: exercises/multi_head_attention.py
     python exercises/example.py --solution   # the reference: solutions/multi_head_attention.py
     python exercises/example.py --heads 1    # the lesson's experiment: one head against two
+    python exercises/example.py --heads 3    # a width that does not divide: the ValueError is expected
 """
 
 from __future__ import annotations
@@ -60,14 +61,29 @@ def shape(value) -> str:
     return str(tuple(value.shape)) if isinstance(value, torch.Tensor) else type(value).__name__
 
 
-def configuration_problem(mha, heads: int, code: Path) -> str | None:
-    """The lesson: a width that does not divide by the head count fails when the model is built."""
-    try:
-        mha.MultiHeadSelfAttention(WIDTH, heads)
-    except ValueError as error:
-        return explain(error, code)
-    if heads < 1 or WIDTH % heads:
-        return f"{WIDTH} features do not split into {heads} heads, yet no ValueError was raised"
+def expect_configuration_error(mha, heads: int, code: Path) -> int:
+    """The lesson: a width that does not divide by the head count fails when the model is
+    built, with a ValueError. Here that error is the expected result (✓), its absence a ✗."""
+    print(f"{WIDTH} features do not split into {heads} head{'s' * (heads != 1)}: the lesson expects a"
+          " ValueError when the model is built, not a shape error later.")
+    failures = 0
+    for label, build in [
+        (f"head_dimension({WIDTH}, {heads})", lambda: mha.head_dimension(WIDTH, heads)),
+        (f"MultiHeadSelfAttention({WIDTH}, {heads})", lambda: mha.MultiHeadSelfAttention(WIDTH, heads)),
+    ]:
+        try:
+            build()
+        except ValueError as error:
+            message = (str(error).strip().splitlines() or ["(no message)"])[0][:160]
+            print(f"✓ {label} raises the expected ValueError: {message}")
+            continue
+        except Exception as error:
+            print(f"✗ {label}: {explain(error, code)}")
+        else:
+            print(f"✗ {label} raised no ValueError: the mistake would only show up in a forward pass")
+        failures += 1
+    print("\nThe configuration is refused, as it should be." if not failures else f"\n{failures} of the checks fail.")
+    return 1 if failures else 0
 
 
 def run(mha, heads: int):
@@ -109,7 +125,7 @@ def weights_shape(model, result, heads):
 
 def rows_sum_to_one(model, result, heads):
     sums = result.weights.detach().sum(dim=-1)  # (batch, heads, seq)
-    bad = ((sums - 1).abs() > 1e-5).nonzero()
+    bad = (~((sums - 1).abs() <= 1e-5)).nonzero()  # written so that a NaN row counts as wrong
     if len(bad):
         *_, head, query = bad[0].tolist()
         return f"head {head}, query {query} sums to {sums[tuple(bad[0])]:.4f}"
@@ -130,6 +146,8 @@ def heads_differ(model, result, heads):
     if tuple(result.weights.shape[:2]) != (BATCH, heads):
         return f"cannot compare: the weights are shaped {shape(result.weights)}"
     weights = result.weights.detach()[0]  # (heads, seq, seq)
+    if not torch.isfinite(weights).all():
+        return "cannot compare: the weights hold NaN or infinite values"
     for first in range(heads):
         for second in range(first + 1, heads):
             if torch.allclose(weights[first], weights[second]):
@@ -190,10 +208,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         mha = load(code)
-        problem = configuration_problem(mha, heads, code)
-        if problem:
-            print(f"✗ configuration ({WIDTH} features, {heads} heads): {problem}")
-            return 1
+        if heads < 1 or WIDTH % heads:
+            return expect_configuration_error(mha, heads, code)
         print(f"  head dimension = {WIDTH} features / {heads} = {mha.head_dimension(WIDTH, heads)}")
         model, result = run(mha, heads)
     except Exception as error:
@@ -217,7 +233,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"✗ {description} — {problem}")
     if heads == 1 and failures == 0:
         compare_with_two_heads(mha, model, result, code)
-    print("\nAll checks pass." if not failures else f"\n{failures} of the checks fail.")
+    if failures:
+        print(f"\n{failures} of the checks fail.")
+    else:
+        print("\nAll checks pass. These are the lesson's six checks only: the grader (`make grade`,"
+              "\nor `python -m pytest grader`) checks more, such as exact numbers against the reference,"
+              "\ncustom masks, gradients and configuration errors.")
     return 1 if failures else 0
 
 

@@ -15,6 +15,7 @@ import sys
 COMMANDS = {
     "stubs": ("grader.handout.stubs", "regenerate exercises/multi_head_attention.py from solutions/"),
     "notebook": ("grader.handout.notebook", "regenerate exercises/multi_head_attention.ipynb from solutions/"),
+    "examples": ("grader.handout.reference_examples", "regenerate grader/reference_examples.json from solutions/"),
     "release": ("grader.handout.release", "write what students receive (no solutions, no hidden tests)"),
     "batch": ("grader.batch.run", "grade a whole class, isolated, into a gradebook"),
     "nbgrader": ("grader.handout.nbgrader_course", "write an nbgrader course for the exercise"),

@@ -15,6 +15,15 @@ import torch
 # by about 1e-7; a real mistake (a missing scale, one wrong weight) by 1e-2 or more.
 FLOAT32_TOLERANCE = {"atol": 1e-5, "rtol": 1e-4}
 ROW_SUM_TOLERANCE = 1e-4
+# Shape hints shared by the groups that check values but must first read the right tensors.
+MODULE_WEIGHTS_SHAPE_HINT = (
+    "MultiHeadSelfAttention returns one (seq, seq) attention matrix per head, as "
+    "(batch, heads, seq, seq), head h at index h of axis 1 (group 1, shapes, checks this too)."
+)
+MODULE_OUTPUT_SHAPE_HINT = (
+    "the output keeps the input's shape (batch, seq, model_dim): the heads' outputs side by side, "
+    "then the output projection (group 1, shapes, checks this too)."
+)
 
 
 def fail(problem: str, expected: str, got: str, hint: str = "") -> None:

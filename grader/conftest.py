@@ -2,7 +2,8 @@
 
 ``pytest grader`` grades exercises/; ``pytest grader --submission PATH`` grades a .py
 file of any name, a Jupyter notebook (its code cells, as the batch reads them) or a folder
-holding multi_head_attention.py. ``--submission`` may be
+holding multi_head_attention.py or multi_head_attention.ipynb (with both, the one that holds
+the work: see ``grader.loading.choose_work``). ``--submission`` may be
 repeated: the tests then run once per submission, each against a fresh handle.
 """
 
@@ -43,6 +44,8 @@ class Target:
     path: Path
     problem: str = ""  # why the entry could not even be read (set by the batch's intake)
     content_hash: str = ""  # the batch's hash of the entry, recorded with its result
+    graded_file: str = ""  # which file of the submission is graded, recorded with its result
+    cells: tuple = ()  # a notebook's cells in the graded file (grader.notebooks.CellSpan)
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
@@ -93,6 +96,7 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "points(n): the points a test is worth")
+    _one_report_per_failure(config)
     # Tiny tensors: one thread is fastest, and a pool of busy-waiting threads here would
     # steal the cores the worker needs.
     torch.set_num_threads(1)
@@ -108,7 +112,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("manifest"):
         entries = json.loads(Path(config.getoption("manifest")).read_text(encoding="utf-8"))
         config.stash[targets_key] = {
-            e["name"]: Target(e["name"], Path(e["path"]), e.get("problem", ""), e.get("content_hash", "")) for e in entries
+            e["name"]: Target(e["name"], Path(e["path"]), e.get("problem", ""), e.get("content_hash", ""), e.get("graded_file", ""))
+            for e in entries
         }
     config.stash[worker_key] = None
     config.stash[handles_key] = {}
@@ -119,9 +124,22 @@ def pytest_configure(config: pytest.Config) -> None:
         shared = config.pluginmanager.get_plugin(isolated.SHARED_WORKER_PLUGIN)  # a batch shard's
         worker = shared.get(config.stash[sandbox_key][0]) if shared else isolated.Worker(config.stash[sandbox_key][0])
         config.stash[worker_key] = worker
+    for target in config.stash[targets_key].values():
+        scoreboard.submission_result(target.name).graded_file = target.graded_file
     results_dir = config.getoption("results_dir")
     if results_dir:
         scoreboard.on_submission_done = lambda result: _persist(config, Path(results_dir), result)
+
+
+def _one_report_per_failure(config: pytest.Config) -> None:
+    """Each failure shows its name and its message once; pytest's short summary would list
+    every failing test a second time. Left alone when the user asked for a summary (-r)."""
+    if getattr(config.option, "reportchars", None) != "fE":  # pytest's default (absent without its terminal)
+        return
+    config.option.reportchars = "N"
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.reportchars = reporter.reportchars.replace("f", "").replace("E", "")
 
 
 def _sandbox():
@@ -153,6 +171,7 @@ def _persist(config: pytest.Config, folder: Path, result) -> None:
             result,
             grading_seed=config.getoption("grading_seed"),
             sandbox=config.stash[sandbox_key],
+            scaffolding=results.scaffolding_level(),
             source=_source_or_none(target.path) if target else None,
             content_hash=target.content_hash if target else "",
         )
@@ -219,27 +238,37 @@ def _targets(paths: list[str], config: pytest.Config | None = None) -> dict[str,
         unique, counter = name, 2
         while unique in targets:
             unique, counter = f"{name}-{counter}", counter + 1
-        targets[unique] = Target(unique, path)
-        if path.suffix.lower() == ".ipynb" and path.is_file() and config is not None:
-            targets[unique] = _notebook_target(config, targets[unique])
+        graded = path
+        if path.is_dir():
+            try:
+                graded = loading.choose_work(path)
+            except loading.SubmissionNotFound:
+                pass  # the submission fixture reports it
+        shown = graded.relative_to(path).as_posix() if graded != path else path.name
+        targets[unique] = Target(unique, path, graded_file=shown)
+        if graded.suffix.lower() == ".ipynb" and graded.is_file() and config is not None:
+            targets[unique] = _notebook_target(config, Target(unique, graded, graded_file=shown))
     return targets
 
 
 def _notebook_target(config: pytest.Config, target: Target) -> Target:
     """A notebook is graded as the batch grades it: its code cells joined into one file, its
-    setup and check cells, magics and shell lines left out (grader/notebooks.py)."""
+    setup and check cells, magics and shell lines left out (grader/notebooks.py). Messages
+    then name its cells (number and first line), not lines of that file."""
     if notebooks_key not in config.stash:
         config.stash[notebooks_key] = Path(tempfile.mkdtemp(prefix="grader-notebooks-"))
     try:
-        code = notebooks.notebook_code(target.path.read_text(encoding="utf-8-sig"))
+        code, cells = notebooks.notebook_code_with_spans(target.path.read_text(encoding="utf-8-sig"))
     except Exception as error:  # noqa: BLE001 - a broken notebook is the student's 0 with a reason, not a crash
-        return Target(target.name, target.path, f"{target.path.name} is not a readable notebook ({type(error).__name__}: {error}).")
+        problem = f"{target.path.name} is not a readable notebook ({type(error).__name__}: {error})."
+        return Target(target.name, target.path, problem, graded_file=target.graded_file)
     if not code.strip():
-        return Target(target.name, target.path, f"{target.path.name} holds no code.")
+        return Target(target.name, target.path, f"{target.path.name} holds no code.", graded_file=target.graded_file)
     staged = config.stash[notebooks_key] / target.name / loading.MODULE_FILE_NAME
     staged.parent.mkdir(parents=True, exist_ok=True)
     staged.write_text(code, encoding="utf-8")
-    return Target(target.name, staged)
+    return Target(target.name, staged, graded_file=target.graded_file, cells=tuple(cells))
+
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -247,6 +276,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     shown = ", ".join(str(t.path) for t in list(targets.values())[:3]) + (" ..." if len(targets) > 3 else "")
     sandbox, fallback = config.stash[sandbox_key]
     lines = [f"grading: {shown}", f"grading seed: {config.getoption('grading_seed')}", f"student code runs: {sandbox}"]
+    if len(targets) == 1 and (target := next(iter(targets.values()))).graded_file.endswith(".ipynb"):
+        lines.append(f"graded file: {target.graded_file} (the notebook holds the work; see `choose_work` in grader/loading.py)")
     return lines + ([f"note: {fallback}"] if fallback else [])
 
 
@@ -310,7 +341,11 @@ def _finish(config: pytest.Config, handle: Submission) -> None:
 
 def _not_gradable(config: pytest.Config, name: str, error: ErrorDescription) -> None:
     """Show the reason once, in the summary; each test then fails with one short line."""
-    config.stash[scoreboard_key].record_import_error(name, error.for_student())
+    target = config.stash[targets_key].get(name)
+    reason = error.for_student()
+    if target is not None and target.cells:
+        reason = notebooks.in_cell_terms(reason, list(target.cells))
+    config.stash[scoreboard_key].record_import_error(name, reason)
     pytest.fail(f"not graded: {name} could not be imported (the reason is shown once, below the tests)", pytrace=False)
 
 
@@ -325,6 +360,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     if call.excinfo is not None and isinstance(call.excinfo.value, StudentCodeError):
         report.longrepr = student_error_message(call.excinfo.value)
+        submission = item.callspec.params.get("submission") if hasattr(item, "callspec") else None
+        target = item.config.stash[targets_key].get(submission)
+        if target is not None and target.cells:
+            report.longrepr = notebooks.in_cell_terms(report.longrepr, list(target.cells))
     return report
 
 
@@ -348,4 +387,5 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             session.config.stash[scoreboard_key].results,
             session.config.getoption("grading_seed"),
             sandbox=session.config.stash[sandbox_key],
+            scaffolding=results.scaffolding_level(),
         )

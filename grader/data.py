@@ -6,10 +6,16 @@ cannot predict or influence the data it is graded on.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
+
+# The visible reference group's fixed examples, generated from the solution by
+# `python -m grader examples` (grader/handout/reference_examples.py).
+REFERENCE_EXAMPLES_PATH = Path(__file__).resolve().parent / "reference_examples.json"
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,43 @@ def attention_parameters(config: Config, rng: torch.Generator, dtype=torch.float
     parameters["output_projection.weight"] = _linear_weight(config.model_dim, config.model_dim, rng, dtype)
     parameters["output_projection.bias"] = _linear_weight(1, config.model_dim, rng, dtype)[0]
     return parameters
+
+
+@dataclass(frozen=True)
+class ReferenceExample:
+    """One fixed example of grader/reference_examples.json, as tensors."""
+
+    name: str
+    runs: str  # "head" or "module"
+    config: Config
+    mask: str  # "causal" or "custom"
+    inputs: torch.Tensor
+    parameters: dict
+    allowed_mask: torch.Tensor
+    expected_output: torch.Tensor  # float64
+    expected_weights: torch.Tensor  # float64
+
+
+def _tensor(encoded: dict, dtype) -> torch.Tensor:
+    return torch.tensor(encoded["values"], dtype=dtype).reshape(encoded["shape"])
+
+
+def reference_examples(path: Path = REFERENCE_EXAMPLES_PATH) -> dict[str, ReferenceExample]:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        name: ReferenceExample(
+            name=name,
+            runs=example["runs"],
+            config=Config(**example["config"]),
+            mask=example["mask"],
+            inputs=_tensor(example["inputs"], torch.float32),
+            parameters={key: _tensor(value, torch.float32) for key, value in example["parameters"].items()},
+            allowed_mask=_tensor(example["allowed_mask"], torch.bool),
+            expected_output=_tensor(example["expected_output"], torch.float64),
+            expected_weights=_tensor(example["expected_weights"], torch.float64),
+        )
+        for name, example in document["examples"].items()
+    }
 
 
 def causal_allowed(seq: int) -> torch.Tensor:

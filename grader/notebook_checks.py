@@ -38,7 +38,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader.notebooks import join_code_cells
+from grader.notebooks import in_cell_terms, join_code_cells, join_code_cells_with_spans
 from grader.loading import MODULE_FILE_NAME
 from grader import diagnosis_text, scoring
 from grader.scoring import GROUP_TITLES, NOT_WRITTEN
@@ -63,21 +63,31 @@ class GraderDied(GradingFailed):
 class _CellLog:
     """The cells the kernel ran, keyed by cell id when the front end sends one."""
 
-    def __init__(self) -> None:
+    def __init__(self, shell=None) -> None:
         self.sources: dict[tuple[str, object], str] = {}
+        self.labels: dict[tuple[str, object], str] = {}  # "In [7]": how the front end numbers the run
         self._runs = itertools.count()
+        self._shell = shell
 
     def add_history(self, inputs: list[str]) -> None:
-        for source in inputs:
-            self.sources[("run", next(self._runs))] = source
+        for number, source in enumerate(inputs, start=1):
+            key = ("run", next(self._runs))
+            self.sources[key], self.labels[key] = source, f"In [{number}]"
 
     def pre_run_cell(self, info) -> None:
         cell_id = getattr(info, "cell_id", None)
         key = ("cell", cell_id) if cell_id else ("run", next(self._runs))
         self.sources[key] = info.raw_cell or ""
+        count = getattr(self._shell, "execution_count", None)
+        self.labels[key] = f"In [{count}]" if isinstance(count, int) else "a cell"
 
     def code(self) -> str:
         return join_code_cells(list(self.sources.values()))
+
+    def spans(self) -> list:
+        """Where each cell landed in the code (see grader.notebooks.CellSpan), named as the
+        front end numbers its runs, so that a message can name the cell."""
+        return join_code_cells_with_spans(list(self.sources.values()), [self.labels[key] for key in self.sources])[1]
 
 
 _log: _CellLog | None = None
@@ -94,7 +104,7 @@ def start() -> None:
     if shell is None:
         print("These checks need a Jupyter (IPython) kernel; elsewhere, run `pytest grader`.")
         return
-    log = _CellLog()
+    log = _CellLog(shell)
     log.add_history(list(shell.history_manager.input_hist_raw[1:]))  # cells run before this one
     shell.events.register("pre_run_cell", log.pre_run_cell)
     _log = log
@@ -164,8 +174,15 @@ def _result() -> dict:
             result = run_grader(code, _seed)
         except GraderDied:  # the code ended the grader's process: grade it as the batch does
             result = run_grader(code, _seed, isolate=True)
-        _cache[key] = result
+        _cache[key] = in_notebook_terms(result, _log.spans() if _log is not None else [])
     return _cache[key]
+
+
+def in_notebook_terms(result: dict, spans: list) -> dict:
+    """The result with every ``multi_head_attention.py:75`` (a file the student never saw)
+    replaced by the cell it points into: ``In [7] (the cell starting `...`), line 12``."""
+    tests = [test | {"message": in_cell_terms(test.get("message") or "", spans)} for test in result["tests"]]
+    return result | {"tests": tests, "import_error": in_cell_terms(result.get("import_error") or "", spans)}
 
 
 def run_grader(code: str, seed: int | None = None, isolate: bool = False) -> dict:
@@ -263,6 +280,7 @@ def _print_problems(failed: list[dict], diagnoses: list[dict]) -> None:
             by_message.setdefault(message, []).append(test)
     if not_written:
         print("✗ not written yet: " + ", ".join(f"{name} ({_needing(count)})" for name, count in not_written.items()))
+        print(f"  Start with {next(iter(not_written))} (listed in the order the functions build on each other).")
     if not_defined:
         names = ", ".join(f"{name} ({_checks(count)})" for name, count in not_defined.items())
         print(f"✗ not defined yet (their cells are further down, or have not run): {names}")

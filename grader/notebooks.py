@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import warnings
+from dataclasses import dataclass
 
 # IPython magics (%), shell escapes (!) and help (?): not Python, so they would not import.
 # Where IPython is missing, lines starting with these are dropped (IPython finds them exactly).
@@ -29,52 +31,98 @@ def is_grader_cell(source: str, tags: object = ()) -> bool:
     return first_line.startswith(GRADER_CELL_MARKER) or tagged
 
 
+@dataclass(frozen=True)
+class CellSpan:
+    """Where one cell's code landed in the joined file, and how the student knows that cell."""
+
+    first_line: int  # 1-based line of the joined file where the cell's code starts
+    last_line: int
+    label: str  # "cell 7" (its place in the notebook) or "In [7]" (its run in a kernel)
+    first_code_line: str  # the cell's first line of code, to recognise it
+    line_offsets: tuple[int, ...]  # the cell's own line number for each line of its code in the file
+
+
 def join_code_cells(sources: list[str]) -> str:
     """Code cells as one Python file: the grader's cells, cell magics and magic, shell or help
     lines dropped, the rest joined by blank lines. The notebook's check cells
     (grader/notebook_checks.py) rebuild the file they grade with this same function."""
-    kept = []
-    for source in sources:
+    return join_code_cells_with_spans(sources)[0]
+
+
+def join_code_cells_with_spans(sources: list[str], labels: list[str] | None = None) -> tuple[str, list[CellSpan]]:
+    """``join_code_cells``, and where each kept cell's code lies in the file (for messages
+    that name the cell, not a line of a file the student never saw)."""
+    labels = labels or [f"cell {number}" for number in range(1, len(sources) + 1)]
+    kept: list[str] = []
+    spans: list[CellSpan] = []
+    line = 1
+    for source, label in zip(sources, labels):
         source = source.replace("\r\n", "\n").replace("\r", "\n")
         if is_grader_cell(source):
             continue
         if source.lstrip().startswith("%%"):  # a cell magic makes the whole cell non-Python
             continue
-        code = without_magics(source).strip("\n")
-        if code.strip():
-            kept.append(code)
-    return "\n\n".join(kept) + "\n"
+        magics = magic_lines(source)
+        numbered = [(number, text) for number, text in enumerate(source.split("\n"), start=1) if number not in magics]
+        while numbered and numbered[0][1] == "":  # as str.strip("\n") would
+            numbered.pop(0)
+        while numbered and numbered[-1][1] == "":
+            numbered.pop()
+        if not any(text.strip() for _, text in numbered):
+            continue
+        kept.append("\n".join(text for _, text in numbered))
+        first_code = next(text.strip() for _, text in numbered if text.strip())
+        spans.append(CellSpan(line, line + len(numbered) - 1, label, first_code, tuple(number for number, _ in numbered)))
+        line += len(numbered) + 1  # the blank line that joins two cells
+    return "\n\n".join(kept) + "\n", spans
 
 
-def without_magics(source: str) -> str:
-    """One cell's code without its magic, shell and help lines, as IPython itself finds them.
+FILE_LINE = re.compile(r"multi_head_attention\.py:(\d+)")
+
+
+def in_cell_terms(text: str, spans: list[CellSpan]) -> str:
+    """Replace ``multi_head_attention.py:75`` in ``text`` by the cell it came from:
+    ``cell 7 (the cell starting `class AttentionHead(nn.Module):`), line 12``."""
+
+    def cell_of(match: re.Match) -> str:
+        line = int(match[1])
+        span = next((span for span in spans if span.first_line <= line <= span.last_line), None)
+        if span is None:
+            return match[0]
+        first = span.first_code_line if len(span.first_code_line) <= 60 else span.first_code_line[:57] + "..."
+        return f"{span.label} (the cell starting `{first}`), line {span.line_offsets[line - span.first_line]}"
+
+    return FILE_LINE.sub(cell_of, text) if spans else text
+
+
+def magic_lines(source: str) -> set[int]:
+    """The 1-based numbers of a cell's magic, shell and help lines, as IPython itself finds them.
 
     A line is a magic only where a statement starts: ``% (model_dim, num_heads)`` continuing
     a bracketed expression, or a line after a backslash, is Python and stays. A cell that
     parses as Python holds no magic (IPython leaves valid Python alone), so it is kept as it
     is without loading IPython; any other cell goes through IPython's own input
-    transformation, and each line it turned into a ``get_ipython()`` call is dropped.
+    transformation, and each line it turned into a ``get_ipython()`` call is a magic.
     """
     try:
         ast.parse(source)
-        return source
+        return set()
     except (SyntaxError, ValueError):
         pass
+    original = source.split("\n")
     try:
         from IPython.core.inputtransformer2 import TransformerManager
 
-        transformed = TransformerManager().transform_cell(source)
+        lines = TransformerManager().transform_cell(source).split("\n")
     except Exception:  # noqa: BLE001 - no IPython, or input it cannot transform: the plain rule
-        return "\n".join(line for line in source.split("\n") if not line.lstrip().startswith(MAGIC_PREFIXES))
-    original, lines = source.split("\n"), transformed.split("\n")
+        return {number for number, text in enumerate(original, start=1) if text.lstrip().startswith(MAGIC_PREFIXES)}
     if len(lines) < len(original):  # it joined lines (a magic continued with a backslash)
         lines += [""] * (len(original) - len(lines))
-    kept = []
-    for index, line in enumerate(lines):
-        if "get_ipython()" in line and (index >= len(original) or line != original[index]):
-            continue
-        kept.append(original[index] if index < len(original) else line)
-    return "\n".join(kept)
+    return {
+        index + 1
+        for index, line in enumerate(lines[: len(original)])
+        if "get_ipython()" in line and line != original[index]
+    }
 
 
 def code_cells(text: str) -> list[str]:
@@ -111,3 +159,29 @@ def code_cells(text: str) -> list[str]:
 def notebook_code(text: str) -> str:
     """A notebook's text (JSON) as the one Python file the grader grades."""
     return join_code_cells(code_cells(text))
+
+
+def notebook_code_with_spans(text: str) -> tuple[str, list[CellSpan]]:
+    """``notebook_code``, and each cell's place: "cell N" counts every cell of the notebook,
+    markdown included, from the top, as the student scrolls through it."""
+    numbered = numbered_code_cells(text)
+    return join_code_cells_with_spans([source for _, source in numbered], [f"cell {n}" for n, _ in numbered])
+
+
+def numbered_code_cells(text: str) -> list[tuple[int, str]]:
+    """The code cells ``code_cells`` keeps, each with its 1-based place among all the cells."""
+    notebook = json.loads(text)
+    kept = code_cells(text)
+    cells = notebook.get("cells", []) if isinstance(notebook, dict) and notebook.get("nbformat", 4) >= 4 else []
+    numbered: list[tuple[int, str]] = []
+    remaining = list(kept)
+    for number, cell in enumerate(cells, start=1):
+        if not remaining or not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        if source == remaining[0]:
+            numbered.append((number, remaining.pop(0)))
+    if remaining:  # an old notebook (worksheets): number the code cells by their order
+        return list(enumerate(kept, start=1))
+    return numbered

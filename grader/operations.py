@@ -9,6 +9,7 @@ inputs and weights; nothing here decides whether an answer is right.
 
 from __future__ import annotations
 
+import re
 import weakref
 from types import ModuleType
 from typing import Any
@@ -134,13 +135,57 @@ def _require(student: ModuleType, name: str) -> Any:
 
 
 def _load(module: torch.nn.Module, parameters: dict[str, torch.Tensor]) -> None:
+    """Load the grader's weights: every parameter by its name and shape, no parameter more.
+    A buffer of the student's own (a stored mask, say) is not a weight and keeps its value."""
+    found = dict(module.named_parameters(remove_duplicate=False))  # as state_dict() names them
+    if set(found) != set(parameters) or any(found[name].shape != parameters[name].shape for name in parameters):
+        raise ContractViolation(_layout_problem(type(module).__name__, found, parameters))
     try:
-        module.load_state_dict(parameters, strict=True)
-    except RuntimeError as error:
-        raise ContractViolation(
-            "the grader could not load its weights into your module: expected the layers and "
-            f"names of the given constructor. PyTorch said: {str(error).splitlines()[0]}"
-        ) from None
+        module.load_state_dict(parameters, strict=False)
+    except RuntimeError:
+        raise ContractViolation(_layout_problem(type(module).__name__, found, parameters)) from None
+
+
+def _layout_problem(class_name: str, found: dict[str, torch.Tensor], expected: dict[str, torch.Tensor]) -> str:
+    """Which parameters the grader's weights need and the student's module lacks, has extra,
+    or holds in another shape: names and shapes, as the constructors' docstrings state them."""
+    missing = [name for name in expected if name not in found]
+    extra = [name for name in found if name not in expected]
+    reshaped = [name for name in expected if name in found and found[name].shape != expected[name].shape]
+    problems = []
+    if missing:
+        problems.append(f"missing {_names_and_shapes(missing, expected)}")
+    if extra:
+        problems.append(f"unexpected {_names_and_shapes(extra, found)}")
+    if reshaped:
+        problems.append("shaped " + ", ".join(
+            f"{name} {tuple(found[name].shape)} instead of {tuple(expected[name].shape)}" for name in reshaped[:4]
+        ) + (" ..." if len(reshaped) > 4 else ""))
+    hint = ""
+    if missing and not any(name.startswith("heads.") for name in found) and any(n.startswith("heads.") for n in missing):
+        hint = "\n  hint:     heads kept in a plain Python list are invisible to PyTorch: use nn.ModuleList"
+    return (
+        f"the grader could not load its weights into your {class_name}: its parameters do not have the names "
+        "and shapes the constructors' docstrings give.\n"
+        f"  expected: {_names_and_shapes(list(expected), expected)}\n"
+        f"  got:      {'; '.join(problems) or 'another layout'}{hint}"
+    )
+
+
+def _names_and_shapes(names: list[str], tensors: dict[str, torch.Tensor]) -> str:
+    """``heads.<h>.query.weight (4, 8) for h = 0, 1, output_projection.bias (8,)``: one entry
+    per kind of parameter, the heads' numbers collected."""
+    kinds: dict[str, tuple] = {}
+    heads: dict[str, list[str]] = {}
+    for name in names:
+        match = re.fullmatch(r"heads\.(\d+)\.(.+)", name)
+        kind = f"heads.<h>.{match[2]}" if match else name
+        kinds.setdefault(kind, tuple(tensors[name].shape))
+        if match:
+            heads.setdefault(kind, []).append(match[1])
+    return ", ".join(
+        f"{kind} {shape}" + (f" for h = {', '.join(heads[kind])}" if kind in heads else "") for kind, shape in kinds.items()
+    )
 
 
 def _fields(result: Any, function: str, expected: str) -> tuple[Any, Any]:

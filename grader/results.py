@@ -26,6 +26,17 @@ def result_file(folder: Path, submission: str) -> Path:
 def feedback_file(folder: Path, submission: str) -> Path:
     return Path(folder) / "feedback" / f"{file_stem(submission)}.md"
 
+# The scaffolding level of the exercise this grader ships with, recorded beside it by
+# `python -m grader stubs --level` and by the release (grader/handout/stubs.py); none: standard.
+SCAFFOLDING_FILE = Path(__file__).resolve().parent / "scaffolding.txt"
+
+
+def scaffolding_level() -> str:
+    try:
+        return SCAFFOLDING_FILE.read_text(encoding="utf-8").strip() or "standard"
+    except OSError:
+        return "standard"
+
 
 def write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -43,10 +54,12 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def write_results_json(path: Path, results: dict, grading_seed: int, sandbox: tuple[str, str]) -> None:
+def write_results_json(
+    path: Path, results: dict, grading_seed: int, sandbox: tuple[str, str], scaffolding: str = "standard"
+) -> None:
     """--results-json of one pytest session: its SubmissionResults, as a class file."""
     documents = {name: result.to_dict() for name, result in results.items()}
-    write_class_results(path, documents, grading_seed, sandbox)
+    write_class_results(path, documents, grading_seed, sandbox, scaffolding=scaffolding)
 
 
 def hash_of(source: Path | None) -> str:
@@ -54,11 +67,13 @@ def hash_of(source: Path | None) -> str:
 
 
 def write_submission_result(
-    folder: Path, result, grading_seed: int, sandbox: tuple[str, str], source: Path | None, content_hash: str = ""
+    folder: Path, result, grading_seed: int, sandbox: tuple[str, str], source: Path | None, content_hash: str = "",
+    scaffolding: str = "standard",
 ) -> None:
     """One submission's result and feedback, written the moment it is graded."""
     document = result.to_dict() | {
         "grader_version": __version__,
+        "scaffolding": scaffolding,
         "grading_seed": grading_seed,
         "sandbox": sandbox[0],
         "sandbox_note": sandbox[1],
@@ -69,11 +84,16 @@ def write_submission_result(
     write_atomically(result_file(folder, result.submission), json.dumps(document, indent=2) + "\n")
 
 
-def write_class_results(path: Path, documents: dict, grading_seed: int, sandbox: tuple[str, str], run: dict | None = None) -> None:
+def write_class_results(
+    path: Path, documents: dict, grading_seed: int, sandbox: tuple[str, str], run: dict | None = None,
+    scaffolding: str = "standard",
+) -> None:
     """The whole class in one file: every test of every submission (``run``: what the batch
-    adds, such as the assignment, the date and the entries left without a result)."""
+    adds, such as the assignment, the date and the entries left without a result;
+    ``scaffolding``: the level of the exercise the students were given, grader/handout/stubs.py)."""
     document = {
         "grader_version": __version__,
+        "scaffolding": scaffolding,
         "grading_seed": grading_seed,
         "sandbox": sandbox[0],
         "sandbox_note": sandbox[1],

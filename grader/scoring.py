@@ -24,12 +24,24 @@ GROUP_TITLES = {
     "head_distinctness": "4. head distinctness",
     "gradient_flow": "5. gradient flow",
     "configuration": "6. configuration",
-    "reference": "7. reference (hidden)",
+    "reference_examples": "7. reference examples",
+    "reference": "8. reference (hidden)",
 }
 GROUPS = tuple(GROUP_TITLES)
 HIDDEN_TESTS = Path(__file__).resolve().parent / "hidden"  # absent from the student release
 # How a test stopped by a stub reads (grader/conftest.py, student_error_message).
 NOT_WRITTEN = re.compile(r"^(?P<name>[\w.]+) is not written yet: this test needs it")
+# The order in which the student's functions build on each other: "Start with" the first
+# one not written yet (MultiHeadSelfAttention calls all the others).
+WRITING_ORDER = (
+    "head_dimension",
+    "causal_mask",
+    "AttentionHead.__init__",
+    "AttentionHead.forward",
+    "concatenate_heads",
+    "MultiHeadSelfAttention.__init__",
+    "MultiHeadSelfAttention.forward",
+)
 
 
 @dataclass
@@ -56,6 +68,7 @@ class SubmissionResult:
     # What the failing checks reveal, per function (grader/hidden/diagnosis.py; plain entries,
     # read through grader/diagnosis_text.py); [] when nothing is wrong or nothing was diagnosed.
     diagnoses: list[dict] = field(default_factory=list)
+    graded_file: str = ""  # the file graded, when a submission offered several (grader.loading.choose_work)
 
     @property
     def score(self) -> int:
@@ -67,6 +80,11 @@ class SubmissionResult:
 
     def not_written(self) -> dict[str, int]:
         return not_written([test.message for test in self.tests if test.outcome != "passed"])
+
+    def groups_not_run(self) -> set[str]:
+        """Groups none of whose tests ran (``pytest -x`` stopped before them)."""
+        ran = {test.group for test in self.tests if test.outcome != "not run"}
+        return {test.group for test in self.tests} - ran
 
     def group_points(self) -> dict[str, tuple[int, int]]:
         totals = {group: [0, 0] for group in GROUPS}
@@ -82,6 +100,7 @@ class SubmissionResult:
             "max_score": self.max_score,
             "groups": {group: {"earned": e, "max": m} for group, (e, m) in self.group_points().items()},
             "import_error": self.import_error,
+            "graded_file": self.graded_file,
             "output": self.output,
             "diagnoses": self.diagnoses,
             "tests": [asdict(test) | {"points": test.points} for test in self.tests],
@@ -90,15 +109,20 @@ class SubmissionResult:
 
 def not_written(messages: Iterable[str]) -> dict[str, int]:
     """The functions still raising the stub's NotImplementedError, each with the number of
-    failed tests that stopped there, the most needed first."""
+    failed tests that stopped there, in the order they build on each other (WRITING_ORDER)."""
     counts = Counter(match["name"] for message in messages if (match := NOT_WRITTEN.match(message.strip())))
-    return dict(counts.most_common())
+    return dict(sorted(counts.items(), key=lambda item: _writing_rank(item[0])))
 
 
-def describe_not_written(counts: dict[str, int]) -> str:
-    """One line for students: what to write, the most needed first."""
+def _writing_rank(name: str) -> tuple[int, str]:
+    return (WRITING_ORDER.index(name) if name in WRITING_ORDER else len(WRITING_ORDER), name)
+
+
+def describe_not_written(counts: dict[str, int], scope: str = "") -> str:
+    """One line for students: what to write, in the order the functions build on each other
+    (``scope``: which tests the counts come from, when not all of them ran)."""
     needs = ", ".join(f"{name} ({count} test{'s' if count != 1 else ''})" for name, count in counts.items())
-    return f"Not written yet: {needs}. Start with {next(iter(counts))}."
+    return f"Not written yet{scope}: {needs}. Start with {next(iter(counts))}."
 
 
 def group_of(item: pytest.Item) -> str:
@@ -175,13 +199,16 @@ class Scoreboard:
         points = result.group_points()
         width = max(len(GROUP_TITLES[group]) for group in GROUPS)
         write(f"{'group':<{width}}  points")
+        not_run = result.groups_not_run()
         for group, (earned, total) in points.items():
-            write(f"{GROUP_TITLES[group]:<{width}}  {earned:>3}/{total}")
+            write(f"{GROUP_TITLES[group]:<{width}}  " + (f"not run (of {total})" if group in not_run else f"{earned:>3}/{total}"))
         if "reference" not in points and not HIDDEN_TESTS.is_dir():
             write(f"{GROUP_TITLES['reference']:<{width}}  run when your work is graded")
         write(f"Score: {result.score}/{result.max_score}")
         if missing := result.not_written():
-            write(describe_not_written(missing))
+            ran = sum(test.outcome != "not run" for test in result.tests)
+            partial = f" (in the {ran} of {len(result.tests)} tests that ran)" if ran < len(result.tests) else ""
+            write(describe_not_written(missing, partial))
 
     def _write_class_table(self, write) -> None:
         names = [group for group in GROUPS if any(group in r.group_points() for r in self.results.values())]

@@ -44,7 +44,7 @@ def test_causal_mask_is_the_lower_triangle_with_the_diagonal(submission, seq):
         )
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.parametrize("config", PROPERTY_CONFIGS, ids=CONFIG_IDS)
 def test_future_positions_get_zero_weight(submission, config):
     rng = data.generator(31)
@@ -54,7 +54,10 @@ def test_future_positions_get_zero_weight(submission, config):
         inputs=data.random_inputs(config, rng),
         parameters=data.attention_parameters(config, rng),
     )["weights"]
-    checks.expect_shape(weights, (config.batch, config.num_heads, config.seq, config.seq), "the weights")
+    checks.expect_shape(
+        weights, (config.batch, config.num_heads, config.seq, config.seq),
+        f"MultiHeadSelfAttention weights for {config.describe()}", checks.MODULE_WEIGHTS_SHAPE_HINT,
+    )
     checks.expect_zero_where_disallowed(
         weights,
         data.causal_allowed(config.seq),
@@ -63,7 +66,7 @@ def test_future_positions_get_zero_weight(submission, config):
     )
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.parametrize("config", PROPERTY_CONFIGS, ids=CONFIG_IDS)
 def test_output_at_a_position_ignores_later_inputs(submission, config):
     rng = data.generator(32)
@@ -72,7 +75,10 @@ def test_output_at_a_position_ignores_later_inputs(submission, config):
     original = submission.run_attention(
         model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, parameters=parameters
     )["output"]
-    checks.expect_shape(original, (config.batch, config.seq, config.model_dim), "the output")
+    checks.expect_shape(
+        original, (config.batch, config.seq, config.model_dim),
+        f"MultiHeadSelfAttention output for {config.describe()}", checks.MODULE_OUTPUT_SHAPE_HINT,
+    )
     for first_changed in (config.seq // 2, config.seq - 1):
         perturbed_inputs = inputs.clone()
         perturbed_inputs[:, first_changed:] += data.random_inputs(config, rng)[:, first_changed:] * 3
@@ -102,7 +108,10 @@ def test_head_honours_a_custom_allowed_mask(submission):
         inputs=data.random_inputs(config, rng),
         allowed_mask=allowed,
     )["weights"]
-    checks.expect_shape(weights, (config.batch, config.seq, config.seq), "AttentionHead weights")
+    checks.expect_shape(
+        weights, (config.batch, config.seq, config.seq), f"AttentionHead weights for {config.describe()}",
+        "a head's weights are one (seq, seq) matrix per batch element: (batch, seq, seq), [query, key].",
+    )
     checks.expect_zero_where_disallowed(weights, allowed, "AttentionHead with a custom (batch, seq, seq) mask", CUSTOM_MASK_HINT)
     must_attend = allowed & ~data.causal_allowed(config.seq)  # allowed keys in the future
     if not (weights[must_attend] > 0).any():
@@ -114,7 +123,7 @@ def test_head_honours_a_custom_allowed_mask(submission):
         )
 
 
-@pytest.mark.points(4)
+@pytest.mark.points(3)
 def test_module_honours_a_custom_allowed_mask(submission):
     config = PROPERTY_CONFIGS[0]
     rng = data.generator(34)
@@ -126,7 +135,10 @@ def test_module_honours_a_custom_allowed_mask(submission):
         parameters=data.attention_parameters(config, rng),
         allowed_mask=allowed,
     )["weights"]
-    checks.expect_shape(weights, (config.batch, config.num_heads, config.seq, config.seq), "the weights")
+    checks.expect_shape(
+        weights, (config.batch, config.num_heads, config.seq, config.seq),
+        f"MultiHeadSelfAttention weights for {config.describe()}", checks.MODULE_WEIGHTS_SHAPE_HINT,
+    )
     checks.expect_zero_where_disallowed(
         weights, allowed[:, None], "MultiHeadSelfAttention with a custom (batch, seq, seq) mask", CUSTOM_MASK_HINT
     )

@@ -15,13 +15,20 @@ DIVIDE_HINT = (
 )
 
 
-def expect_value_error(call, what: str, numbers: tuple[int, ...]) -> None:
+def expect_value_error(call, what: str, numbers: tuple[int, ...], constructs: bool = False) -> None:
+    """``call`` must raise ValueError naming ``numbers``; ``constructs``: it builds a module
+    (a constructor returns nothing to show, so the message says it was built)."""
     try:
         returned = call()
     except StudentCodeError as raised:
         error = raised
     else:
-        checks.fail(f"{what} did not raise.", "ValueError", f"it returned {returned!r}", DIVIDE_HINT)
+        if constructs:
+            got = "no error: the module was built, so the mistake would surface later, in a forward pass"
+            hint = "MultiHeadSelfAttention.__init__ must check the configuration before it builds anything; " + DIVIDE_HINT
+        else:
+            got, hint = f"it returned {returned!r}", DIVIDE_HINT
+        checks.fail(f"{what} did not raise.", "ValueError", got, hint)
     if error.error.kind != "raised" or error.type_name == "NotImplementedError":
         raise error  # not written yet, or a contract problem: reported as such
     if error.type_name != "ValueError":
@@ -65,4 +72,6 @@ def test_head_dimension_rejects_zero_heads(submission):
 @pytest.mark.points(4)
 def test_an_indivisible_width_fails_at_construction_before_any_forward(submission):
     submission.construct_attention(12, 3)  # a valid configuration must construct cleanly
-    expect_value_error(lambda: submission.construct_attention(10, 3), "MultiHeadSelfAttention(10, 3)", (10, 3))
+    expect_value_error(
+        lambda: submission.construct_attention(10, 3), "MultiHeadSelfAttention(10, 3)", (10, 3), constructs=True
+    )

@@ -44,7 +44,7 @@ def expect_useful_gradient(gradients: dict, name: str) -> None:
         checks.fail(f"the gradient of {name} is zero everywhere.", "a non-zero gradient", "all zeros", CUT_HINT)
 
 
-@pytest.mark.points(5)
+@pytest.mark.points(3)
 def test_every_head_projection_receives_a_gradient(submission):
     gradients = module_gradients(submission, CONFIG)
     for head in range(CONFIG.num_heads):
@@ -52,7 +52,7 @@ def test_every_head_projection_receives_a_gradient(submission):
             expect_useful_gradient(gradients, f"heads.{head}.{projection}.weight")
 
 
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 def test_output_projection_receives_a_gradient(submission):
     gradients = module_gradients(submission, CONFIG)
     for name in ("output_projection.weight", "output_projection.bias"):
@@ -108,7 +108,7 @@ def expect_gradcheck(run, inputs: torch.Tensor, what: str) -> None:
         )
 
 
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 def test_head_passes_gradcheck_in_float64(submission):
     rng = data.generator(52)
     parameters = data.head_parameters(TINY, rng, dtype=torch.float64)
@@ -127,7 +127,7 @@ def test_head_passes_gradcheck_in_float64(submission):
     expect_gradcheck(run, data.random_inputs(TINY, rng, dtype=torch.float64), f"AttentionHead ({TINY.describe()})")
 
 
-@pytest.mark.points(4)
+@pytest.mark.points(3)
 def test_module_passes_gradcheck_in_float64(submission):
     rng = data.generator(53)
     parameters = data.attention_parameters(TINY, rng, dtype=torch.float64)

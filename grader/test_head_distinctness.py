@@ -38,8 +38,9 @@ def test_each_head_has_its_own_query_key_and_value_projections(submission):
             f"MultiHeadSelfAttention({config.model_dim}, {config.num_heads}) has unexpected parameters.",
             f"{config.num_heads} heads with query/key/value weights and no bias, plus output_projection",
             f"missing {missing[:4]}, unexpected {extra[:4]}",
-            "keep the constructors as given: heads is an nn.ModuleList of AttentionHead, each "
-            "with nn.Linear(model_dim, head_dim, bias=False) projections.",
+            "build the layout the constructors' docstrings give: heads, an nn.ModuleList of "
+            "AttentionHead, each with query, key and value = nn.Linear(model_dim, head_dim, bias=False); "
+            "output_projection = nn.Linear(model_dim, model_dim).",
         )
     for name, shape in expected.items():
         checks.expect_shape(parameters[name], shape, f"parameter {name}")
@@ -80,7 +81,10 @@ def test_seeded_heads_produce_different_attention_matrices(submission, config):
     weights = submission.run_attention(
         model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, seed=SEED
     )["weights"]
-    checks.expect_shape(weights, (config.batch, config.num_heads, config.seq, config.seq), "the weights")
+    checks.expect_shape(
+        weights, (config.batch, config.num_heads, config.seq, config.seq),
+        f"MultiHeadSelfAttention weights for {config.describe()}", checks.MODULE_WEIGHTS_SHAPE_HINT,
+    )
     for first, second in itertools.combinations(range(config.num_heads), 2):
         difference = (weights[:, first] - weights[:, second]).abs().max().item()
         if not difference > 1e-4:

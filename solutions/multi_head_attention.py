@@ -53,7 +53,10 @@ def head_dimension(model_dim: int, num_heads: int) -> int:
     >>> head_dimension(128, 4)
     32
     """
-    # TODO: raise ValueError (naming model_dim and num_heads) when num_heads < 1 or
+    # TODO: return the width of one head. A width that does not split exactly into the
+    #       heads (or fewer than one head) is a configuration mistake: raise ValueError, naming
+    #       both numbers, so that it is caught when the model is built.
+    # HINT: raise ValueError (naming model_dim and num_heads) when num_heads < 1 or
     #       model_dim % num_heads != 0; otherwise return the width of one head.
     ### BEGIN SOLUTION
     if num_heads < 1 or model_dim % num_heads != 0:
@@ -71,7 +74,9 @@ def causal_mask(seq_len: int, device: torch.device | str | None = None) -> torch
     ``mask[query, key]`` is ``True`` when position ``query`` may attend to position
     ``key``, that is when ``key <= query``: the lower triangle, diagonal included.
     """
-    # TODO: build a (seq_len, seq_len) bool tensor, True on and below the diagonal.
+    # TODO: a position may attend to itself and to every earlier position, never to a later
+    #       one: a model that predicts the next token must not see it. Return bools.
+    # HINT: build a (seq_len, seq_len) bool tensor, True on and below the diagonal.
     #       torch.ones(..., dtype=torch.bool) and torch.tril are enough.
     ### BEGIN SOLUTION
     ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)  # (seq, seq)
@@ -83,11 +88,24 @@ class AttentionHead(nn.Module):
     """One head of scaled dot-product self-attention."""
 
     def __init__(self, model_dim: int, head_dim: int) -> None:
+        """Create the head's own projections of the input.
+
+        The grader loads its weights into them by name, so this layout is the contract:
+
+        * ``query``, ``key``, ``value``: each ``nn.Linear(model_dim, head_dim, bias=False)``
+          (a weight of shape ``(head_dim, model_dim)`` and no bias);
+        * ``head_dim``: the width of one head, kept as an attribute.
+        """
         super().__init__()
+        # TODO: give the head its own query, key and value projections: each reads all
+        #       model_dim input features and produces head_dim of them. A head is one way of
+        #       retrieving information; its own projections are what make it a different way.
+        ### BEGIN SOLUTION (standard)
         self.head_dim = head_dim
         self.query = nn.Linear(model_dim, head_dim, bias=False)
         self.key = nn.Linear(model_dim, head_dim, bias=False)
         self.value = nn.Linear(model_dim, head_dim, bias=False)
+        ### END SOLUTION (standard)
 
     def forward(self, inputs: torch.Tensor, allowed_mask: torch.Tensor) -> HeadResult:
         """Attend over ``inputs`` where ``allowed_mask`` allows it.
@@ -102,7 +120,12 @@ class AttentionHead(nn.Module):
             ``(batch, seq, seq)``, where masked positions have weight exactly zero and
             every row sums to one.
         """
-        # TODO: project inputs to queries, keys and values; scores = queries @ keys^T
+        # TODO: score how well every query matches every key, scaled by 1/sqrt(head_dim) (or
+        #       the scores grow with the head's width and the softmax saturates); make the
+        #       positions the mask forbids impossible *before* turning each query's scores into
+        #       probabilities over the keys, so that they get weight exactly zero while every
+        #       row still sums to one; the output mixes the values with those weights.
+        # HINT: project inputs to queries, keys and values; scores = queries @ keys^T
         #       scaled by 1/sqrt(head_dim); give disallowed positions -inf *before* the
         #       softmax over key positions (the last axis); output = weights @ values.
         ### BEGIN SOLUTION
@@ -124,7 +147,10 @@ def concatenate_heads(head_results: list[HeadResult]) -> torch.Tensor:
     Each ``result.output`` is ``(batch, seq, head_dim)``; the result is
     ``(batch, seq, num_heads * head_dim)``.
     """
-    # TODO: torch.cat the heads' outputs along the last axis, in order.
+    # TODO: put the heads' outputs side by side on the feature axis, each head's block
+    #       whole and head 0's first: the output projection learns which features came from
+    #       which head, so the order must be the same on every call.
+    # HINT: torch.cat the heads' outputs along the last axis, in order.
     ### BEGIN SOLUTION
     outputs = [result.output for result in head_results]  # each (batch, seq, head_dim)
     return torch.cat(outputs, dim=-1)  # (batch, seq, num_heads * head_dim)
@@ -135,7 +161,25 @@ class MultiHeadSelfAttention(nn.Module):
     """Several independent attention heads, concatenated and projected back."""
 
     def __init__(self, model_dim: int, num_heads: int) -> None:
+        """Check the configuration, then create the heads and the output projection.
+
+        Raises ``ValueError`` here, at construction, when ``model_dim`` does not divide
+        exactly by ``num_heads``. The grader loads its weights by name, so this layout is
+        the contract:
+
+        * ``heads``: an ``nn.ModuleList`` of ``num_heads`` ``AttentionHead(model_dim, head_dim)``,
+          head ``h`` at index ``h``;
+        * ``output_projection``: ``nn.Linear(model_dim, model_dim)`` (weight
+          ``(model_dim, model_dim)`` and a bias ``(model_dim,)``);
+        * ``head_dim``, ``model_dim``, ``num_heads``: kept as attributes.
+        """
         super().__init__()
+        # TODO: fail now, not halfway through training, when the width does not split into
+        #       the heads. Then create the heads, each with projections of its own, freshly
+        #       initialised (heads that share or copy weights compute the same attention: one
+        #       way of retrieving instead of several), and the one projection that mixes the
+        #       concatenated heads back into model_dim features.
+        ### BEGIN SOLUTION (standard)
         # Fails here, at construction, when the width does not divide by the head count.
         self.head_dim = head_dimension(model_dim, num_heads)
         self.model_dim = model_dim
@@ -144,6 +188,7 @@ class MultiHeadSelfAttention(nn.Module):
             AttentionHead(model_dim, self.head_dim) for _ in range(num_heads)
         )
         self.output_projection = nn.Linear(model_dim, model_dim)
+        ### END SOLUTION (standard)
 
     def forward(
         self, inputs: torch.Tensor, allowed_mask: torch.Tensor | None = None
@@ -159,7 +204,11 @@ class MultiHeadSelfAttention(nn.Module):
             ``MultiHeadResult`` with ``output`` ``(batch, seq, model_dim)`` and
             ``weights`` ``(batch, heads, seq, seq)``, head ``h`` at index ``h``.
         """
-        # TODO: default to the causal mask; run every head on the same inputs and mask;
+        # TODO: without a mask, attend causally; run every head on the same inputs and the
+        #       same mask; join their outputs in head order and mix them with the output
+        #       projection, once; return every head's attention matrix, head h at index h of
+        #       axis 1.
+        # HINT: default to the causal mask; run every head on the same inputs and mask;
         #       concatenate_heads, then the output projection; stack the heads' weights
         #       on a new axis 1.
         ### BEGIN SOLUTION

@@ -33,6 +33,7 @@ CAUSAL_MASKING = "causal_masking"
 HEAD_DISTINCTNESS = "head_distinctness"
 GRADIENT_FLOW = "gradient_flow"
 CONFIGURATION = "configuration"
+REFERENCE_EXAMPLES = "reference_examples"  # visible: fixed data shipped with the exercise
 REFERENCE = "reference"  # hidden
 GROUPS = (
     SHAPES,
@@ -41,6 +42,7 @@ GROUPS = (
     HEAD_DISTINCTNESS,
     GRADIENT_FLOW,
     CONFIGURATION,
+    REFERENCE_EXAMPLES,
     REFERENCE,
 )
 
@@ -103,7 +105,7 @@ MUTANTS: tuple[Implementation, ...] = (
         mistake="missing_scale",
         description="Forgot to divide the scores by sqrt(head_dim).",
         edits=(_edit(_SCALE_LINE, "scores = scores"),),
-        losing_groups=(PROBABILITIES, REFERENCE),
+        losing_groups=(PROBABILITIES, REFERENCE_EXAMPLES, REFERENCE),
     ),
     Implementation(
         name="scale_by_head_dim",
@@ -159,7 +161,7 @@ MUTANTS: tuple[Implementation, ...] = (
             _edit(_MASK_LINE, "scores = scores"),
             _edit(_SOFTMAX_LINE, "weights = torch.softmax(scores, dim=-1) * allowed_mask"),
         ),
-        losing_groups=(PROBABILITIES, CAUSAL_MASKING, REFERENCE),
+        losing_groups=(PROBABILITIES, CAUSAL_MASKING, REFERENCE_EXAMPLES, REFERENCE),
     ),
     Implementation(
         name="mask_without_diagonal",
@@ -440,13 +442,110 @@ MUTANTS: tuple[Implementation, ...] = (
         ),
         losing_groups=(HEAD_DISTINCTNESS, REFERENCE),
     ),
+    # --- Constructors (student work at the standard level) -------------------------------------
+    Implementation(
+        name="heads_in_a_plain_list",
+        description=(
+            "Kept the heads in a plain Python list, so PyTorch never registers their parameters."
+        ),
+        edits=(
+            _edit(
+                _HEADS_LIST,
+                "self.heads = [AttentionHead(model_dim, self.head_dim) for _ in range(num_heads)]",
+            ),
+        ),
+        losing_groups=(SHAPES, HEAD_DISTINCTNESS, GRADIENT_FLOW, REFERENCE_EXAMPLES, REFERENCE),
+    ),
+    Implementation(
+        name="one_head_module_for_all",
+        description="Created one AttentionHead and put that same object in every slot of the list.",
+        edits=(
+            _edit(
+                _HEADS_LIST,
+                "self.heads = nn.ModuleList([AttentionHead(model_dim, self.head_dim)] * num_heads)",
+            ),
+        ),
+        losing_groups=(HEAD_DISTINCTNESS, REFERENCE),
+    ),
+    Implementation(
+        name="reseeded_before_each_head",
+        description=(
+            "Called torch.manual_seed(0) before creating each head in MultiHeadSelfAttention, so "
+            "every head starts with the same weights."
+        ),
+        edits=(
+            _edit(
+                "AttentionHead(model_dim, self.head_dim) for _ in range(num_heads)",
+                "(torch.manual_seed(0), AttentionHead(model_dim, self.head_dim))[1]\n"
+                "            for _ in range(num_heads)",
+            ),
+        ),
+        losing_groups=(HEAD_DISTINCTNESS,),
+    ),
+    Implementation(
+        name="query_with_bias",
+        description="Left out bias=False on the query projection only.",
+        edits=(
+            _edit(
+                "self.query = nn.Linear(model_dim, head_dim, bias=False)",
+                "self.query = nn.Linear(model_dim, head_dim)",
+            ),
+        ),
+        losing_groups=(HEAD_DISTINCTNESS, REFERENCE_EXAMPLES, REFERENCE),
+    ),
+    Implementation(
+        name="projections_model_wide",
+        description=(
+            "Made every head's query, key and value projections model_dim wide instead of head_dim."
+        ),
+        edits=(
+            _edit(
+                "self.query = nn.Linear(model_dim, head_dim, bias=False)",
+                "self.query = nn.Linear(model_dim, model_dim, bias=False)",
+            ),
+            _edit(
+                "self.key = nn.Linear(model_dim, head_dim, bias=False)",
+                "self.key = nn.Linear(model_dim, model_dim, bias=False)",
+            ),
+            _edit(
+                "self.value = nn.Linear(model_dim, head_dim, bias=False)",
+                "self.value = nn.Linear(model_dim, model_dim, bias=False)",
+            ),
+        ),
+        losing_groups=(SHAPES, HEAD_DISTINCTNESS, REFERENCE_EXAMPLES, REFERENCE),
+    ),
+    Implementation(
+        name="projections_transposed",
+        description="Swapped nn.Linear's arguments: nn.Linear(head_dim, model_dim) for each projection.",
+        edits=(
+            _edit(
+                "self.query = nn.Linear(model_dim, head_dim, bias=False)",
+                "self.query = nn.Linear(head_dim, model_dim, bias=False)",
+            ),
+            _edit(
+                "self.key = nn.Linear(model_dim, head_dim, bias=False)",
+                "self.key = nn.Linear(head_dim, model_dim, bias=False)",
+            ),
+            _edit(
+                "self.value = nn.Linear(model_dim, head_dim, bias=False)",
+                "self.value = nn.Linear(head_dim, model_dim, bias=False)",
+            ),
+        ),
+        losing_groups=(SHAPES, HEAD_DISTINCTNESS, GRADIENT_FLOW, REFERENCE_EXAMPLES, REFERENCE),
+    ),
     # --- Output projection and gradients -------------------------------------------------------
     Implementation(
         name="no_output_projection",
         mistake="missing_output_projection",
         description="Returned the concatenated heads without applying the output projection.",
         edits=(_edit(_PROJECTION_LINE, "combined = concatenated"),),
-        losing_groups=(GRADIENT_FLOW, REFERENCE),
+        losing_groups=(GRADIENT_FLOW, REFERENCE_EXAMPLES, REFERENCE),
+    ),
+    Implementation(
+        name="doubled_output_projection",
+        description="Applied the output projection twice, to its own result.",
+        edits=(_edit(_PROJECTION_LINE, "combined = self.output_projection(self.output_projection(concatenated))"),),
+        losing_groups=(REFERENCE_EXAMPLES, REFERENCE),
     ),
     Implementation(
         name="output_projection_without_bias",
@@ -817,6 +916,57 @@ VARIANTS: tuple[Implementation, ...] = (
                 "            concatenated @ self.output_projection.weight.T\n"
                 "            + self.output_projection.bias\n"
                 "        )",
+            ),
+        ),
+    ),
+    # --- Constructors written another way (student work at the standard level) -----------------
+    Implementation(
+        name="heads_appended_in_a_loop",
+        description="Built an empty nn.ModuleList and appended one new AttentionHead per head in a loop.",
+        edits=(
+            _edit(
+                _HEADS_LIST,
+                "self.heads = nn.ModuleList()\n"
+                "        for _ in range(num_heads):\n"
+                "            self.heads.append(AttentionHead(model_dim, self.head_dim))",
+            ),
+        ),
+    ),
+    Implementation(
+        name="head_keeps_its_scale_and_a_mask_buffer",
+        description=(
+            "Stored the scale 1/sqrt(head_dim) as an attribute and a causal mask as a registered "
+            "buffer in the head's constructor, and used the stored scale."
+        ),
+        edits=(
+            _edit(
+                "self.head_dim = head_dim\n",
+                "self.head_dim = head_dim\n"
+                "        self.scale = head_dim**-0.5\n"
+                "        self.register_buffer(\"causal\", torch.tril(torch.ones(16, 16, dtype=torch.bool)))\n",
+            ),
+            _edit(_SCALE_LINE, "scores = scores * self.scale"),
+        ),
+    ),
+    Implementation(
+        name="module_attributes_set_first",
+        description=(
+            "Set model_dim and num_heads first and computed head_dim with its own check in the "
+            "constructor, before building the heads with a list comprehension."
+        ),
+        edits=(
+            _edit(
+                "        self.head_dim = head_dimension(model_dim, num_heads)\n"
+                "        self.model_dim = model_dim\n"
+                "        self.num_heads = num_heads\n",
+                "        self.model_dim, self.num_heads = model_dim, num_heads\n"
+                "        if num_heads < 1 or model_dim % num_heads:\n"
+                "            raise ValueError(f\"{model_dim} features do not split into {num_heads} heads\")\n"
+                "        self.head_dim = model_dim // num_heads\n",
+            ),
+            _edit(
+                _HEADS_LIST,
+                "self.heads = nn.ModuleList([AttentionHead(model_dim, self.head_dim) for _ in range(num_heads)])",
             ),
         ),
     ),

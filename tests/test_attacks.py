@@ -31,7 +31,7 @@ An attack that only attacks keeps the solution's forward and must score what the
 scores (100). An attack that breaks the forward must score exactly what an honest
 submission with the same breakage scores: its "honest twin", graded in the same run
 (``head_not_written``: AttentionHead.forward raises NotImplementedError, 23/100;
-``ignores_mask``: AttentionHead.forward ignores the mask, 62/100). A submission that does
+``ignores_mask``: AttentionHead.forward ignores the mask, 57/100). A submission that does
 not import scores 0.
 
 All other attacks, the twins, and the plain solution last run in ONE grader session under
@@ -83,7 +83,7 @@ TWINS = {
         "AttentionHead.forward = _ignores_mask\n"
     ),
 }
-TWIN_SCORES = {"head_not_written": 23, "ignores_mask": 62}
+TWIN_SCORES = {"head_not_written": 23, "ignores_mask": 57}
 SOLUTION_NAME = "multi_head_attention"  # the plain solution, graded last
 
 # Every attack and its honest score: a number, or the name of its honest twin.

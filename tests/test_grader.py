@@ -15,13 +15,18 @@ SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
 EXPECTED_GROUP_POINTS = {
     "shapes": 15,
     "probabilities": 10,
-    "causal_masking": 20,
+    "causal_masking": 15,
     "head_distinctness": 10,
-    "gradient_flow": 15,
+    "gradient_flow": 10,
     "configuration": 10,
-    "reference": 20,
+    "reference_examples": 15,
+    "reference": 15,
 }
-STUDENT_FUNCTIONS = ("head_dimension", "causal_mask", "AttentionHead.forward", "concatenate_heads")
+# What the stubs' failures name: every test needs one of these first (the two constructors
+# stand before the forward passes, which no test of the stubs reaches).
+STUDENT_FUNCTIONS = (
+    "head_dimension", "causal_mask", "AttentionHead.__init__", "concatenate_heads", "MultiHeadSelfAttention.__init__"
+)
 
 
 def write(folder: Path, name: str, source: str) -> Path:
@@ -44,13 +49,13 @@ def reference_run(tmp_path_factory):
     renamed = write(folder, "alice_attempt.py", SOLUTION.read_text())
     in_folder = write(folder, "bob/src/multi_head_attention.py", SOLUTION.read_text())
     only_forward_missing = stubs.make_stub(
-        SOLUTION.read_text().replace(stubs.BEGIN_SOLUTION, "#", 4).replace(stubs.END_SOLUTION, "#", 4)
+        SOLUTION.read_text().replace(stubs.BEGIN_SOLUTION, "#", 6).replace(stubs.END_SOLUTION, "#", 6)
     )
     partial = write(folder, "only_forward_missing.py", only_forward_missing)
     return grade([renamed, folder / "bob", REPO_ROOT / "exercises", partial], tmp_path_factory.mktemp("results"))
 
 
-def test_points_add_up_to_100_in_the_seven_groups(reference_run):
+def test_points_add_up_to_100_in_the_eight_groups(reference_run):
     groups = reference_run.results["alice_attempt"]["groups"]
     assert {name: points["max"] for name, points in groups.items()} == EXPECTED_GROUP_POINTS
     assert reference_run.results["alice_attempt"]["max_score"] == 100
@@ -75,14 +80,40 @@ def test_a_missing_forward_is_named_as_not_written(reference_run):
     assert 0 < reference_run.score("only_forward_missing") < 100  # the head and helpers still earn points
 
 
-def test_a_run_on_the_stubs_ends_with_what_to_write_first(tmp_path):
+def test_a_run_on_the_stubs_lists_what_to_write_in_the_order_the_functions_build_on(tmp_path):
     run = grade([REPO_ROOT / "exercises"], tmp_path)
     last = run.output.strip().splitlines()[-1]
-    assert last.startswith("Not written yet: head_dimension ("), last  # most tests wait for it
+    named = re.findall(r"([\w.]+) \(\d+ tests?\)", last)
+    assert named == list(STUDENT_FUNCTIONS), last  # head_dimension, causal_mask, AttentionHead, ...
     assert last.endswith("Start with head_dimension."), last
-    assert all(function in last for function in STUDENT_FUNCTIONS), last
     counts = [int(n) for n in re.findall(r"\((\d+) tests?\)", last)]
-    assert counts == sorted(counts, reverse=True) and sum(counts) == 52, last
+    assert sum(counts) == len(run.results["exercises"]["tests"]), last
+
+
+def test_start_with_follows_the_dependency_order_even_when_the_module_waits_on_more_tests():
+    from grader import scoring
+
+    messages = [f"{name} is not written yet: this test needs it" for name in
+                ["MultiHeadSelfAttention.forward"] * 30 + ["concatenate_heads"] * 2 + ["AttentionHead.forward"] * 5]
+    line = scoring.describe_not_written(scoring.not_written(messages))
+    assert line.startswith("Not written yet: AttentionHead.forward (5 tests), concatenate_heads (2 tests), "), line
+    assert line.endswith("Start with AttentionHead.forward."), line
+
+
+def test_the_stubs_show_each_failing_test_once_and_no_summary_repeats_them(reference_run):
+    failing = [test["name"] for test in reference_run.failed_tests("exercises")]
+    assert failing
+    assert "short test summary info" not in reference_run.output
+    for name in failing:
+        assert reference_run.output.count(name) == 1, f"{name} appears {reference_run.output.count(name)} times"
+
+
+def test_unwritten_constructors_are_named_and_cost_what_depends_on_them(reference_run):
+    result = reference_run.results["exercises"]
+    messages = [test["message"] for test in result["tests"]]
+    assert any(m.startswith("AttentionHead.__init__ is not written yet") for m in messages)
+    assert any(m.startswith("MultiHeadSelfAttention.__init__ is not written yet") for m in messages)
+    assert result["groups"]["head_distinctness"]["earned"] == 0  # nothing given away any more
 
 
 def test_a_finished_submission_gets_no_list_of_what_to_write(tmp_path):

@@ -240,11 +240,14 @@ def archive_text(path: Path, name: str) -> str:
         return archive.read(name).decode()
 
 
-def test_setup_installs_bubblewrap_and_the_pinned_requirements_from_pypi_alone(zips):
+def test_setup_installs_bubblewrap_and_the_pinned_requirements_with_torchs_cpu_build(zips):
     setup = archive_text(zips["after_published"], "setup.sh")
     assert "apt-get install -y bubblewrap" in setup
-    assert "-m pip install --disable-pip-version-check -r requirements.txt" in setup
-    assert "index-url" not in setup and "download.pytorch.org" not in setup
+    assert "-m pip install --disable-pip-version-check \\\n" in setup and "-r requirements.txt" in setup
+    # The CPU index only when it answers (grader/torch_index.py, shipped in the zip): no GPU here.
+    assert 'grader/torch_index.py "$TORCH_INDEX")' in setup and "download.pytorch.org/whl/cpu" in setup
+    with zipfile.ZipFile(zips["after_published"]) as archive:
+        assert "grader/torch_index.py" in archive.namelist()
     assert "torch==2.13.0" in archive_text(zips["after_published"], "requirements.txt")
 
 
@@ -324,9 +327,9 @@ def test_hidden_tests_take_the_visibility_chosen_at_build_time_and_the_others_ar
 def test_the_summary_students_read_hides_the_hidden_points_until_they_are_shown(runs):
     solution, mutant = runs["solution"].results["output"], runs["mutant"].results["output"]
     assert "1. shapes: 15/15" in solution
-    assert "7. reference (hidden): 20 points, shown when your instructor publishes the grades" in solution
-    assert "7. reference (hidden): 20 points, shown after the due date" in mutant
-    assert "20/20" not in solution.split("7. reference")[1] and "100" not in solution
+    assert "8. reference (hidden): 15 points, shown when your instructor publishes the grades" in solution
+    assert "8. reference (hidden): 15 points, shown after the due date" in mutant
+    assert "15/15" not in solution.split("8. reference")[1] and "100" not in solution
 
 
 def test_what_the_submission_printed_reaches_instructors_only(runs):
@@ -437,6 +440,20 @@ def test_the_file_to_grade_is_the_named_one_else_the_only_notebook_script_or_zip
         assert path == folder / chosen and chosen in found
 
 
+def test_with_both_the_py_file_and_the_notebook_the_one_that_holds_the_work_is_graded(tmp_path):
+    from grader.handout import notebook
+
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / "multi_head_attention.py").write_text((REPO_ROOT / "exercises" / "multi_head_attention.py").read_text())
+    (folder / "multi_head_attention.ipynb").write_text(notebook.notebook_text(filled=True))
+    path, found = gradescope.choose_submission_file(folder)
+    assert path == folder / "multi_head_attention.ipynb" and "holds more of the work" in found
+    (folder / "multi_head_attention.ipynb").write_text(notebook.notebook_text())  # the untouched notebook
+    path, _ = gradescope.choose_submission_file(folder)
+    assert path == folder / "multi_head_attention.py"
+
+
 def test_a_symbolic_link_in_a_submission_is_never_graded(tmp_path):
     folder = tmp_path / "submission"
     folder.mkdir()
@@ -463,5 +480,5 @@ def test_a_submission_that_cannot_be_imported_tells_the_student_why_at_the_top()
     assert "could not be imported" in report["output"] and "&lt;module&gt;" in report["output"]
     assert "hello" not in report["output"]
     names = [t["name"] for t in report["tests"]]
-    assert names[1:] == ["1. shapes: test_a[x]", "7. reference (hidden): test_b"]
+    assert names[1:] == ["1. shapes: test_a[x]", "8. reference (hidden): test_b"]
     assert report["tests"][1]["output"] == "this check did not pass (failed)"

@@ -161,6 +161,32 @@ def test_a_folder_breaks_a_depth_tie_by_path(submissions, staging):
     assert staged_text(intake.stage_entry(folder, staging)) == SOURCE
 
 
+STUB = 'def head_dimension(d_model, heads):\n    raise NotImplementedError("head_dimension is not written yet")\n'
+
+
+def test_a_folder_with_both_files_stages_the_one_that_holds_the_work(submissions, staging):
+    worked_in_notebook = submissions / "dana"
+    write(worked_in_notebook / "multi_head_attention.py", STUB)
+    write(worked_in_notebook / "multi_head_attention.ipynb", notebook(("markdown", "# lesson"), ("code", SOURCE)))
+    entry = intake.stage_entry(worked_in_notebook, staging)
+    assert (staged_text(entry), entry.graded_file) == (SOURCE, "multi_head_attention.ipynb")
+    worked_in_py = submissions / "erik"
+    write(worked_in_py / "multi_head_attention.py", SOURCE)
+    write(worked_in_py / "multi_head_attention.ipynb", notebook(("code", STUB)))
+    entry = intake.stage_entry(worked_in_py, staging)
+    assert (staged_text(entry), entry.graded_file) == (SOURCE, "multi_head_attention.py")
+    only_notebook = submissions / "fay"
+    write(only_notebook / "multi_head_attention.ipynb", notebook(("code", SOURCE)))
+    assert intake.stage_entry(only_notebook, staging).graded_file == "multi_head_attention.ipynb"
+
+
+def test_a_folder_breaks_a_tie_between_the_two_files_for_the_py(submissions, staging):
+    folder = submissions / "gus"
+    write(folder / "multi_head_attention.py", SOURCE)
+    write(folder / "multi_head_attention.ipynb", notebook(("code", SOURCE + "\n# the same work\n")))
+    assert staged_text(intake.stage_entry(folder, staging)) == SOURCE
+
+
 def test_a_folder_ignores_copies_in_hidden_folders_such_as_notebook_checkpoints(submissions, staging):
     folder = submissions / "carol"
     write(folder / ".ipynb_checkpoints" / "multi_head_attention.py", OTHER)

@@ -144,8 +144,8 @@ def test_each_group_has_one_locked_test_cell_worth_the_pytest_graders_points(cou
     pytest_points = {group: points["max"] for group, points in course.pytest_results["solution"]["groups"].items()}
     assert list(cells) == [f"group_{number}_{group}" for number, group in enumerate(GROUPS, start=1)]
     got = {grade_id.split("_", 2)[2]: cell.metadata.nbgrader["points"] for grade_id, cell in cells.items()}
-    assert got == pytest_points == {"shapes": 15, "probabilities": 10, "causal_masking": 20, "head_distinctness": 10,
-                                    "gradient_flow": 15, "configuration": 10, "reference": 20}
+    assert got == pytest_points == {"shapes": 15, "probabilities": 10, "causal_masking": 15, "head_distinctness": 10,
+                                    "gradient_flow": 10, "configuration": 10, "reference_examples": 15, "reference": 15}
     assert all(cell.metadata.nbgrader["locked"] for cell in cells.values())
 
 
@@ -154,7 +154,7 @@ def test_only_the_hidden_group_sits_between_hidden_test_markers(course):
         hidden = re.search(r"### BEGIN HIDDEN TESTS\n(.+)\n### END HIDDEN TESTS", cell.source)
         assert bool(hidden) == grade_id.endswith("reference"), cell.source
     cells = grade_cells(course.source)
-    assert 'notebook_checks.points("reference", out_of=20)' in cells["group_7_reference"].source
+    assert 'notebook_checks.points("reference", out_of=15)' in cells["group_8_reference"].source
 
 
 def test_solution_regions_are_in_nbgrader_solution_cells_only(course):
@@ -171,7 +171,8 @@ def test_the_released_notebook_holds_no_solution_text_and_no_hidden_test(course)
     assert "BEGIN SOLUTION" not in released and "HIDDEN TESTS" not in released
     assert 'points("reference"' not in released, "the hidden group's check is in the release"
     stub_line = nbgrader_course.CODE_STUB.splitlines()[-1]
-    assert released.count(stub_line) == 5, "each of the five functions should be nbgrader's stub"
+    # The five functions and, at the standard level, the two constructors.
+    assert released.count(stub_line) == 7, "each of the seven pieces of student work should be nbgrader's stub"
 
 
 def test_the_course_finds_this_repository_from_its_config_and_setup_cell(course):
@@ -197,8 +198,8 @@ def test_the_solution_gets_full_marks_the_stubs_zero_and_the_bugs_partial_credit
     scores = {student: float(row["score"]) for student, row in course.exported.items()}
     assert scores["solution"] == 100 and scores["stubs"] == 0, scores
     assert all(0 < scores[student] < 100 for student in BUGGY), scores
-    hidden = {student: course.cell_scores[student]["group_7_reference"] for student in BUGGY}
-    assert all(score < 20 for score in hidden.values()), f"the hidden group must cost the bugs points: {hidden}"
+    hidden = {student: course.cell_scores[student]["group_8_reference"] for student in BUGGY}
+    assert all(score < 15 for score in hidden.values()), f"the hidden group must cost the bugs points: {hidden}"
 
 
 @pytest.mark.parametrize("student", STUDENTS)
@@ -221,7 +222,7 @@ def test_no_graded_cell_wrote_to_stderr_or_raised(course):
 def test_the_notebook_course_and_exercise_share_the_lesson(course):
     lesson = [cell.source for cell in course.source.cells if cell.cell_type == "markdown"]
     for part in notebook.PARTS:
-        assert part.lesson.strip("\n") in lesson, part.key
+        assert notebook.part_lesson(part).strip("\n") in lesson, part.key
 
 
 def test_a_graded_cell_prints_the_diagnosis_of_its_failures(course):

@@ -28,8 +28,10 @@ from grading import REPO_ROOT
 
 NOTEBOOK = REPO_ROOT / "exercises" / "multi_head_attention.ipynb"
 SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
-STUDENT_FUNCTIONS = ("head_dimension", "causal_mask", "AttentionHead.forward", "concatenate_heads",
-                     "MultiHeadSelfAttention.forward")
+STUDENT_FUNCTIONS = ("head_dimension", "causal_mask", "AttentionHead.__init__", "AttentionHead.forward",
+                     "concatenate_heads", "MultiHeadSelfAttention.__init__", "MultiHeadSelfAttention.forward")
+# What the stubs' checks reach: the forward passes wait behind their constructors.
+REACHED = ("head_dimension", "causal_mask", "AttentionHead.__init__", "concatenate_heads", "MultiHeadSelfAttention.__init__")
 
 
 def solution_source() -> str:
@@ -231,9 +233,10 @@ def test_the_stub_notebook_runs_to_the_end_and_its_checks_name_what_is_not_writt
     assert all(outputs.values()), f"a check cell printed nothing: {outputs}"
     last = list(outputs.values())[-1]
     assert "Score so far: 0/100" in last, last
-    # MultiHeadSelfAttention.forward is never reached: building the module calls head_dimension first.
-    for function in STUDENT_FUNCTIONS[:-1]:
-        assert re.search(rf"not written yet: .*\b{re.escape(function)} \(\d+ checks? needs? it\)", last), (function, last)
+    # The forward passes are never reached: building a module calls its constructor first.
+    listed = re.search(r"not written yet: (.*)", last)[1]
+    assert re.findall(r"([\w.]+) \(\d+ checks? needs? it\)", listed) == list(REACHED), last
+    assert "Start with head_dimension" in last, last
 
 
 def test_an_early_check_names_the_definitions_whose_cells_have_not_run_yet(executed):
@@ -310,3 +313,55 @@ def test_setup_cell_finds_the_grader_from_the_notebooks_folder(tmp_path):
     assert finished.stdout.strip() == str(REPO_ROOT), finished.stdout + finished.stderr
     lost = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert "no grader/ folder found" in lost.stderr, lost.stdout + lost.stderr
+
+
+# --- the lesson for the .py file, and cells named in messages -------------------------------
+
+
+def test_lesson_md_is_the_notebooks_lesson_and_is_current():
+    lesson = (REPO_ROOT / "exercises" / "LESSON.md").read_text(encoding="utf-8")
+    assert lesson == notebook.lesson_text(), "exercises/LESSON.md is stale: run `python -m grader notebook`"
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    cells = [cell.source for cell in nb.cells  # every lesson cell but the one about the notebook's import cell
+             if cell.cell_type == "markdown" and cell.id.startswith("lesson-") and cell.id != "lesson-imports"]
+    assert len(cells) == 6 and all(source in lesson for source in cells)
+    assert "LESSON.md" in (REPO_ROOT / "exercises" / "multi_head_attention.py").read_text(encoding="utf-8")
+
+
+def test_notebook_check_fails_when_lesson_md_is_stale(tmp_path):
+    for folder in ("grader", "solutions", "exercises"):
+        shutil.copytree(REPO_ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__", "scaffolding.txt"))
+    lesson = tmp_path / "exercises" / "LESSON.md"
+    lesson.write_text(lesson.read_text(encoding="utf-8").replace("Part 1", "Part one"), encoding="utf-8")
+    finished = subprocess.run([sys.executable, "-m", "grader", "notebook", "--check"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 1 and "LESSON.md is stale" in finished.stderr, finished.stdout + finished.stderr
+
+
+def test_the_guided_notebook_gives_the_constructors_and_asks_for_the_forward_passes():
+    guided = notebook.notebook_text(level="guided")
+    assert "AttentionHead.__init__ is not written yet" not in guided
+    assert "Write `AttentionHead.forward`." in guided
+    assert "Write `AttentionHead`: its constructor" in NOTEBOOK.read_text(encoding="utf-8")
+
+
+def test_check_cells_name_the_cell_a_line_comes_from():
+    class Shell:
+        execution_count = 1
+
+    class Run:
+        def __init__(self, source, cell_id):
+            self.raw_cell, self.cell_id = source, cell_id
+
+    log = notebook_checks._CellLog(Shell())
+    for count, (source, cell_id) in enumerate(
+        [("#| grader: setup\nimport sys", "a"), ("import torch", "b"), ("def head_dimension(d, h):\n    return d // 0", "c")],
+        start=3,
+    ):
+        Shell.execution_count = count
+        log.pre_run_cell(Run(source, cell_id))
+    code = log.code()
+    line = code.splitlines().index("    return d // 0") + 1
+    result = {"tests": [{"message": f"at multi_head_attention.py:{line} in head_dimension: return d // 0"}], "import_error": ""}
+    shown = notebook_checks.in_notebook_terms(result, log.spans())["tests"][0]["message"]
+    assert shown == "at In [5] (the cell starting `def head_dimension(d, h):`), line 2 in head_dimension: return d // 0"

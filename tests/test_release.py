@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 
@@ -92,12 +94,52 @@ def test_pytest_grader_runs_in_the_release_and_says_hidden_tests_come_later(stud
     )
     output = finished.stdout + finished.stderr
     assert finished.returncode == 1, output  # the stubs fail every visible check
-    assert "7. reference (hidden)  run when your work is graded" in output
+    assert "8. reference (hidden)  run when your work is graded" in output
     assert output.strip().splitlines()[-2:] == [
-        "Score: 0/80",
-        "Not written yet: head_dimension (33 tests), AttentionHead.forward (9 tests), causal_mask (2 tests), "
-        "concatenate_heads (1 test). Start with head_dimension.",
+        f"Score: 0/{release.VISIBLE_POINTS}",
+        "Not written yet: head_dimension (6 tests), causal_mask (2 tests), AttentionHead.__init__ (11 tests), "
+        "concatenate_heads (1 test), MultiHeadSelfAttention.__init__ (31 tests). Start with head_dimension.",
     ]
+    assert release.VISIBLE_POINTS + release.HIDDEN_POINTS == 100
+
+
+def test_the_release_records_its_level_and_its_makefile_offers_only_the_students_targets(student_release):
+    assert (student_release / "grader" / "scaffolding.txt").read_text().strip() == "standard"
+    makefile = (student_release / "Makefile").read_text()
+    targets = set(re.findall(r"^([a-z][\w.-]*):", makefile, flags=re.MULTILINE))
+    assert targets == {"grade", "example"}, targets  # and .venv, the environment alone
+    finished = subprocess.run(["make", "-n", "test"], cwd=student_release, capture_output=True, text=True, timeout=60)
+    assert finished.returncode != 0 and "No rule to make target 'test'" in finished.stderr
+
+
+def test_the_student_readme_says_what_to_hand_in_and_how_to_set_up(student_release):
+    readme = (student_release / "README.md").read_text()
+    assert "## What to hand in" in readme and "exercises/LESSON.md" in readme
+    assert "Python 3.11" in readme and ".venv/bin/python -m pytest grader" in readme
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt" in readme
+    assert f"({release.VISIBLE_POINTS} of the 100 points)" in readme and "constructors included" in readme
+    assert (student_release / "exercises" / "LESSON.md").is_file()
+
+
+def test_a_guided_release_gives_the_constructors_and_records_its_level(tmp_path):
+    out = tmp_path / "guided"
+    finished = subprocess.run(
+        [sys.executable, "-m", "grader", "release", str(out), "--level", "guided"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert (out / "grader" / "scaffolding.txt").read_text().strip() == "guided"
+    stub = (out / "exercises" / "multi_head_attention.py").read_text()
+    assert "self.heads = nn.ModuleList(" in stub and "# HINT:" in stub and "__init__ is not written yet" not in stub
+    assert "constructors included" not in (out / "README.md").read_text()
+    assert release.leaked_solution_lines(out) == []  # the level is read from the release
+    assert release.leaked_solution_lines(out, level="standard"), "the constructors are given at the guided level"
+    graded = subprocess.run(
+        [sys.executable, "-m", "pytest", "grader", "-q", "-p", "no:cacheprovider", "--results-json", str(tmp_path / "r.json")],
+        cwd=out, capture_output=True, text=True, timeout=300,
+    )
+    assert graded.returncode == 1, graded.stdout[-2000:]
+    assert json.loads((tmp_path / "r.json").read_text())["scaffolding"] == "guided"
 
 
 def test_without_grader_hidden_the_grader_diagnoses_nothing_and_imports_none_of_it(student_release, tmp_path):

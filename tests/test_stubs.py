@@ -24,13 +24,16 @@ REPO = Path(__file__).resolve().parent.parent
 SOLUTION_FILE = REPO / "solutions" / "multi_head_attention.py"
 EXERCISE_FILE = REPO / "exercises" / "multi_head_attention.py"
 EXAMPLE_FILE = REPO / "exercises" / "example.py"
-STUDENT_FUNCTIONS = [
+STUDENT_FUNCTIONS = [  # at the standard level, in the order of the file
     "head_dimension",
     "causal_mask",
+    "AttentionHead.__init__",
     "AttentionHead.forward",
     "concatenate_heads",
+    "MultiHeadSelfAttention.__init__",
     "MultiHeadSelfAttention.forward",
 ]
+GUIDED_FUNCTIONS = [name for name in STUDENT_FUNCTIONS if not name.endswith("__init__")]
 
 
 def load(path: Path, name: str):
@@ -72,18 +75,97 @@ def test_stub_contains_no_line_from_inside_a_solution_region():
     assert not leaked, f"the stub leaks solution lines: {leaked}"
 
 
-def test_stub_keeps_every_todo_hint_of_the_solution():
-    hints = [line for line in SOLUTION_FILE.read_text(encoding="utf-8").splitlines()
+def test_stub_keeps_every_todo_of_the_solution():
+    todos = [line for line in SOLUTION_FILE.read_text(encoding="utf-8").splitlines()
              if line.strip().startswith("# TODO")]
     stub = EXERCISE_FILE.read_text(encoding="utf-8").splitlines()
-    assert len(hints) == len(STUDENT_FUNCTIONS), f"expected one TODO per function, found {hints}"
-    missing = [hint.strip() for hint in hints if hint not in stub]
-    assert not missing, f"TODO hints missing from the stub: {missing}"
+    assert len(todos) == len(STUDENT_FUNCTIONS), f"expected one TODO per function, found {todos}"
+    missing = [todo.strip() for todo in todos if todo not in stub]
+    assert not missing, f"TODOs missing from the stub: {missing}"
 
 
-def test_solution_regions_are_exactly_the_five_student_functions():
+def test_solution_regions_are_exactly_the_student_functions():
     regions = find_regions(SOLUTION_FILE.read_text(encoding="utf-8"))
     assert [region.function for region in regions] == STUDENT_FUNCTIONS
+    guided = find_regions(stubs.resolve_level(SOLUTION_FILE.read_text(encoding="utf-8"), "guided"))
+    assert [region.function for region in guided] == GUIDED_FUNCTIONS
+
+
+# (b2) scaffolding levels: standard leaves the constructors and the thinking to the student -----
+
+
+def stub_at(level: str) -> str:
+    return make_stub(SOLUTION_FILE.read_text(encoding="utf-8"), level)
+
+
+# The calls the guided hints name; a standard stub states goals, not these.
+API_HINTS = ("torch.tril", "torch.cat", "torch.stack", "masked_fill", "-inf", "nn.ModuleList(", "% num_heads")
+
+
+def test_the_committed_stub_is_the_standard_level():
+    assert EXERCISE_FILE.read_text(encoding="utf-8") == stub_at("standard")
+    assert stubs.DEFAULT_LEVEL == "standard"
+
+
+@pytest.mark.parametrize("constructor", ["AttentionHead.__init__", "MultiHeadSelfAttention.__init__"])
+def test_standard_stub_leaves_the_constructors_to_the_student(constructor):
+    stub = stub_at("standard")
+    assert f'raise NotImplementedError("{constructor} is not written yet")' in stub
+    for built in ("self.query = nn.Linear", "self.heads = nn.ModuleList", "self.output_projection = nn.Linear"):
+        assert built not in stub, f"the standard stub still builds {built}"
+
+
+def test_standard_stub_states_goals_and_the_contract_not_the_calls():
+    stub = stub_at("standard")
+    todos = "\n".join(line for line in stub.splitlines() if line.strip().startswith("#"))
+    named = [call for call in API_HINTS if call in todos]
+    assert not named, f"the standard stub's comments dictate calls: {named}"
+    assert "# HINT:" not in stub
+    comments = " ".join(line.strip().lstrip("#").strip() for line in stub.splitlines() if line.strip().startswith("#"))
+    for reason in ("the softmax saturates", "caught when the model is built", "must not see it",
+                   "*before* turning each query's scores into probabilities",
+                   "one way of retrieving instead of several", "head 0's first"):
+        assert reason in comments, f"a lesson's reason is missing from the TODOs: {reason!r}"
+    # The layout the grader loads its weights into is stated in the constructors' docstrings.
+    for contract in ("``query``, ``key``, ``value``: each ``nn.Linear(model_dim, head_dim, bias=False)``",
+                     "an ``nn.ModuleList`` of ``num_heads`` ``AttentionHead(model_dim, head_dim)``",
+                     "``output_projection``: ``nn.Linear(model_dim, model_dim)``",
+                     "``True`` = may\n", "head ``h`` at index ``h``"):
+        assert contract in stub, f"the contract is missing from the docstrings: {contract!r}"
+
+
+def test_guided_stub_gives_the_constructors_and_the_api_hints():
+    stub = stub_at("guided")
+    assert "self.heads = nn.ModuleList(" in stub and "self.query = nn.Linear(model_dim, head_dim, bias=False)" in stub
+    assert "__init__ is not written yet" not in stub
+    assert all(call in stub for call in ("torch.tril", "torch.cat", "-inf", "a new axis 1")), stub
+    assert "The lesson is in LESSON.md" in stub
+
+
+def test_an_unknown_level_is_refused():
+    with pytest.raises(ValueError, match="unknown scaffolding level"):
+        stub_at("easy")
+
+
+def test_stubs_command_writes_and_records_the_level_and_check_follows_it(tmp_path):
+    copy = repository_copy(tmp_path)
+    written = run_python("-m", "grader", "stubs", "--level", "guided", cwd=copy)
+    assert written.returncode == 0, written.stderr
+    assert (copy / "grader" / "scaffolding.txt").read_text().strip() == "guided"
+    assert "AttentionHead.__init__ is not written yet" not in (copy / "exercises" / EXERCISE_FILE.name).read_text()
+    assert run_python("-m", "grader", "stubs", "--check", cwd=copy).returncode == 0  # the recorded level
+    assert run_python("-m", "grader", "stubs", "--check", "--level", "standard", cwd=copy).returncode == 1
+    back = run_python("-m", "grader", "stubs", "--level", "standard", cwd=copy)
+    assert back.returncode == 0 and not (copy / "grader" / "scaffolding.txt").exists()
+
+
+def repository_copy(tmp_path: Path) -> Path:
+    """What the generating commands need: grader/, solutions/ and exercises/ (REPO_ROOT follows grader/)."""
+    copy = tmp_path / "repository"
+    shutil.copytree(REPO / "grader", copy / "grader", ignore=shutil.ignore_patterns("__pycache__", "scaffolding.txt"))
+    shutil.copytree(REPO / "solutions", copy / "solutions", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "exercises", copy / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
 
 
 @pytest.fixture(scope="module")
@@ -97,8 +179,13 @@ def call_stub(stub, function: str):
         return stub.head_dimension(8, 2)
     if function == "causal_mask":
         return stub.causal_mask(3)
+    if function == "AttentionHead.__init__":
+        return stub.AttentionHead(8, 4)
     if function == "AttentionHead.forward":
-        return stub.AttentionHead(8, 4)(inputs, torch.ones(3, 3, dtype=torch.bool))
+        bare = stub.AttentionHead.__new__(stub.AttentionHead)  # its __init__ is a stub too
+        return stub.AttentionHead.forward(bare, inputs, torch.ones(3, 3, dtype=torch.bool))
+    if function == "MultiHeadSelfAttention.__init__":
+        return stub.MultiHeadSelfAttention(8, 2)
     if function == "concatenate_heads":
         return stub.concatenate_heads([])
     if function == "MultiHeadSelfAttention.forward":
@@ -206,12 +293,43 @@ def test_example_runs_the_one_head_experiment():
     assert "✗" not in output, output
 
 
-def test_example_shows_the_value_error_for_a_width_that_does_not_divide():
+def test_example_shows_the_value_error_for_a_width_that_does_not_divide_as_expected():
     finished = run_python(str(EXAMPLE_FILE), "--solution", "--heads", "3")
     output = finished.stdout + finished.stderr
-    assert finished.returncode == 1, output
-    assert "✗ configuration" in finished.stdout and "num_heads=3" in finished.stdout, output
-    assert "Traceback" not in output, output
+    assert finished.returncode == 0, output
+    ticks = [line for line in finished.stdout.splitlines() if line.startswith("✓")]
+    assert len(ticks) == 2 and all("raises the expected ValueError" in tick and "num_heads=3" in tick for tick in ticks), output
+    assert "✗" not in output and "Traceback" not in output, output
+
+
+def example_on(tmp_path: Path, old: str, new: str, *arguments: str) -> subprocess.CompletedProcess:
+    """example.py on the solution with one edit, as a student's exercises/ folder."""
+    folder = tmp_path / "exercises"
+    folder.mkdir()
+    shutil.copy(EXAMPLE_FILE, folder / EXAMPLE_FILE.name)
+    source = SOLUTION_FILE.read_text(encoding="utf-8")
+    assert source.count(old) == 1, old
+    (folder / EXERCISE_FILE.name).write_text(source.replace(old, new), encoding="utf-8")
+    return run_python(str(folder / EXAMPLE_FILE.name), *arguments, cwd=tmp_path)
+
+
+def test_example_does_not_pass_a_row_of_nan_as_summing_to_one(tmp_path):
+    finished = example_on(tmp_path, "output = weights @ values  # (batch, seq, head_dim)",
+                          "weights = weights * float('nan')\n        output = weights @ values")
+    assert finished.returncode == 1, finished.stdout
+    assert "✗ every probability row sums to one" in finished.stdout, finished.stdout
+
+
+def test_example_says_when_no_value_error_is_raised_for_a_width_that_does_not_divide(tmp_path):
+    finished = example_on(tmp_path, "if num_heads < 1 or model_dim % num_heads != 0:", "if num_heads < 1:",
+                          "--heads", "3")
+    assert finished.returncode == 1, finished.stdout
+    assert "✗ head_dimension(8, 3) raised no ValueError" in finished.stdout, finished.stdout
+
+
+def test_example_says_the_grader_checks_more_once_all_checks_pass():
+    finished = run_python(str(EXAMPLE_FILE), "--solution")
+    assert "All checks pass." in finished.stdout and "the grader" in finished.stdout.split("All checks pass.")[1]
 
 
 def test_example_says_when_there_is_no_solutions_folder(tmp_path):

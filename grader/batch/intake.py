@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from grader.loading import MODULE_FILE_NAME
+from grader.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME, functions_left
 from grader.notebooks import code_cells, join_code_cells
 from grader.untrusted import file_stem, printable
 
@@ -54,6 +54,7 @@ class Entry:
     content_hash: str  # sha256 of the staged text, or of the raw entry when unreadable
     problem: str  # "" when gradable; else a one-sentence reason
     entry_name: str = ""  # the file or folder name in SUBMISSIONS it was staged from ("dup.ipynb")
+    graded_file: str = ""  # which file of a folder was graded (grader.loading.choose_work's rule)
 
 
 class _Refused(Exception):
@@ -84,8 +85,14 @@ def stage_entry(entry: Path, staging: Path, *, student_id: str | None = None) ->
     """
     entry, staging = Path(entry), Path(staging)
     student_id = student_id or student_id_of(entry)
+    graded_file = ""
     try:
-        text, problem = _normalise(_read_source(entry), entry.name), ""
+        _refuse_unless_regular(entry, entry.name)  # a link to a folder is refused, not followed
+        if stat.S_ISDIR(_lstat_mode(entry) or 0):
+            text, graded_file = _read_folder(entry)
+        else:
+            text = _read_source(entry)
+        text, problem = _normalise(text, entry.name), ""
     except _Refused as refusal:
         text, problem = None, str(refusal)
     except Exception as error:  # noqa: BLE001 - one unforeseen failure must not stop a whole class's batch
@@ -95,7 +102,7 @@ def stage_entry(entry: Path, staging: Path, *, student_id: str | None = None) ->
     # an id near the file system's limit must not fail here, nor in the result files.
     source_path = _write(staging / file_stem(student_id), text)
     content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest() if text is not None else _raw_hash(entry)
-    return Entry(student_id, source_path, content_hash, problem, entry.name)
+    return Entry(student_id, source_path, content_hash, problem, entry.name, graded_file)
 
 
 def stage_all(submissions: Path, staging: Path) -> list[Entry]:
@@ -171,7 +178,7 @@ def _open_regular(path: Path, shown: str) -> io.BufferedReader:
 def _read_source(entry: Path) -> str:
     _refuse_unless_regular(entry, entry.name)
     if stat.S_ISDIR(_lstat_mode(entry) or 0):
-        return _read_folder(entry)
+        return _read_folder(entry)[0]
     suffix = entry.suffix.lower()
     if suffix == ".py":
         return _decode_python(_read_bounded(entry, MAX_SOURCE_BYTES), entry.name)
@@ -267,14 +274,37 @@ def _walk(folder: Path, skip_junk: bool = True) -> Iterator[tuple[tuple[str, ...
                     pending.append((Path(item.path), (*parts, item.name)))
 
 
-def _read_folder(folder: Path) -> str:
-    # Shallowest first: the first multi_head_attention.py found is the one to grade.
-    chosen = next((parts for parts, _ in _walk(folder) if parts[-1] == MODULE_FILE_NAME), None)
-    if chosen is None:
-        raise _Refused(f"{folder.name}/ holds no {MODULE_FILE_NAME} (folders more than {MAX_FOLDER_DEPTH} levels down are not searched).")
-    shown = "/".join((folder.name, *chosen))
-    # A link could point at any file on the grading machine, the hidden tests included.
-    return _decode_python(_read_bounded(folder.joinpath(*chosen), MAX_SOURCE_BYTES, shown), shown)
+def _read_folder(folder: Path) -> tuple[str, str]:
+    """The code of the file that holds the work, and that file's path inside the folder.
+
+    multi_head_attention.py and the notebook multi_head_attention.ipynb are looked for, the
+    shallowest of each (links are never followed: ``_walk``); with both, the one in which
+    fewer functions still raise NotImplementedError is graded, on a tie the .py (the rule of
+    grader.loading.choose_work).
+    """
+    found: dict[str, tuple[str, ...]] = {}
+    for parts, _ in _walk(folder):  # shallowest first: the first of each name is the one
+        if parts[-1] in (MODULE_FILE_NAME, NOTEBOOK_FILE_NAME) and parts[-1] not in found:
+            found[parts[-1]] = parts
+    if not found:
+        raise _Refused(
+            f"{folder.name}/ holds no {MODULE_FILE_NAME} (or {NOTEBOOK_FILE_NAME}); folders more than "
+            f"{MAX_FOLDER_DEPTH} levels down are not searched."
+        )
+    codes = {}
+    for name, parts in found.items():
+        shown, relative = "/".join((folder.name, *parts)), "/".join(parts)
+        if name == MODULE_FILE_NAME:
+            codes[name] = (_decode_python(_read_bounded(folder.joinpath(*parts), MAX_SOURCE_BYTES, shown), shown), relative)
+            continue
+        try:
+            codes[name] = (_notebook_source(_read_bounded(folder.joinpath(*parts), MAX_UNPACKED_BYTES, shown), shown), relative)
+        except _Refused:
+            if MODULE_FILE_NAME not in found:
+                raise  # the notebook was the only candidate: its problem is the entry's
+    if len(codes) == 2 and functions_left(codes[NOTEBOOK_FILE_NAME][0]) < functions_left(codes[MODULE_FILE_NAME][0]):
+        return codes[NOTEBOOK_FILE_NAME]
+    return codes.get(MODULE_FILE_NAME) or codes[NOTEBOOK_FILE_NAME]
 
 
 def _notebook_source(data: bytes, name: str) -> str:

@@ -310,6 +310,7 @@ def _manifest_entry(entry: intake.Entry) -> dict:
         "path": str(entry.source_path or ""),
         "problem": entry.problem,
         "content_hash": _entry_hash(entry),
+        "graded_file": entry.graded_file,
     }
 
 
@@ -353,7 +354,7 @@ def _write_class_files(out: Path, entries: list[intake.Entry], seed: int, sandbo
         writer.writerow([untrusted.csv_cell(cell) for cell in row])  # no formula, no escape sequence
     results.write_atomically(out / "gradebook.csv", table.getvalue())
     run = {"assignment": assignment, "graded_at": time.strftime("%Y-%m-%d %H:%M %Z"), "not_graded": not_graded}
-    results.write_class_results(out / "results.json", documents, seed, sandbox, run)
+    results.write_class_results(out / "results.json", documents, seed, sandbox, run, scaffolding=results.scaffolding_level())
     for student_id in sorted(documents):
         document = documents[student_id]
         problem = f" ({document['import_error'].splitlines()[0]})" if document.get("import_error") else ""

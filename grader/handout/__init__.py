@@ -4,6 +4,7 @@
 * ``notebook.py``        — the exercise notebook: lesson, stub cells, check cells.
 * ``release.py``         — what students receive (the folders they need, copied whole).
 * ``nbgrader_course.py`` — an nbgrader course.
+* ``reference_examples.py`` — grader/reference_examples.json, the visible reference group's data.
 * ``gradescope.py``      — a Gradescope autograder zip, and the grading it runs there.
 * ``prairielearn.py``    — a PrairieLearn externally graded question, its image, its grading.
 * ``classroom.py``       — a GitHub Classroom template repository: the release and its workflow.

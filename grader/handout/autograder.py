@@ -86,11 +86,14 @@ def choose_submission_file(folder: Path) -> tuple[Path | None, str]:
     """The file to grade in a platform's submission folder, and a sentence saying what was found.
 
     multi_head_attention.py (the shallowest), else the only notebook, else the only .py,
-    else the only .zip. Symbolic links are never followed or chosen (one could point at
+    else the only .zip. With both multi_head_attention.py and multi_head_attention.ipynb, the
+    one that holds the work (grader.loading.choose_work's rule: fewer NotImplementedError
+    left, on a tie the .py). Symbolic links are never followed or chosen (one could point at
     the reference solution), nor hidden files and OS junk (``__MACOSX``).
     """
     from grader.batch.intake import JUNK_NAMES
-    from grader.loading import MODULE_FILE_NAME
+    from grader.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME, functions_left
+    from grader.notebooks import notebook_code
 
     def junk(name: str) -> bool:
         return name.startswith(".") or name.casefold() in JUNK_NAMES
@@ -107,6 +110,15 @@ def choose_submission_file(folder: Path) -> tuple[Path | None, str]:
     named = [path for path in files if path.name == MODULE_FILE_NAME]
     if named:
         chosen = min(named, key=lambda path: (len(path.parts), relative[path]))
+        notebooks = [path for path in files if path.name == NOTEBOOK_FILE_NAME]
+        if notebooks:
+            notebook = min(notebooks, key=lambda path: (len(path.parts), relative[path]))
+            try:
+                left = functions_left(notebook_code(notebook.read_text(encoding="utf-8-sig")))
+                if left < functions_left(chosen.read_text(encoding="utf-8", errors="replace")):
+                    return notebook, f"graded {relative[notebook]} (it holds more of the work than {relative[chosen]})"
+            except Exception:  # noqa: BLE001 - an unreadable notebook holds no work to grade
+                pass
         return chosen, f"graded {relative[chosen]}"
     for suffix in (".ipynb", ".py", ".zip"):
         of_kind = [path for path in files if path.suffix.lower() == suffix]

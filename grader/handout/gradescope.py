@@ -87,7 +87,12 @@ apt-get install -y bubblewrap python3-venv
 # A virtualenv, because Ubuntu 24.04 refuses system-wide pip installs (PEP 668). It lives
 # outside /autograder/source, which run_autograder makes unreadable to student code.
 python3 -m venv {VENV}
-{VENV}/bin/python -m pip install --disable-pip-version-check -r requirements.txt
+# torch's CPU build from the PyTorch CPU wheel index (no GPU here; PyPI's Linux wheel is the
+# CUDA build, several GB): TORCH_INDEX changes the index (a mirror) or, empty, turns it off.
+# grader/torch_index.py adds it only when it answers within 3 s, so an offline build still works.
+TORCH_INDEX="${{TORCH_INDEX-https://download.pytorch.org/whl/cpu}}"
+{VENV}/bin/python -m pip install --disable-pip-version-check \\
+    $({VENV}/bin/python grader/torch_index.py "$TORCH_INDEX") -r requirements.txt
 """
 
 RUN_AUTOGRADER_COMMENT = f"""\

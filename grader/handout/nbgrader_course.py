@@ -141,9 +141,14 @@ def grading_cell_source(group: str, points: int, hidden: bool) -> str:
     return f"{notebook.CHECK_SOURCE.splitlines()[0]}\n{comment}\n{call}\n"
 
 
-def build_source_notebook(solution: str, points: dict[str, int], root: Path = REPO_ROOT, hidden: set[str] | None = None):
-    """The instructor's version, solutions and hidden tests included; nbgrader releases it."""
+def build_source_notebook(
+    solution: str, points: dict[str, int], root: Path = REPO_ROOT, hidden: set[str] | None = None,
+    level: str = stubs.DEFAULT_LEVEL,
+):
+    """The instructor's version, solutions and hidden tests included; nbgrader releases it.
+    ``level``: the scaffolding (grader.handout.stubs), which decides what the solution cells hold."""
     hidden = hidden_groups() if hidden is None else hidden
+    solution = stubs.resolve_level(solution, level)
     unknown = set(points) - set(GROUPS)
     if unknown:
         raise ValueError(f"groups the notebook does not know: {sorted(unknown)}")
@@ -152,7 +157,7 @@ def build_source_notebook(solution: str, points: dict[str, int], root: Path = RE
     cells = [notebook.intro_cells(solution)[0], notebook.markdown("how-it-works", HOW_IT_WORKS)]
     cells.append(notebook.code("setup", notebook.setup_source((root_place,)), tags=(notebook.SETUP_TAG,), **_nbgrader("setup", locked=True)))
     for part in notebook.PARTS:
-        cells.append(notebook.markdown(f"lesson-{part.key}", part.lesson))
+        cells.append(notebook.markdown(f"lesson-{part.key}", notebook.part_lesson(part, level)))
         for name in part.names:
             text = pieces[name]
             if stubs.BEGIN_SOLUTION in text:
@@ -171,13 +176,15 @@ def build_source_notebook(solution: str, points: dict[str, int], root: Path = RE
     return new_notebook(cells=cells, metadata=notebook.NOTEBOOK_METADATA)
 
 
-def write_course(course_dir: Path, repo_root: Path = REPO_ROOT, points: dict[str, int] | None = None) -> Path:
+def write_course(
+    course_dir: Path, repo_root: Path = REPO_ROOT, points: dict[str, int] | None = None, level: str = stubs.DEFAULT_LEVEL
+) -> Path:
     course_dir = Path(course_dir).resolve()
     points = group_points(repo_root) if points is None else points
     solution = (repo_root / "solutions" / "multi_head_attention.py").read_text(encoding="utf-8")
     source = course_dir / "source" / ASSIGNMENT / NOTEBOOK_NAME
     source.parent.mkdir(parents=True, exist_ok=True)
-    source.write_text(notebook.dumps(build_source_notebook(solution, points, repo_root)), encoding="utf-8")
+    source.write_text(notebook.dumps(build_source_notebook(solution, points, repo_root, level=level)), encoding="utf-8")
     config = CONFIG_TEMPLATE.format(
         bin_folder=Path(sys.executable).parent, assignment=ASSIGNMENT, root_variable=ROOT_VARIABLE,
         root=str(repo_root), code_stub=CODE_STUB, seed_variable=notebook_checks.SEED_VARIABLE,
@@ -207,10 +214,12 @@ def fill_in(released: nbformat.NotebookNode, answers: dict[str, str]) -> nbforma
 
 def add_arguments(parser) -> None:
     parser.add_argument("course_dir", type=Path, help="the course folder to write (created if missing)")
+    stubs.add_level_argument(parser)
 
 
 def run(arguments) -> int:
-    course = write_course(arguments.course_dir)
-    print(f"wrote the nbgrader course in {course}: nbgrader_config.py and source/{ASSIGNMENT}/{NOTEBOOK_NAME}")
+    level = arguments.level or stubs.recorded_level()
+    course = write_course(arguments.course_dir, level=level)
+    print(f"wrote the nbgrader course in {course} ({level} scaffolding): nbgrader_config.py and source/{ASSIGNMENT}/{NOTEBOOK_NAME}")
     print(f"next: cd {course} && PATH={Path(sys.executable).parent}:$PATH nbgrader generate_assignment {ASSIGNMENT}")
     return 0

@@ -89,7 +89,7 @@ values. Putting the heads' outputs side by side then gives back exactly `model_d
 That only works when the division is exact: 10 features cannot be shared fairly by 3 heads.
 Such a configuration should fail the moment the model is built, with a message that names
 both numbers, instead of as a puzzling shape error halfway through a training run.
-`MultiHeadSelfAttention.__init__` calls `head_dimension` for exactly that reason.
+That is why `MultiHeadSelfAttention.__init__` calls `head_dimension` before it builds anything.
 
 **Write `head_dimension`.** Group 6 (configuration) checks it, together with the module you
 finish in part 4.
@@ -134,7 +134,7 @@ One head, for inputs of shape `(batch, seq, model_dim)`:
 4. softmax over the key positions (the last axis): one probability distribution per query;
 5. the output is the weights times the values, `(batch, seq, head_dim)`.
 
-`HeadResult` (given) carries the output and the weights. **Write `AttentionHead.forward`.**
+`HeadResult` (given) carries the output and the weights. **Write {head_work}.**
 """,
         ("HeadResult", "AttentionHead"),
     ),
@@ -167,12 +167,27 @@ Freshly initialised heads already give different attention matrices, simply beca
 random projections differ. That is not yet specialisation: nothing in this code gives a head
 a job (syntax, say, or who is speaking). If heads specialise, training makes them.
 
-**Write `concatenate_heads` and `MultiHeadSelfAttention.forward`** (`MultiHeadResult` is
-given).
+**Write `concatenate_heads` and {module_work}** (`MultiHeadResult` is given).
 """,
         ("concatenate_heads", "MultiHeadResult", "MultiHeadSelfAttention"),
     ),
 )
+
+# What each part asks for, by level: at the standard level the constructors are the student's too.
+WORK = {
+    "standard": {
+        "head_work": "`AttentionHead`: its constructor (its docstring gives the layout the grader loads "
+        "its weights into) and `forward`",
+        "module_work": "`MultiHeadSelfAttention`: its constructor (the configuration check, independent "
+        "heads, the output projection, as its docstring lays them out) and `forward`",
+    },
+    "guided": {"head_work": "`AttentionHead.forward`", "module_work": "`MultiHeadSelfAttention.forward`"},
+}
+
+
+def part_lesson(part: Part, level: str = stubs.DEFAULT_LEVEL) -> str:
+    return part.lesson.format(**WORK[level]) if "{" in part.lesson else part.lesson
+
 
 FINAL_LESSON = """\
 ## Your score
@@ -255,12 +270,13 @@ def rst_to_markdown(text: str) -> str:
     return re.sub(r"``(.+?)``", r"`\1`", text)
 
 
-def exercise_source(solution: str, filled: bool) -> str:
+def exercise_source(solution: str, filled: bool, level: str = stubs.DEFAULT_LEVEL) -> str:
     """The solution with its regions stubbed (``grader.stubs``), or filled in without markers."""
     if not filled:
-        return stubs.make_stub(solution).removeprefix(stubs.GENERATED_NOTICE)
+        return stubs.make_stub(solution, level).removeprefix(stubs.GENERATED_NOTICE)
     markers = (stubs.BEGIN_SOLUTION, stubs.END_SOLUTION)
-    return "\n".join(line for line in solution.splitlines() if line.strip() not in markers) + "\n"
+    resolved = stubs.resolve_level(solution, level)
+    return "\n".join(line for line in resolved.splitlines() if line.strip() not in markers) + "\n"
 
 
 # --- cells ---------------------------------------------------------------------------------
@@ -312,14 +328,14 @@ def intro_cells(solution: str) -> list[nbformat.NotebookNode]:
     ]
 
 
-def build_notebook(solution: str, filled: bool = False) -> nbformat.NotebookNode:
+def build_notebook(solution: str, filled: bool = False, level: str = stubs.DEFAULT_LEVEL) -> nbformat.NotebookNode:
     """The exercise notebook: stubs (``filled=False``) or the solution filled in."""
-    pieces = definitions(exercise_source(solution, filled))
+    pieces = definitions(exercise_source(solution, filled, level))
     definitions(solution)  # the solution itself must fit the parts too
     cells = intro_cells(solution)
     cells.append(code("setup", setup_source(), tags=(SETUP_TAG,)))
     for part in PARTS:
-        cells.append(markdown(f"lesson-{part.key}", part.lesson))
+        cells.append(markdown(f"lesson-{part.key}", part_lesson(part, level)))
         cells += [code(f"code-{name}", pieces[name]) for name in part.names]
         if part.names != (IMPORTS,):
             cells.append(code(f"check-{part.key}", CHECK_SOURCE, tags=(CHECK_TAG,)))
@@ -333,27 +349,67 @@ def dumps(notebook: nbformat.NotebookNode) -> str:
     return nbformat.writes(notebook, version=4) + "\n"
 
 
-def notebook_text(solution_path: Path = stubs.SOLUTION_PATH, filled: bool = False) -> str:
-    return dumps(build_notebook(solution_path.read_text(encoding="utf-8"), filled=filled))
+def notebook_text(solution_path: Path = stubs.SOLUTION_PATH, filled: bool = False, level: str = stubs.DEFAULT_LEVEL) -> str:
+    return dumps(build_notebook(solution_path.read_text(encoding="utf-8"), filled=filled, level=level))
 
 
-def notebook_is_current(solution_path: Path = stubs.SOLUTION_PATH, notebook_path: Path = NOTEBOOK_PATH) -> bool:
-    return notebook_path.is_file() and notebook_path.read_text(encoding="utf-8") == notebook_text(solution_path)
+def notebook_is_current(
+    solution_path: Path = stubs.SOLUTION_PATH, notebook_path: Path = NOTEBOOK_PATH, level: str = stubs.DEFAULT_LEVEL
+) -> bool:
+    return notebook_path.is_file() and notebook_path.read_text(encoding="utf-8") == notebook_text(solution_path, level=level)
+
+
+# --- the lesson as one Markdown file, for students who work in the .py file -----------------
+
+LESSON_PATH = REPO_ROOT / "exercises" / "LESSON.md"
+LESSON_NOTICE = "<!-- Generated from the reference solution by `python -m grader notebook`: the notebook's lesson. -->\n\n"
+FOR_THE_PY_FILE = """\
+## Working in `multi_head_attention.py`
+
+This is the lesson of the notebook `multi_head_attention.ipynb`, for those who work in the
+`.py` file instead: write the same functions there, try them with `python exercises/example.py`,
+and grade them with `make grade` (or `python -m pytest grader`).
+"""
+
+
+def lesson_markdown(solution: str, level: str = stubs.DEFAULT_LEVEL) -> str:
+    """The notebook's lesson cells, in order, as one Markdown document (exercises/LESSON.md)."""
+    sections = [intro_cells(solution)[0].source, FOR_THE_PY_FILE.strip("\n")]
+    sections += [part_lesson(part, level).strip("\n") for part in PARTS if part.names != (IMPORTS,)]
+    sections.append(FINAL_LESSON.strip("\n"))
+    return LESSON_NOTICE + "\n\n".join(sections) + "\n"
+
+
+def lesson_text(solution_path: Path = stubs.SOLUTION_PATH, level: str = stubs.DEFAULT_LEVEL) -> str:
+    return lesson_markdown(solution_path.read_text(encoding="utf-8"), level)
+
+
+def lesson_is_current(
+    solution_path: Path = stubs.SOLUTION_PATH, lesson_path: Path = LESSON_PATH, level: str = stubs.DEFAULT_LEVEL
+) -> bool:
+    return lesson_path.is_file() and lesson_path.read_text(encoding="utf-8") == lesson_text(solution_path, level)
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--check", action="store_true", help="only report whether the notebook is stale (exit 1 if so)")
+    parser.add_argument(
+        "--check", action="store_true", help="only report whether the notebook or LESSON.md is stale (exit 1 if so)"
+    )
     parser.add_argument(
         "--filled", type=Path, metavar="PATH", help="also write the notebook with the solution filled in to PATH"
     )
+    stubs.add_level_argument(parser)
 
 
 def run(arguments) -> int:
+    level = arguments.level or stubs.recorded_level()
     if arguments.check:
-        return stubs.report_freshness(NOTEBOOK_PATH, notebook_is_current(), "python -m grader notebook")
-    NOTEBOOK_PATH.write_text(notebook_text(), encoding="utf-8")
-    print(f"wrote {NOTEBOOK_PATH.relative_to(REPO_ROOT)}")
+        command = f"python -m grader notebook --level {level}"
+        notebook_status = stubs.report_freshness(NOTEBOOK_PATH, notebook_is_current(level=level), command)
+        return notebook_status | stubs.report_freshness(LESSON_PATH, lesson_is_current(level=level), command)
+    NOTEBOOK_PATH.write_text(notebook_text(level=level), encoding="utf-8")
+    LESSON_PATH.write_text(lesson_text(level=level), encoding="utf-8")
+    print(f"wrote {NOTEBOOK_PATH.relative_to(REPO_ROOT)} and {LESSON_PATH.relative_to(REPO_ROOT)} ({level} scaffolding)")
     if arguments.filled:
-        arguments.filled.write_text(notebook_text(filled=True), encoding="utf-8")
+        arguments.filled.write_text(notebook_text(filled=True, level=level), encoding="utf-8")
         print(f"wrote {arguments.filled} (the solution filled in: for instructors only)")
     return 0

@@ -1,8 +1,10 @@
 """The student release: ``python -m grader release OUT_DIR``.
 
-What students receive: the stubs, the focused example and the notebook, the visible
-grader (the grader package's own modules, none of its instructor subpackages), a README
-written for them, requirements.txt and the Makefile. Never solutions/, grader/hidden/,
+What students receive: the stubs, the focused example, the notebook and the lesson, generated
+at the chosen scaffolding level (``--level standard|guided``, recorded in
+``grader/scaffolding.txt`` and from there in every results file), the visible grader (the
+grader package's own modules, none of its instructor subpackages), a README written for
+them, requirements.txt and a Makefile with the students' targets only (student.mk). Never solutions/, grader/hidden/,
 the sandbox, the batch, the hand-outs or tests/; ``leaked_solution_lines`` lets a test prove that no line of
 solution text slipped into any file of it.
 """
@@ -14,7 +16,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from grader.handout import stubs
+from grader.handout import notebook, stubs
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # What students receive, by folder. The exercise folder whole; of the grader, the package's
@@ -23,35 +25,68 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # instructor module stays home without anyone listing it.
 WHOLE_FOLDERS = ("exercises",)
 OWN_FILES_ONLY = ("grader",)
-TOP_LEVEL_FILES = ("requirements.txt", "Makefile")
+TOP_LEVEL_FILES = {"requirements.txt": "requirements.txt", "student.mk": "Makefile"}  # source: name in the release
 NEVER_COPIED = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
 
 STUDENT_README = """\
 # Multi-head self-attention: your exercise
 
+You need Python 3.11 or newer. With `make`:
+
 ```sh
-make grade   # create .venv if missing, install, grade your exercise and print your score
+make grade     # create .venv if missing, install, grade your work and print your score
+make example   # the lesson's focused example: a check mark or a cross for each of its six checks
 ```
 
-1. Open `exercises/multi_head_attention.py` (or the notebook
-   `exercises/multi_head_attention.ipynb`). Every function that still raises
-   `NotImplementedError` is yours to write; the `# TODO` above it says what to do, and the
-   docstrings state every convention (shapes, `True` = may attend, heads in order).
-2. Try the lesson's example: `.venv/bin/python exercises/example.py` prints a check mark
-   or a cross for each of the lesson's six checks (`--heads 1` runs the one-head experiment).
-3. Grade yourself: `make grade` or `.venv/bin/python -m pytest grader`. Each failed check
-   says what was expected, what came back and the likely mistake; the last line names the
-   functions not written yet, the most needed first. `print()` and `breakpoint()` work
-   (`pytest grader -s -x` stops at the first failure).
+Without `make` (on Linux, the extra index gives torch's CPU build instead of PyPI's
+several-GB CUDA build; elsewhere leave `--extra-index-url ...` out):
 
-The score you see here covers the visible checks (80 of the 100 points). The remaining
-20 points come from hidden checks, run when your work is graded: they compare your numbers
-with the reference on sizes and data drawn at grading time, so code that passes every
-visible check for the right reasons passes them too.
+```sh
+python3 -m venv .venv
+.venv/bin/python -m pip install --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt
+.venv/bin/python -m pytest grader
+```
+
+1. Read the lesson: `exercises/LESSON.md` (the notebook holds the same lesson).
+2. Work in **one** of `exercises/multi_head_attention.py` or the notebook
+   `exercises/multi_head_attention.ipynb`. Every function that still raises
+   `NotImplementedError` is yours to write{constructors}; the `# TODO` above it says what the code
+   must achieve and why, and the docstrings state every convention (names, shapes,
+   `True` = may attend, heads in order).
+3. Try the lesson's example: `make example` or `.venv/bin/python exercises/example.py`
+   (`--heads 1` runs the one-head experiment, `--heads 3` shows the configuration error).
+4. Grade yourself: `make grade` or `.venv/bin/python -m pytest grader`. It grades the file
+   that holds your work: when both the `.py` file and the notebook are there, the one in which
+   fewer functions still raise `NotImplementedError` (on a tie, the `.py` file). Each failed
+   check says what was expected, what came back and the likely mistake; the last line names
+   the functions not written yet, in the order they build on each other. `print()` and
+   `breakpoint()` work (`pytest grader -s -x` stops at the first failure).
+
+## What to hand in
+
+The one file you worked in: `exercises/multi_head_attention.py`, or the notebook
+`exercises/multi_head_attention.ipynb` (saved, its cells in order; the setup and check cells
+are left out when it is graded). Keep the names of the functions and classes, and their
+parameters: the grader calls them by name and loads its own weights into the layers the
+docstrings describe. If you hand in a folder holding both files, the same rule as `make
+grade` picks the one that holds the work, and your results say which file was graded.
+
+## Your score
+
+The score you see here covers the visible checks ({visible} of the 100 points), including the
+reference examples, which compare your numbers with the reference on fixed data shipped in
+`grader/reference_examples.json`. The remaining {hidden} points come from hidden checks, run when
+your work is graded: the same comparison on sizes and data drawn at grading time, so code
+that matches the reference examples for the right reasons passes them too.
 """
+VISIBLE_POINTS, HIDDEN_POINTS = 85, 15  # tests/test_release.py checks them against the grader
+CONSTRUCTORS = {
+    "standard": ", the constructors included (their docstrings give the layout of the layers)",
+    "guided": "",
+}
 
 
-def write_release(out_dir: Path) -> Path:
+def write_release(out_dir: Path, level: str = stubs.DEFAULT_LEVEL) -> Path:
     out_dir = Path(out_dir)
     if out_dir.exists():
         shutil.rmtree(out_dir)
@@ -63,18 +98,33 @@ def write_release(out_dir: Path) -> Path:
         for path in sorted((REPO_ROOT / name).iterdir()):
             if path.is_file() and path.suffix != ".pyc":
                 shutil.copy2(path, out_dir / name / path.name)
-    for name in TOP_LEVEL_FILES:
-        shutil.copy2(REPO_ROOT / name, out_dir / name)
-    (out_dir / "README.md").write_text(STUDENT_README, encoding="utf-8")
+    for source, name in TOP_LEVEL_FILES.items():
+        shutil.copy2(REPO_ROOT / source, out_dir / name)
+    # The exercise at the chosen level, made from the solution (not copied: exercises/ may be
+    # at another level), and the level recorded where the grader reads it.
+    solution = stubs.SOLUTION_PATH
+    (out_dir / "exercises" / stubs.EXERCISE_PATH.name).write_text(
+        stubs.make_stub(solution.read_text(encoding="utf-8"), level), encoding="utf-8"
+    )
+    (out_dir / "exercises" / notebook.NOTEBOOK_PATH.name).write_text(notebook.notebook_text(level=level), encoding="utf-8")
+    (out_dir / "exercises" / notebook.LESSON_PATH.name).write_text(notebook.lesson_text(level=level), encoding="utf-8")
+    (out_dir / "grader" / stubs.LEVEL_FILE.name).write_text(level + "\n", encoding="utf-8")
+    readme = STUDENT_README.format(constructors=CONSTRUCTORS[level], visible=VISIBLE_POINTS, hidden=HIDDEN_POINTS)
+    (out_dir / "README.md").write_text(readme, encoding="utf-8")
     return out_dir
 
 
-def leaked_solution_lines(release: Path, solution: Path = stubs.SOLUTION_PATH) -> list[str]:
+def leaked_solution_lines(release: Path, solution: Path = stubs.SOLUTION_PATH, level: str | None = None) -> list[str]:
     """Lines of solution text found in the release, as "file: line" (empty when clean).
 
-    Lines without a letter or a digit (a lone bracket) say nothing and are not counted.
+    Lines without a letter or a digit (a lone bracket) say nothing and are not counted. The
+    secret is what the student writes at ``level`` (the level recorded in the release when
+    not given): at the guided level, the constructors are given, not secret.
     """
-    secret = {line.strip() for line in stubs.solution_lines(solution.read_text(encoding="utf-8"))}
+    if level is None:
+        level = stubs.recorded_level(release / "grader" / stubs.LEVEL_FILE.name)
+    resolved = stubs.resolve_level(solution.read_text(encoding="utf-8"), level)
+    secret = {line.strip() for line in stubs.solution_lines(resolved)}
     secret = {line for line in secret if any(character.isalnum() for character in line)}
     leaks = []
     for path in sorted(release.rglob("*")):
@@ -104,13 +154,15 @@ def _notebook_leaks(path: Path, release: Path, secret: set[str]) -> list[str]:
 
 def add_arguments(parser) -> None:
     parser.add_argument("out_dir", type=Path, help="folder to (re)create with the student release")
+    stubs.add_level_argument(parser)
 
 
 def run(arguments) -> int:
-    out = write_release(arguments.out_dir)
-    leaks = leaked_solution_lines(out)
+    level = arguments.level or stubs.recorded_level()
+    out = write_release(arguments.out_dir, level)
+    leaks = leaked_solution_lines(out, level=level)
     if leaks:
         print("the release holds solution text; fix before handing it out:", *leaks[:10], sep="\n  ", file=sys.stderr)
         return 1
-    print(f"wrote the student release to {out} (no solution text found in it)")
+    print(f"wrote the student release to {out} ({level} scaffolding; no solution text found in it)")
     return 0

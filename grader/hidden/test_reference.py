@@ -1,4 +1,4 @@
-"""Group 7 — reference (hidden): the numbers match the reference solution.
+"""Group 8 — reference (hidden): the numbers match the reference solution.
 
 Configurations, inputs, weights and masks are drawn at grading time from the grading
 seed (printed in the header; pass --grading-seed to replay a run), so a submission
@@ -53,7 +53,7 @@ def reference_module(config: Config, parameters: dict) -> torch.nn.Module:
     return module
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.parametrize("draw", DRAWS)
 def test_head_matches_the_reference(submission, grading_seed, draw):
     config = drawn_config(grading_seed, draw)
@@ -72,7 +72,7 @@ def test_head_matches_the_reference(submission, grading_seed, draw):
     checks.expect_close(got["output"], expected.output, f"AttentionHead output ({config.describe()})", VALUES_HINT)
 
 
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 @pytest.mark.parametrize("draw", DRAWS)
 def test_module_matches_the_reference(submission, grading_seed, draw):
     config = drawn_config(grading_seed, 10 + draw)
@@ -90,7 +90,7 @@ def test_module_matches_the_reference(submission, grading_seed, draw):
     checks.expect_close(got["output"], expected.output, f"{what} output", VALUES_HINT)
 
 
-@pytest.mark.points(5)
+@pytest.mark.points(6)
 def test_module_gradients_match_the_reference(submission, grading_seed):
     config = drawn_config(grading_seed, 20)
     rng = data.generator(grading_seed + 300)

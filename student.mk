@@ -1,0 +1,35 @@
+# What students run (the release ships this file as its Makefile; the repository's Makefile
+# includes it). `make grade` creates .venv when it is missing (or when requirements changed),
+# then grades exercises/: the .py file or the notebook, whichever holds the work.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# On Linux, torch's CPU build comes from the PyTorch project's CPU wheel index (PyPI's Linux
+# wheel is the CUDA build, several GB). Change it for a CUDA build or a mirror, e.g.
+# `make grade TORCH_INDEX=https://download.pytorch.org/whl/cu126`, or turn it off with
+# `make grade TORCH_INDEX=`. When the index does not answer within 3 s (offline, a local
+# mirror of wheels), pip installs from its usual indexes, as before (grader/torch_index.py).
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+
+.PHONY: grade example .venv
+
+.venv: $(STAMP)
+
+# The instructor's copy installs nbgrader too; the student release has only requirements.txt.
+REQUIREMENTS ?= $(firstword $(wildcard requirements-instructor.txt) requirements.txt)
+
+$(STAMP): $(wildcard requirements*.txt)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
+		$$($(BIN)/python grader/torch_index.py "$(TORCH_INDEX)") -r $(REQUIREMENTS)
+	touch $@
+
+# pytest exits 1 when some tests failed: that is a score, not an error of the grader.
+grade: $(STAMP)
+	$(BIN)/python -m pytest grader || [ $$? -eq 1 ]
+
+# The lesson's focused example: four positions, eight features, two heads.
+example: $(STAMP)
+	$(BIN)/python exercises/example.py || true
