@@ -458,6 +458,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="one_head_module_for_all",
+        mistake="shared_head_module",
         description="Created one AttentionHead and put that same object in every slot of the list.",
         edits=(
             _edit(
@@ -469,6 +470,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="reseeded_before_each_head",
+        mistake="identically_initialised_heads",
         description=(
             "Called torch.manual_seed(0) before creating each head in MultiHeadSelfAttention, so "
             "every head starts with the same weights."
@@ -543,6 +545,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="doubled_output_projection",
+        mistake="repeated_output_projection",
         description="Applied the output projection twice, to its own result.",
         edits=(_edit(_PROJECTION_LINE, "combined = self.output_projection(self.output_projection(concatenated))"),),
         losing_groups=(REFERENCE_EXAMPLES, REFERENCE),
