@@ -19,6 +19,7 @@ import browser
 import handmade_class
 from grader import untrusted
 from grader.batch import class_statistics, report
+from grader.scoring import GROUPS
 from grading import REPO_ROOT
 from handmade_class import HOSTILE_ID, class_documents, document, write_out
 from sample_class import notebook_document
@@ -86,7 +87,7 @@ def test_misconceptions_count_the_students_holding_each_the_most_held_first(numb
     found = numbers.misconceptions
     assert [(m.mistake, m.students) for m in found] == [("interleaved_heads", ("s2", "s3")), ("softmax_over_queries", ("s3",))]
     assert found[0].title == "Heads interleaved instead of side by side"
-    assert found[0].explains == "test_a"  # each check once, without its parameters
+    assert found[0].explains == ("test_a",)  # each check once, without its parameters
     assert numbers.unexplained == {"causal_mask": ("s4",)}  # "unknown" is no misconception
 
 
@@ -108,7 +109,7 @@ def handmade_out(tmp_path):
     return write_out(tmp_path / "out", class_documents())
 
 
-def test_the_report_shows_the_header_the_figures_and_both_charts(handmade_out):
+def test_the_report_shows_the_header_the_figures_both_charts_and_the_misconceptions(handmade_out):
     page = report.write_report(handmade_out).read_text(encoding="utf-8")
     assert "<h1>Class report: Hand-made class</h1>" in page
     for fact in ("2026-01-02 03:04 UTC", "1234", "bwrap", '<span id="graded-count">4</span>', '<span id="refused-count">0</span>'):
@@ -118,10 +119,10 @@ def test_the_report_shows_the_header_the_figures_and_both_charts(handmade_out):
         "mean": "2.25", "median": "2.5", "standard deviation": "1.48", "min": "0", "max": "4",
         "at 0": "25%", "at full marks (5)": "0%",
     }
-    assert page.count('src="data:image/svg+xml;base64,') == 3  # histogram, groups, misconceptions
+    assert page.count('src="data:image/svg+xml;base64,') == 2  # histogram, groups (misconceptions are HTML bars)
     assert "Heads interleaved instead of side by side" in page and "Each head&#x27;s features must stay together." in page
     assert '<ul id="unexplained"><li>causal_mask: 1 student (<a href="feedback/s4.html">s4</a>)</li></ul>' in page
-    assert "<td>causal_mask: no known mistake</td>" in page
+    assert '<td class="text long">causal_mask: no known mistake</td>' in page
 
 
 def test_the_report_needs_no_network_and_allows_only_its_own_script(handmade_out):
@@ -212,16 +213,16 @@ def test_results_json_records_which_entry_each_id_was_graded_from(graded):
 def test_every_batch_writes_the_report_with_the_entries_names(graded):
     page = (graded / "report.html").read_text(encoding="utf-8")
     assert "<h1>Class report: Traced</h1>" in page
-    assert "<td>dup.zip</td>" in page and '<span id="refused-count">1</span>' in page
+    assert '<td class="text">dup.zip</td>' in page and '<span id="refused-count">1</span>' in page
     assert HOSTILE_ID not in page
     assert sorted(path.name for path in (graded / "feedback").glob("*.html")) == sorted(
         f"{untrusted.file_stem(sid)}.html" for sid in ("dup", "dup-2", "dup-3", HOSTILE_ID)
     )
 
 
-def _open(chromium, path: Path):
-    """The page from its file URL, with every request, console error and dialog it caused."""
-    page = chromium.new_page(viewport={"width": 1366, "height": 768})
+def _open(chromium, path: Path, height: int = 768):
+    """The page from its file URL at a laptop's width, with every request, console error and dialog it caused."""
+    page = chromium.new_page(viewport={"width": 1366, "height": height})
     seen = {"requests": [], "errors": [], "dialogs": []}
     page.on("request", lambda request: seen["requests"].append(request.url))
     page.on("console", lambda message: seen["errors"].append(message.text) if message.type == "error" else None)
@@ -261,7 +262,7 @@ def test_in_chromium_the_charts_show_and_any_column_sorts(handmade_out):
     with browser.browser() as chromium:
         page, seen = _open(chromium, handmade_out / "report.html")
         charts = page.eval_on_selector_all("img", "images => images.map(image => [image.id, image.complete && image.naturalWidth > 0])")
-        assert charts == [["histogram", True], ["groups-chart", True], ["misconceptions-chart", True]]
+        assert charts == [["histogram", True], ["groups-chart", True]]
         scores = lambda: page.eval_on_selector_all("#students-table td.score", "cells => cells.map(cell => Number(cell.textContent))")  # noqa: E731
         assert scores() == [4, 3, 2, 0]  # by student id
         page.click("#students-table th:has-text('score') button")
@@ -273,6 +274,93 @@ def test_in_chromium_the_charts_show_and_any_column_sorts(handmade_out):
             "test_c", "test_a", "test_b"
         ]
         assert seen["errors"] == [] and _network(seen["requests"]) == [] and seen["dialogs"] == []
+
+
+# A class whose text is as long as real classes make it: an LMS id with no place to break a line,
+# misconception titles that are whole sentences (as grader/hidden/mistakes.py writes them),
+# several diagnoses for one student, and an entry refused at intake with the intake's message.
+LONG_ID = "a_student_whose_lms_export_gives_an_identifier_far_longer_than_any_table_column_0123456789"
+LONG_TITLES = (
+    "the softmax normalises over the query axis (dim=-2) instead of the key axis",
+    "the causal mask allows later positions and blocks earlier ones (the upper triangle)",
+    "head_dimension returns a number instead of raising when the width does not divide",
+)
+
+
+def _long_diagnosis(index: int) -> dict:
+    explains = [f"test_a_check_with_a_long_descriptive_name_number_{n}[case]" for n in range(12)]
+    return {"function": f"function_{index}", "mistake": f"mistake_{index}", "title": LONG_TITLES[index], "why": "", "explains": explains}
+
+
+@pytest.fixture
+def long_text_out(tmp_path):
+    """The hand-made class in all eight groups of the real grader, with two students of long text
+    and a refused entry; the misconceptions are held by 3, 2 and 1 students."""
+    documents = class_documents(diagnoses=False)
+    refused = LONG_ID + "-refused"
+    documents[LONG_ID] = document(LONG_ID, 0, False, graded_from=f"{LONG_ID}.ipynb")
+    documents[refused] = document(
+        refused, 0, False, graded_from=f"{refused}.py",
+        intake_problem=f"{refused}.py looks like a binary file (it contains NUL bytes), not Python source text.",
+    )
+    for sid, held in {LONG_ID: (0, 1, 2), "s2": (0, 1), "s3": (0,)}.items():
+        documents[sid]["diagnoses"] = [_long_diagnosis(index) for index in held]
+    for result in documents.values():
+        result["groups"] = {group: {"earned": 0, "max": 10} for group in GROUPS} | result["groups"]
+    return write_out(tmp_path / "out", documents)
+
+
+def _overflowing(page) -> list[str]:
+    """What reaches past the window's right edge, shown or scrolled to: what a 1366 px screen cuts off."""
+    return page.evaluate(
+        """() => [...document.body.querySelectorAll('*')]
+            .filter(element => element.getBoundingClientRect().right > window.innerWidth + 0.5)
+            .map(element => element.tagName.toLowerCase() + (element.id ? '#' + element.id : '') + ' ' + element.textContent.slice(0, 40))"""
+    )
+
+
+@needs_browser
+def test_in_chromium_the_report_of_long_text_fits_a_laptop_screen_without_sideways_scrolling(long_text_out):
+    report.write_report(long_text_out)
+    with browser.browser() as chromium:
+        page, seen = _open(chromium, long_text_out / "report.html", height=900)
+        assert page.evaluate("document.documentElement.scrollWidth") <= page.evaluate("window.innerWidth")
+        assert _overflowing(page) == []  # not even inside a box that scrolls sideways on its own
+        assert page.locator("td.student", has_text=LONG_ID + "-refused").is_visible()
+        assert page.locator("td.problem", has_text="not Python source text").is_visible()
+        scores = lambda: page.eval_on_selector_all("#students-table td.score", "cells => cells.map(cell => Number(cell.textContent))")  # noqa: E731
+        assert scores() == [0, 0, 4, 3, 2, 0]  # by student id: the long ones first
+        page.click("#students-table th:has-text('score') button")
+        assert scores() == [0, 0, 0, 2, 3, 4]
+        assert seen["errors"] == []
+
+
+@needs_browser
+def test_in_chromium_each_misconception_shows_its_full_title_beside_a_bar_of_its_students(long_text_out):
+    report.write_report(long_text_out)
+    with browser.browser() as chromium:
+        page, _ = _open(chromium, long_text_out / "report.html", height=900)
+        section = page.inner_text("#misconceptions")
+        assert all(title in section for title in LONG_TITLES)
+        shown = page.eval_on_selector_all(
+            "#misconceptions .misconception",
+            """items => items.map(item => {
+                const title = item.querySelector('.title');
+                return {title: title.innerText, size: parseFloat(getComputedStyle(title).fontSize),
+                        cut: title.scrollWidth > title.clientWidth, students: Number(item.querySelector('.holders').innerText),
+                        bar: item.querySelector('.bar').getBoundingClientRect().width};
+            })""",
+        )
+        assert [(row["title"], row["students"]) for row in shown] == list(zip(LONG_TITLES, (3, 2, 1)))
+        assert all(row["size"] >= 13 and not row["cut"] for row in shown), shown  # the page's own size, nothing hidden
+        bars = [row["bar"] for row in shown]
+        assert bars[0] > 0 and bars == pytest.approx([bars[0], bars[0] * 2 / 3, bars[0] / 3], abs=1)
+        assert page.locator("#misconceptions img").count() == 0  # no chart whose labels are cut short
+        # The dozen checks each explains are folded away until the teacher asks for them.
+        checks = page.locator("#misconceptions .misconception").first.locator("details p")
+        assert not checks.is_visible()
+        page.locator("#misconceptions .misconception").first.locator("summary").click()
+        assert checks.is_visible() and "test_a_check_with_a_long_descriptive_name_number_11" in checks.inner_text()
 
 
 @needs_browser

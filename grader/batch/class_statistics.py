@@ -58,7 +58,7 @@ class Misconception:
     mistake: str
     title: str
     why: str
-    explains: str  # the checks it accounts for, without their parameters
+    explains: tuple[str, ...]  # the checks it accounts for, without their parameters
     students: tuple[str, ...]
 
 
@@ -156,7 +156,7 @@ def misconceptions(submissions: dict[str, dict]) -> list[Misconception]:
             mistake=key[1],
             title=str(described[key].get("title") or key[1]),
             why=str(described[key].get("why") or ""),
-            explains=", ".join(explains[key]),
+            explains=tuple(explains[key]),
             students=tuple(students),
         )
         for key, students in holders.items()

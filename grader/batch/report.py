@@ -1,10 +1,12 @@
 """The instructor's view of a class: ``python -m grader report OUT`` writes ``OUT/report.html``.
 
 The batch writes it after every run; this command rebuilds it from an existing OUT. One
-self-contained page that opens from disk: charts are SVG ``data:`` URLs
-(``grader/batch/report_plots.py``), the only script is the few lines that sort the tables, and
-the Content Security Policy forbids every request and every other script. Each student's
-feedback is rendered beside it as ``feedback/<id>.html`` (``grader/batch/feedback_pages.py``).
+self-contained page that opens from disk: the score and group charts are SVG ``data:`` URLs
+(``grader/batch/report_plots.py``), the misconception counts are bars drawn in HTML (their
+titles are whole sentences, which a chart's axis cuts short), the only script is the few lines
+that sort the tables, and the Content Security Policy forbids every request and every other
+script. Each student's feedback is rendered beside it as ``feedback/<id>.html``
+(``grader/batch/feedback_pages.py``). The page is laid out for a 1366 px laptop screen.
 
 Everything a student controls (ids, file names, messages, printed output) goes through
 ``html.escape`` (text) or ``urllib.parse.quote`` (a link's file name), never into markup.
@@ -23,7 +25,7 @@ from urllib.parse import quote
 
 from grader import results, untrusted
 from grader.batch import feedback_pages, report_plots
-from grader.batch.class_statistics import UNKNOWN, ClassStatistics, ItemStatistics, class_statistics
+from grader.batch.class_statistics import UNKNOWN, ClassStatistics, ItemStatistics, Misconception, class_statistics
 from grader.scoring import GROUP_TITLES, GROUPS
 
 MATCH_FILE = "export.json"  # the roster matching of the last `python -m grader export` (grader/batch/export.py)
@@ -52,9 +54,9 @@ function compare(a, b) {
 SCRIPT_HASH = base64.b64encode(hashlib.sha256(SORT_SCRIPT.encode("utf-8")).digest()).decode("ascii")
 CONTENT_SECURITY_POLICY = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{SCRIPT_HASH}'"
 STYLE = """
-body { font: 14px/1.45 system-ui, sans-serif; max-width: 90rem; margin: 1.5rem auto; padding: 0 1rem; color: #222; }
+body { font: 14px/1.45 system-ui, sans-serif; max-width: 90rem; margin: 1.5rem auto; padding: 0 1rem; color: #222; overflow-wrap: break-word; }
 h1 { font-size: 1.5rem; margin-bottom: .3rem; } h2 { font-size: 1.15rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
-dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .1rem 1rem; margin: .5rem 0; }
+dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .1rem 1rem; margin: .5rem 0; }
 dl.facts dt { color: #555; } dl.facts dd { margin: 0; }
 .figure { display: flex; flex-wrap: wrap; gap: 1.5rem; align-items: flex-start; }
 .figure img { max-width: 100%; height: auto; }
@@ -65,8 +67,18 @@ th button { font: inherit; font-weight: 600; border: 0; background: none; paddin
 th[aria-sort=ascending] button::after { content: " ▲"; } th[aria-sort=descending] button::after { content: " ▼"; }
 .scroll { overflow-x: auto; }
 .muted { color: #666; }
-td.problem { min-width: 12rem; }
-#students-table { font-size: 13px; } #students-table th, #students-table td { padding: .2rem .35rem; }
+#students-table { width: 100%; font-size: 13px; } #students-table th, #students-table td { padding: .2rem .35rem; }
+/* The table fits a laptop's width: the group columns' names stand upright, as in a gradebook (across,
+   they took half the width); diagnoses and intake messages have a quarter of the width each and wrap
+   there; the rest is the other columns', where only an id or file name longer than its share breaks. */
+#students-table thead th { vertical-align: bottom; }
+#students-table th.group button { writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap; }
+#students-table td.text { overflow-wrap: anywhere; } #students-table td.long { width: 25%; min-width: 12rem; }
+ul.misconceptions { list-style: none; padding: 0; max-width: 64rem; } ul.misconceptions > li { margin-bottom: .9rem; }
+ul.misconceptions p { margin: .1rem 0; }
+.bar-row { display: grid; grid-template-columns: minmax(0, 1fr) 12rem 6rem; gap: 1rem; align-items: center; }
+.bar-track { height: .9rem; background: #edf0f5; } .bar { display: block; height: 100%; background: #4c72b0; }  /* the charts' blue */
+summary { cursor: pointer; }
 .warning { color: #a33; }
 @media print { body { max-width: none; margin: 0; } th button::after { content: none !important; } a { color: inherit; } }
 """
@@ -188,14 +200,9 @@ def _score_section(numbers: ClassStatistics) -> str:
 def _items_section(title: str, anchor: str, items: list[ItemStatistics], show_group: bool) -> str:
     if not items:
         return ""
-    group_header = '<th><button type="button">group</button></th>' if show_group else ""
-    headers = (
-        f'<th><button type="button">{"check" if show_group else "group"}</button></th>{group_header}'
-        '<th class="number"><button type="button">points</button></th>'
-        '<th class="number"><button type="button">pass rate</button></th>'
-        '<th class="number"><button type="button">mean points</button></th>'
-        '<th class="number"><button type="button">discrimination</button></th>'
-    )
+    names = ["check", "group"] if show_group else ["group"]
+    figures = ["points", "pass rate", "mean points", "discrimination"]
+    headers = "".join(_sortable_header(name) for name in names) + "".join(_sortable_header(name, "number") for name in figures)
     rows = []
     for item in items:
         group_cell = f"<td>{_text(GROUP_TITLES.get(item.group, item.group))}</td>" if show_group else ""
@@ -222,7 +229,7 @@ def _items_section(title: str, anchor: str, items: list[ItemStatistics], show_gr
 def _misconception_section(numbers: ClassStatistics) -> str:
     found = numbers.misconceptions
     unexplained = "".join(
-        f"<li>{_text(function)}: {len(students)} student{'s' if len(students) != 1 else ''} "
+        f"<li>{_text(function)}: {len(students)} {_students_noun(len(students))} "
         f"({', '.join(_feedback_link(sid) for sid in students)})</li>"
         for function, students in numbers.unexplained.items()
     )
@@ -234,20 +241,30 @@ def _misconception_section(numbers: ClassStatistics) -> str:
             '<p class="muted">No known mistake diagnosed in these results (none matched, or they come from a grader without diagnoses).</p>'
             f"{unexplained}</section>"
         )
-    image = report_plots.misconception_bars(found)
-    alt = "; ".join(f"{m.title}: {len(m.students)}" for m in found)
-    items = []
-    for m in found:
-        links = ", ".join(_feedback_link(sid) for sid in m.students)
-        why = f'<br><span class="muted">{_text(m.why)}</span>' if m.why else ""
-        explains = f'<br><span class="muted">explains failing checks: {_text(m.explains)}</span>' if m.explains else ""
-        items.append(
-            f"<li><strong>{_text(m.title)}</strong> <span class=\"muted\">({_text(m.function)}: {_text(m.mistake)})</span>, "
-            f'<span class="holders">{len(m.students)}</span> student{"s" if len(m.students) != 1 else ""}: {links}{why}{explains}</li>'
-        )
+    most = max(len(m.students) for m in found)
     return f"""<section id="misconceptions"><h2>Misconceptions</h2>
-<img id="misconceptions-chart" src="{image}" alt="Students per misconception: {_text(alt)}" width="640">
-<ul>{''.join(items)}</ul>{unexplained}</section>"""
+<p class="muted">Known mistakes the diagnosis recognised, the most held first; a bar's length is the number of students holding it.</p>
+<ul class="misconceptions">{''.join(_misconception_item(m, most) for m in found)}</ul>{unexplained}</section>"""
+
+
+def _misconception_item(m: Misconception, most: int) -> str:
+    """Its title in full beside a bar of its students; who they are, why it matters, and the
+    checks it explains (often a dozen names: folded away until asked for)."""
+    count = len(m.students)
+    links = ", ".join(_feedback_link(sid) for sid in m.students)
+    why = f'<p class="muted">{_text(m.why)}</p>' if m.why else ""
+    explains = ""
+    if m.explains:
+        explains = (
+            f'<details><summary class="muted">the failing checks it explains ({len(m.explains)})</summary>'
+            f'<p class="muted">{_text(", ".join(m.explains))}</p></details>'
+        )
+    return (
+        f'<li class="misconception"><div class="bar-row"><strong class="title">{_text(m.title)}</strong>'
+        f'<span class="bar-track" aria-hidden="true"><span class="bar" style="width: {100 * count / most:.1f}%"></span></span>'
+        f'<span><span class="holders">{count}</span> {_students_noun(count)}</span></div>'
+        f'<p>{links} <span class="muted">({_text(m.function)}: {_text(m.mistake)})</span></p>{why}{explains}</li>'
+    )
 
 
 def _match_section(match: dict) -> str:
@@ -267,12 +284,12 @@ matched {_text(match.get("matched", 0))} submissions for {_text(match.get("assig
 def _students_section(submissions: dict[str, dict]) -> str:
     groups = [g for g in GROUPS if any(g in d.get("groups", {}) for d in submissions.values())]
     group_max = {g: max(d["groups"][g]["max"] for d in submissions.values() if g in d.get("groups", {})) for g in groups}
-    headers = ["student", "graded from", "feedback", "score", *(f"{GROUP_TITLES[g]} ({group_max[g]})" for g in groups), "diagnoses", "problem"]
-    numeric = set(range(3, 4 + len(groups)))
-    head = "".join(
-        f'<th{" class=number" if index in numeric else ""}><button type="button">{_text(name)}</button></th>'
-        for index, name in enumerate(headers)
-    )
+    columns = [
+        ("student", ""), ("graded from", ""), ("feedback", ""), ("score", "number"),
+        *((f"{GROUP_TITLES[g]} ({group_max[g]})", "number group") for g in groups),
+        ("diagnoses", ""), ("problem", ""),
+    ]  # (name, the header's classes)
+    head = "".join(_sortable_header(name, classes) for name, classes in columns)
     rows = []
     for sid in sorted(submissions):
         result = submissions[sid]
@@ -280,13 +297,13 @@ def _students_section(submissions: dict[str, dict]) -> str:
         diagnoses = "; ".join(_diagnosis_text(d) for d in result.get("diagnoses") or [] if isinstance(d, dict))
         problem = result.get("intake_problem") or (result.get("import_error") or "").strip().split("\n", 1)[0]
         cells = [
-            f'<td class="student">{_text(sid)}</td>',
-            f"<td>{_text(result.get('graded_from', ''))}</td>",
+            f'<td class="student text">{_text(sid)}</td>',
+            f'<td class="text">{_text(result.get("graded_from", ""))}</td>',
             f"<td>{_feedback_link(sid, 'feedback')}</td>",
             f'<td class="number score">{_text(result["score"])}</td>',
             *(f'<td class="number" data-group="{g}">{_text(points.get(g, {}).get("earned", 0))}</td>' for g in groups),
-            f"<td>{_text(diagnoses)}</td>",
-            f'<td class="problem">{_text(problem)}</td>',
+            f'<td class="text long">{_text(diagnoses)}</td>',
+            f'<td class="problem text long">{_text(problem)}</td>',
         ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return f"""<section id="students"><h2>Students ({len(submissions)})</h2>
@@ -311,6 +328,16 @@ def _diagnosis_text(diagnosis: dict) -> str:
 def _feedback_link(student_id: str, label: str | None = None) -> str:
     href = "feedback/" + quote(f"{untrusted.file_stem(student_id)}.html", safe="")
     return f'<a href="{_text(href)}">{_text(label or student_id)}</a>'
+
+
+def _sortable_header(name: str, classes: str = "") -> str:
+    """A column's header: a button that sorts the table by the column (SORT_SCRIPT)."""
+    attribute = f' class="{classes}"' if classes else ""
+    return f'<th{attribute}><button type="button">{_text(name)}</button></th>'
+
+
+def _students_noun(count: int) -> str:
+    return "student" if count == 1 else "students"
 
 
 def _percent(share: float) -> str:

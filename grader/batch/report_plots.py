@@ -15,7 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402 - after choosing the backend
 
-from grader.batch.class_statistics import ItemStatistics, Misconception, ScoreSummary  # noqa: E402
+from grader.batch.class_statistics import ItemStatistics, ScoreSummary  # noqa: E402
 
 STYLE = {
     "svg.fonttype": "none",  # text stays text: small, sharp, searchable
@@ -57,24 +57,6 @@ def group_bars(groups: list[ItemStatistics]) -> str:
         axes.set_xlim(0, 100)
         axes.set_xlabel("mean points, % of the group's")
         return _data_url(figure)
-
-
-def misconception_bars(found: list[Misconception]) -> str:
-    with matplotlib.rc_context(STYLE):
-        figure = Figure(figsize=(6.4, 0.6 + 0.35 * len(found)))
-        axes = figure.add_subplot()
-        labels = [_shorten(m.title) for m in found]
-        counts = [len(m.students) for m in found]
-        axes.barh(range(len(found)), counts, color=BAR)
-        axes.set_yticks(range(len(found)), labels)
-        axes.invert_yaxis()  # the most held on top
-        axes.set_xlabel("students")
-        axes.xaxis.get_major_locator().set_params(integer=True)
-        return _data_url(figure)
-
-
-def _shorten(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _data_url(figure: Figure) -> str:
