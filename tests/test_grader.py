@@ -160,8 +160,11 @@ def test_an_endless_loop_fails_with_a_timeout_and_the_run_goes_on(tmp_path):
     # Only the tests that concatenate are lost; the head and the configuration still count.
     assert run.results["loops"]["groups"]["configuration"]["earned"] == 10
     assert run.score("multi_head_attention") == 100
-    timed_out = [test for test in failures if test["duration"] > 2.5]
-    assert len(timed_out) <= 2 * 3, "gave up on each looping call after two timeouts"
+    # Counted by what happened, not by the clock: each kind of call that loops times out at
+    # most twice, and the grader refuses it at once after that.
+    timed_out = [test for test in failures if "timed out after" in test["message"]]
+    assert 1 <= len(timed_out) <= 2 * 3, "gave up on each looping call after two timeouts"
+    assert any("already timed out" in test["message"] for test in failures), [test["message"] for test in failures]
 
 
 def test_a_tensor_subclass_cannot_make_comparisons_lie(tmp_path):
