@@ -120,15 +120,16 @@ class Submission:
 
         Several checks read one run (a module's output, and its weights): the same request
         is answered from the first call, as a copy a test may change freely. The grader
-        seeds every call, so the student's code would compute the same again; errors are
-        not remembered, so a call that failed runs again.
+        seeds every call, so the student's code would compute the same again; errors and
+        answers that are not plain data are not remembered: such a call runs again.
         """
         self.operations_called.add(operation)
         request = (operation, _request_key(arguments))
         if request in self._answers:
             return copy.deepcopy(self._answers[request])
         result = self._call_student(operation, **arguments)
-        self._answers[request] = copy.deepcopy(result)
+        if _is_plain_data(result):  # anything else is rejected by the caller's checks; and a
+            self._answers[request] = copy.deepcopy(result)  # copy must not run a student's __deepcopy__
         return result
 
     def _call_student(self, operation: str, **arguments: Any) -> Any:
@@ -214,3 +215,12 @@ def _request_key(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, tuple(_request_key(item) for item in value))
     return (type(value).__name__, value)
+
+
+def _is_plain_data(value: Any) -> bool:
+    """Numbers, strings, plain tensors (no subclass) and lists, tuples and dicts of them."""
+    if type(value) in (list, tuple):
+        return all(_is_plain_data(item) for item in value)
+    if type(value) is dict:
+        return all(isinstance(key, str) and _is_plain_data(item) for key, item in value.items())
+    return value is None or type(value) in (bool, int, float, str, torch.Tensor)

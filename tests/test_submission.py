@@ -17,9 +17,10 @@ from grader.submission import StudentCodeError, Submission
 class CountingBackend:
     """Answers ``causal_mask`` with a fresh tensor and counts every call that reaches it."""
 
-    def __init__(self, failures: int = 0) -> None:
+    def __init__(self, failures: int = 0, mask_type: type = torch.Tensor) -> None:
         self.requests: list[tuple[str, dict]] = []
         self.failures = failures  # the first calls that fail, as a crash in the student's code
+        self.mask_type = mask_type  # what kind of tensor causal_mask answers with
 
     def open(self):
         return None
@@ -31,7 +32,8 @@ class CountingBackend:
         if operation == "run_head":
             inputs = arguments["inputs"]
             return {"output": inputs * 2, "weights": torch.ones(inputs.shape[1], inputs.shape[1])}, None
-        return torch.tril(torch.ones(arguments["seq_len"], arguments["seq_len"], dtype=torch.bool)), None
+        mask = torch.tril(torch.ones(arguments["seq_len"], arguments["seq_len"], dtype=torch.bool))
+        return mask.as_subclass(self.mask_type), None
 
     def abort(self):
         pass
@@ -101,3 +103,19 @@ def test_other_scalar_arguments_are_other_requests():
     submission.causal_mask(4)
     submission.causal_mask(3)
     assert [arguments["seq_len"] for _, arguments in backend.requests] == [3, 4]
+
+
+class RefusesCopies(torch.Tensor):
+    """A student's tensor subclass; copying it would run the student's code."""
+
+    def __deepcopy__(self, memo):
+        raise AssertionError("the grader copied a student's object")
+
+
+def test_an_answer_that_is_not_plain_data_is_neither_copied_nor_remembered():
+    backend = CountingBackend(mask_type=RefusesCopies)
+    submission = submission_with(backend)
+    for _ in range(2):
+        with pytest.raises(StudentCodeError, match="expected a plain torch.Tensor"):
+            submission.causal_mask(3)
+    assert len(backend.requests) == 2
