@@ -8,7 +8,6 @@ back is a genuine ``torch.Tensor`` before any test looks at it.
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -106,7 +105,6 @@ class Submission:
         self.import_error: ErrorDescription | None = None
         self.timeouts: dict[str, int] = {}  # operation -> how often it ran out of time
         self.operations_called: set[str] = set()  # which functions a check used (the diagnosis reads it)
-        self._answers: dict[tuple, Any] = {}  # request -> result, see _call
 
     def open(self) -> Submission:
         self.import_error = self.backend.open()
@@ -116,23 +114,7 @@ class Submission:
         self.backend.close()
 
     def _call(self, operation: str, **arguments: Any) -> Any:
-        """One call into the student's code, asked once per submission.
-
-        Several checks read one run (a module's output, and its weights): the same request
-        is answered from the first call, as a copy a test may change freely. The grader
-        seeds every call, so the student's code would compute the same again; errors and
-        answers that are not plain data are not remembered: such a call runs again.
-        """
         self.operations_called.add(operation)
-        request = (operation, _request_key(arguments))
-        if request in self._answers:
-            return copy.deepcopy(self._answers[request])
-        result = self._call_student(operation, **arguments)
-        if _is_plain_data(result):  # anything else is rejected by the caller's checks; and a
-            self._answers[request] = copy.deepcopy(result)  # copy must not run a student's __deepcopy__
-        return result
-
-    def _call_student(self, operation: str, **arguments: Any) -> Any:
         if self.timeouts.get(operation, 0) >= TIMEOUTS_BEFORE_GIVING_UP:
             raise StudentCodeError(operation, ErrorDescription(
                 "timeout", "Timeout",
@@ -202,25 +184,3 @@ def _checked_run(result: Any, function: str) -> dict[str, Any]:
 
 def _contract(operation: str, message: str) -> StudentCodeError:
     return StudentCodeError(operation, ErrorDescription("contract", "ContractViolation", message))
-
-
-def _request_key(value: Any) -> Any:
-    """A hashable stand-in for a call's arguments, equal exactly when they are: tensors by
-    dtype, shape and bytes, containers element by element, anything else by type and value."""
-    if isinstance(value, torch.Tensor):
-        flat = value.detach().contiguous().reshape(-1)
-        return ("tensor", str(value.dtype), tuple(value.shape), flat.view(torch.uint8).numpy().tobytes())
-    if isinstance(value, dict):
-        return ("dict", tuple((key, _request_key(item)) for key, item in value.items()))
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(_request_key(item) for item in value))
-    return (type(value).__name__, value)
-
-
-def _is_plain_data(value: Any) -> bool:
-    """Numbers, strings, plain tensors (no subclass) and lists, tuples and dicts of them."""
-    if type(value) in (list, tuple):
-        return all(_is_plain_data(item) for item in value)
-    if type(value) is dict:
-        return all(isinstance(key, str) and _is_plain_data(item) for key, item in value.items())
-    return value is None or type(value) in (bool, int, float, str, torch.Tensor)
