@@ -39,21 +39,29 @@ def render_page(student_id: str, markdown_text: str, output: str = "", report_li
     printed = ""
     if output:
         printed = f"<details><summary>What the code printed (for instructors)</summary><pre>{html.escape(output)}</pre></details>"
+    body = f"""<nav><a href="{html.escape(report_link)}">← class report</a></nav>
+<main>
+{_markdown(markdown_text)}
+{printed}
+</main>"""
+    return html_page(f"Feedback for {html.escape(student_id)}", body, STYLE, CONTENT_SECURITY_POLICY)
+
+
+def html_page(title: str, body: str, style: str, policy: str) -> str:
+    """A page the grader writes for people: no network (``policy``), no referrer, the
+    laptop's or the phone's width. ``title`` and ``body`` are HTML, escaped by the caller."""
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">
+<meta http-equiv="Content-Security-Policy" content="{policy}">
 <meta name="referrer" content="no-referrer">
-<title>Feedback for {html.escape(student_id)}</title>
-<style>{STYLE}</style>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>{style}</style>
 </head>
 <body>
-<nav><a href="{html.escape(report_link)}">← class report</a></nav>
-<main>
-{_markdown(markdown_text)}
-{printed}
-</main>
+{body}
 </body>
 </html>
 """

@@ -130,22 +130,9 @@ def render_report(document: dict, assignment: str, date: str, match: dict | None
         _students_section(submissions),
     ]
     body = "\n".join(section for section in sections if section)
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">
-<meta name="referrer" content="no-referrer">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Class report: {_text(assignment)}</title>
-<style>{STYLE}</style>
-</head>
-<body>
-{body}
-<script>{SORT_SCRIPT}</script>
-</body>
-</html>
-"""
+    return feedback_pages.html_page(
+        f"Class report: {_text(assignment)}", f"{body}\n<script>{SORT_SCRIPT}</script>", STYLE, CONTENT_SECURITY_POLICY
+    )
 
 
 # --- sections ---------------------------------------------------------------------------
