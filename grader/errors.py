@@ -8,6 +8,7 @@ code when printed).
 from __future__ import annotations
 
 import linecache
+import re
 import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -54,14 +55,25 @@ def describe_exception(error: BaseException, source: Path) -> ErrorDescription:
 
 def _innermost_student_frame(error: BaseException, source: Path) -> str:
     frames = [
-        frame
-        for frame in traceback.extract_tb(error.__traceback__)
-        if Path(frame.filename).resolve() == source.resolve()
+        (frame, line_number)
+        for frame, line_number in traceback.walk_tb(error.__traceback__)
+        if Path(frame.f_code.co_filename).resolve() == source.resolve()
     ]
     if isinstance(error, SyntaxError) and error.lineno:
         line = (error.text or linecache.getline(str(source), error.lineno)).strip()
         return f"{source.name}:{error.lineno}: {line}"
     if not frames:
         return ""
-    frame = frames[-1]
-    return f"{source.name}:{frame.lineno} in {frame.name}: {(frame.line or '').strip()}"
+    frame, line_number = frames[-1]
+    # The qualified name (AttentionHead.forward, not forward): the exercise has several forwards.
+    line = linecache.getline(str(source), line_number).strip()
+    return f"{source.name}:{line_number} in {frame.f_code.co_qualname}: {line}"
+
+
+def function_of(location: str) -> str:
+    """The function a location names ("AttentionHead.forward"), or "" when it names none."""
+    match = _LOCATION_FUNCTION.search(location)
+    return match["function"] if match else ""
+
+
+_LOCATION_FUNCTION = re.compile(r":\d+ in (?P<function>[\w.<>]+): ")

@@ -74,6 +74,22 @@ def test_the_stubs_score_zero_and_every_failure_names_what_is_not_written(refere
     assert named == set(STUDENT_FUNCTIONS)
 
 
+def test_a_stub_whose_message_names_no_function_is_named_from_where_it_raised(tmp_path):
+    """nbgrader's code stub is one text for every cell ("not written yet"): the grader names the
+    function from where it raised, and the summary still says where to start."""
+    from grader.handout import nbgrader_course
+
+    source = SOLUTION.read_text()
+    region = next(region for region in stubs.find_regions(source) if region.function == "AttentionHead.forward")
+    lines = source.splitlines()
+    stub = [region.indent + line for line in nbgrader_course.CODE_STUB.splitlines()]
+    nbgrader_like = "\n".join(lines[: region.begin - 1] + stub + lines[region.end :]) + "\n"
+    run = grade([write(tmp_path, "nbgrader_like.py", nbgrader_like)], tmp_path)
+    messages = [test["message"] for test in run.failed_tests("nbgrader_like")]
+    assert messages and all(m.startswith("AttentionHead.forward is not written yet") for m in messages), messages[:3]
+    assert "Start with AttentionHead.forward." in run.output
+
+
 def test_a_missing_forward_is_named_as_not_written(reference_run):
     messages = " ".join(test["message"] for test in reference_run.failed_tests("only_forward_missing"))
     assert "MultiHeadSelfAttention.forward is not written yet" in messages
