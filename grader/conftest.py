@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import errors, loading, notebooks, results, timeouts, untrusted
+from grader import loading, notebooks, results, timeouts, untrusted
 from grader.scoring import GROUPS, Scoreboard, group_of
 from grader.submission import ErrorDescription, InProcessBackend, StudentCodeError, Submission
 
@@ -370,7 +370,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 def student_error_message(error: StudentCodeError) -> str:
     described = error.error
     if described.kind == "not_written":
-        function = errors.function_of(described.location)
+        function = described.function
         if function and function not in described.message:  # a stub of its own words (nbgrader's)
             return f"{function} is not written yet: this test needs it (it still raises NotImplementedError)."
         return f"{described.message}: this test needs it (it still raises NotImplementedError)."

@@ -8,7 +8,6 @@ code when printed).
 from __future__ import annotations
 
 import linecache
-import re
 import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ class ErrorDescription:
     type_name: str
     message: str
     location: str = ""  # "multi_head_attention.py:57 in AttentionHead.forward: <line>"
+    function: str = ""  # where it raised, qualified ("AttentionHead.forward"); "" if not in the file
 
     def to_dict(self) -> dict[str, str]:
         return asdict(self)
@@ -31,7 +31,7 @@ class ErrorDescription:
     @classmethod
     def from_dict(cls, fields: dict) -> ErrorDescription:
         """Rebuild from untrusted plain data: only known fields, only strings, bounded."""
-        return cls(**{name: str(fields.get(name, ""))[:2000] for name in ("kind", "type_name", "message", "location")})
+        return cls(**{name: str(fields.get(name, ""))[:2000] for name in ("kind", "type_name", "message", "location", "function")})
 
     def for_student(self) -> str:
         if self.kind == "not_written":
@@ -46,14 +46,16 @@ def describe_exception(error: BaseException, source: Path) -> ErrorDescription:
     """Turn an exception raised by student code into plain data a student can read."""
     if isinstance(error, ContractViolation):
         return ErrorDescription("contract", "ContractViolation", str(error))
-    location = _innermost_student_frame(error, source)
+    location, function = _innermost_student_frame(error, source)
     message = str(error) or type(error).__name__
     if isinstance(error, NotImplementedError):
-        return ErrorDescription("not_written", "NotImplementedError", message, location)
-    return ErrorDescription("raised", type(error).__name__, message, location)
+        return ErrorDescription("not_written", "NotImplementedError", message, location, function)
+    return ErrorDescription("raised", type(error).__name__, message, location, function)
 
 
-def _innermost_student_frame(error: BaseException, source: Path) -> str:
+def _innermost_student_frame(error: BaseException, source: Path) -> tuple[str, str]:
+    """Where in the student's file it raised, and in which function (qualified: the exercise
+    has several forwards)."""
     frames = [
         (frame, line_number)
         for frame, line_number in traceback.walk_tb(error.__traceback__)
@@ -61,19 +63,10 @@ def _innermost_student_frame(error: BaseException, source: Path) -> str:
     ]
     if isinstance(error, SyntaxError) and error.lineno:
         line = (error.text or linecache.getline(str(source), error.lineno)).strip()
-        return f"{source.name}:{error.lineno}: {line}"
+        return f"{source.name}:{error.lineno}: {line}", ""
     if not frames:
-        return ""
+        return "", ""
     frame, line_number = frames[-1]
-    # The qualified name (AttentionHead.forward, not forward): the exercise has several forwards.
+    function = frame.f_code.co_qualname
     line = linecache.getline(str(source), line_number).strip()
-    return f"{source.name}:{line_number} in {frame.f_code.co_qualname}: {line}"
-
-
-def function_of(location: str) -> str:
-    """The function a location names ("AttentionHead.forward"), or "" when it names none."""
-    match = _LOCATION_FUNCTION.search(location)
-    return match["function"] if match else ""
-
-
-_LOCATION_FUNCTION = re.compile(r":\d+ in (?P<function>[\w.<>]+): ")
+    return f"{source.name}:{line_number} in {function}: {line}", function
