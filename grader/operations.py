@@ -147,9 +147,13 @@ def _load(module: torch.nn.Module, parameters: dict[str, torch.Tensor]) -> None:
     found = dict(module.named_parameters(remove_duplicate=False))  # as state_dict() names them
     if set(found) != set(parameters) or any(found[name].shape != parameters[name].shape for name in parameters):
         raise ContractViolation(_layout_problem(type(module).__name__, found, parameters))
+    # Names and shapes are checked above: copy each weight in place (load_state_dict does
+    # the same with a module walk and hooks that cost more than the forward pass).
     try:
-        module.load_state_dict(parameters, strict=False)
-    except RuntimeError:
+        with torch.no_grad():
+            for name, value in parameters.items():
+                found[name].copy_(value)
+    except RuntimeError:  # a parameter that cannot be written (an expanded view, say)
         raise ContractViolation(_layout_problem(type(module).__name__, found, parameters)) from None
 
 
