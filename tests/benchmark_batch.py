@@ -26,6 +26,10 @@ fast machine moves the baseline and the grader together.
                shard log) after the first 20 submissions and after all of them, both with
                --jobs 1 and a fresh OUT; the ratio. Target: within 1.2 (memory does not grow
                with the class).
+(f) student    from the one-shard run of (e), the seconds the shard waited on the sandboxed
+    code       worker (the student's code answering the checks' calls, and its import) per
+               submission, beside what (b)'s target leaves per submission (cores / 10 s).
+               Information: no grader change makes the student's code cheaper to run.
 
 It also prints torch's import time (read inside the (d) baseline processes), the Python
 version and the core count, and, from the results of (b), where the grading time goes
@@ -71,6 +75,7 @@ MEMORY_SMALL = 20
 STARTUP_REPEATS = 5
 
 PEAK_LINE = re.compile(r"grading shard peak memory: ([0-9.]+) MiB; worker restarts: (\d+)")
+WAITED_LINE = re.compile(r"waited on student code ([0-9.]+) s of ([0-9.]+) s")
 RATE_LINE = re.compile(r"graded (\d+) submissions in ([0-9.]+) s \(([0-9.]+) per second\)")
 TIMED_IMPORT = "import time, sys; t = time.perf_counter(); import torch; sys.stdout.write(repr(time.perf_counter() - t))"
 
@@ -205,6 +210,8 @@ class BatchRun:
     grading_seconds: float | None = None
     peaks_mib: list[float] = field(default_factory=list)  # one per shard
     restarts: int = 0
+    student_code_seconds: float = 0.0  # the shards' waits on the sandboxed worker, summed
+    shard_seconds: float = 0.0  # the shards' lifetimes, summed
 
     @property
     def per_second(self) -> float:
@@ -223,9 +230,13 @@ def run_batch(class_dir: Path, out: Path, jobs: int, submissions: int) -> BatchR
     if match := RATE_LINE.search(log):
         run.graded_in_log, run.grading_seconds = int(match[1]), float(match[2])
     for shard_log in sorted((out / "logs").glob("shard-*.log")):
-        if match := PEAK_LINE.search(shard_log.read_text(encoding="utf-8", errors="replace")):
+        text = shard_log.read_text(encoding="utf-8", errors="replace")
+        if match := PEAK_LINE.search(text):
             run.peaks_mib.append(float(match[1]))
             run.restarts += int(match[2])
+        if match := WAITED_LINE.search(text):
+            run.student_code_seconds += float(match[1])
+            run.shard_seconds += float(match[2])
     return run
 
 
@@ -344,6 +355,23 @@ def time_breakdown(run: BatchRun, students: list[Student]) -> list[str]:
     return lines
 
 
+def student_code_row(one_shard: BatchRun, cores: int) -> tuple[str, str, str, None, str]:
+    """(f) How long one shard waited on the sandboxed worker per submission: the student's
+    code answering the checks' calls (and its import). With one shard the grader is idle
+    while it waits, so this is the student code's own cost, set against what the throughput
+    target leaves per submission: ``cores`` core-seconds per second over the target's rate."""
+    per_submission = one_shard.student_code_seconds / one_shard.submissions
+    budget = cores / TARGET_THROUGHPUT
+    return (
+        "(f) student code per submission (--jobs 1)",
+        f"{1000 * per_submission:.0f} ms",
+        "-",
+        None,
+        f"{100 * one_shard.student_code_seconds / one_shard.shard_seconds:.0f}% of the shard's {one_shard.shard_seconds:.1f} s; "
+        f"the {TARGET_THROUGHPUT:g}/s target leaves {1000 * budget:.0f} ms per submission for all the work",
+    )
+
+
 # --- the report ---------------------------------------------------------------------------------------------
 
 
@@ -459,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             rows.append(("(e) peak memory", "not measured", f"<= {TARGET_MEMORY_RATIO:g}x", None,
                          f"needs --size > {MEMORY_SMALL} and the peak line in the shard logs"))
+        if memory is not None and memory[1].shard_seconds:
+            rows.append(student_code_row(memory[1], arguments.jobs))
         rows += [
             ("torch import time", f"{statistics.median(torch_import):.2f} s", "-", None, "median, inside a fresh process"),
             ("python", platform.python_version(), "-", None, platform.python_implementation()),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import signal
 import shutil
 import subprocess
@@ -107,6 +108,13 @@ def test_the_run_is_logged_and_no_temporary_file_is_left(graded_class):
     _, out, _ = graded_class
     log = (out / "batch.log").read_text()
     assert "6 to grade" in log and "graded 6 submissions" in log
+    # Each shard says how long it waited on student code (the batch benchmark reads it).
+    shard_logs = sorted((out / "logs").glob("shard-*.log"))
+    assert len(shard_logs) == 2
+    for shard_log in shard_logs:
+        waited = re.search(r"waited on student code ([0-9.]+) s of ([0-9.]+) s", shard_log.read_text())
+        assert waited, shard_log.read_text()[-2000:]
+        assert 0 < float(waited[1]) <= float(waited[2])
     leftovers = [p for p in out.rglob("*") if p.name.endswith(".tmp")]
     assert not leftovers
 

@@ -22,6 +22,7 @@ import json
 import resource
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,7 @@ def main(argv: list[str]) -> int:
     for number in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, signal.default_int_handler)
     entries = json.loads(manifest.read_text(encoding="utf-8"))
+    started = time.monotonic()
     shared = SharedWorker()
     # torch alone is some 300,000 objects that live as long as the process: out of the
     # collector's sight, every collection (automatic, and the one after each session)
@@ -58,9 +60,15 @@ def main(argv: list[str]) -> int:
     finally:
         shared.close()
         # For the batch's log and its benchmark: memory must not grow with the class size.
+        # And where its time went: waiting on student code, or the grader's own work.
         peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         restarts = shared.worker.restarts if shared.worker else 0
-        print(f"grading shard peak memory: {peak_mib:.1f} MiB; worker restarts: {restarts}", flush=True)
+        in_student_code = shared.worker.seconds_in_student_code if shared.worker else 0.0
+        print(
+            f"grading shard peak memory: {peak_mib:.1f} MiB; worker restarts: {restarts}; "
+            f"waited on student code {in_student_code:.2f} s of {time.monotonic() - started:.1f} s",
+            flush=True,
+        )
     return int(status)
 
 

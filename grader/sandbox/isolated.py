@@ -61,6 +61,9 @@ class Worker:
         self.sandbox = sandbox
         self.limits = limits or processes.Limits()
         self.restarts = 0
+        # Seconds the grader waited on student code (imports and calls), all submissions
+        # together: the shard's log reports it, the batch benchmark reads it.
+        self.seconds_in_student_code = 0.0
         # Started now, waited for at the first submission: the worker imports torch while
         # pytest collects the tests (two cores, two start-ups at once).
         self._process: processes.WorkerProcess | None = processes.WorkerProcess(sandbox, self.limits)
@@ -265,7 +268,9 @@ class IsolatedBackend:
             self._discard_child(kill=True)
             return None, ErrorDescription("contract", "BadReply", f"{during}: {error} (a torch.Tensor subclass?)")
         finally:
-            self.spent_seconds += time.monotonic() - started
+            elapsed = time.monotonic() - started
+            self.spent_seconds += elapsed
+            self.worker.seconds_in_student_code += elapsed
         return reply, None
 
     def _discard_child(self, kill: bool) -> dict:
