@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import loading, notebooks, results, timeouts, untrusted
+from grader import diagnosis_text, loading, notebooks, results, root_causes, timeouts, untrusted
 from grader.scoring import GROUPS, Scoreboard, group_of
 from grader.submission import ErrorDescription, InProcessBackend, StudentCodeError, Submission
 
@@ -36,6 +36,7 @@ worker_key = pytest.StashKey[object]()
 sandbox_key = pytest.StashKey[tuple]()  # (sandbox in use, why it differs from the one asked for)
 notebooks_key = pytest.StashKey[Path]()  # where --submission notebooks become .py files
 handles_key = pytest.StashKey[dict]()  # submission name -> its open Submission handle
+causes_key = pytest.StashKey[root_causes.RootCauses]()
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,7 @@ def pytest_configure(config: pytest.Config) -> None:
         }
     config.stash[worker_key] = None
     config.stash[handles_key] = {}
+    config.stash[causes_key] = root_causes.RootCauses()
     config.stash[sandbox_key] = ("in-process", "")
     if config.getoption("isolate"):
         isolated, processes = _sandbox()
@@ -355,8 +357,19 @@ def grading_seed(request: pytest.FixtureRequest) -> int:
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """Record which calls into the submission this check makes (a root cause explains the
+    checks that made the calls it spoils)."""
+    handle = item.funcargs.get("submission")
+    if isinstance(handle, Submission):
+        handle.operations_called.clear()
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """Show a student's exception as one readable paragraph, not a grader traceback."""
+    """Show a student's exception as one readable paragraph, not a grader traceback; a failure
+    a root cause explains, as its first line under that cause (grader/root_causes.py)."""
     report = yield
     if call.excinfo is not None and isinstance(call.excinfo.value, StudentCodeError):
         report.longrepr = student_error_message(call.excinfo.value)
@@ -364,7 +377,27 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         target = item.config.stash[targets_key].get(submission)
         if target is not None and target.cells:
             report.longrepr = notebooks.in_cell_terms(report.longrepr, list(target.cells))
+    handle = item.funcargs.get("submission") if hasattr(item, "funcargs") else None
+    if report.failed and call.when == "call" and call.excinfo is not None and isinstance(handle, Submission):
+        result = item.config.stash[scoreboard_key].submission_result(handle.name)
+        explained = item.config.stash[causes_key].account(
+            result, handle, item.name, call.excinfo.value, set(handle.operations_called)
+        )
+        if explained:
+            report.longrepr = diagnosis_text.compact_message(report.longreprtext) + root_causes.EXPLAINED
     return report
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter):
+    """The diagnosis (root causes, and the known mistakes where grader/hidden/ runs) before
+    pytest's own FAILURES section (tryfirst among wrappers)."""
+    for result in terminalreporter.config.stash[scoreboard_key].results.values():
+        if result.diagnoses:
+            terminalreporter.section(f"diagnosis: {untrusted.printable(result.submission)}", sep="=")
+            for line in diagnosis_text.text_lines(result.diagnoses):
+                terminalreporter.write_line(untrusted.printable(line))
+    return (yield)
 
 
 def student_error_message(error: StudentCodeError) -> str:
