@@ -37,6 +37,7 @@ sandbox_key = pytest.StashKey[tuple]()  # (sandbox in use, why it differs from t
 notebooks_key = pytest.StashKey[Path]()  # where --submission notebooks become .py files
 handles_key = pytest.StashKey[dict]()  # submission name -> its open Submission handle
 causes_key = pytest.StashKey[root_causes.RootCauses]()
+folded_key = pytest.StashKey[list]()  # failure reports a root cause explains, shortened in the terminal
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[worker_key] = None
     config.stash[handles_key] = {}
     config.stash[causes_key] = root_causes.RootCauses()
+    config.stash[folded_key] = []
     config.stash[sandbox_key] = ("in-process", "")
     if config.getoption("isolate"):
         isolated, processes = _sandbox()
@@ -383,8 +385,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         explained = item.config.stash[causes_key].account(
             result, handle, item.name, call.excinfo.value, set(handle.operations_called)
         )
-        if explained:
-            report.longrepr = diagnosis_text.compact_message(report.longreprtext) + root_causes.EXPLAINED
+        if explained:  # the results keep the whole message; the terminal shows its first line
+            item.config.stash[folded_key].append(report)
     return report
 
 
@@ -392,6 +394,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 def pytest_terminal_summary(terminalreporter):
     """The diagnosis (root causes, and the known mistakes where grader/hidden/ runs) before
     pytest's own FAILURES section (tryfirst among wrappers)."""
+    for report in terminalreporter.config.stash[folded_key]:
+        report.longrepr = diagnosis_text.compact_message(report.longreprtext) + root_causes.EXPLAINED
     for result in terminalreporter.config.stash[scoreboard_key].results.values():
         if result.diagnoses:
             terminalreporter.section(f"diagnosis: {untrusted.printable(result.submission)}", sep="=")

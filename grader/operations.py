@@ -112,8 +112,7 @@ def run_attention(
         try:
             result = module(inputs) if allowed_mask is None else module(inputs, allowed_mask)
         except RuntimeError as error:
-            if allowed_mask is None:
-                _name_a_default_mask_of_the_wrong_size(error, inputs, model_dim, num_heads)
+            _name_a_default_mask_of_the_wrong_size(error, inputs, model_dim, num_heads, allowed_mask)
             raise
     output, weights = _fields(result, "MultiHeadSelfAttention.forward", "MultiHeadResult")
     rerun = lambda: (module(inputs) if allowed_mask is None else module(inputs, allowed_mask)).output  # noqa: E731
@@ -125,12 +124,12 @@ def run_attention(
 _SIZES_DISAGREE = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
 
 
-def _name_a_default_mask_of_the_wrong_size(error: RuntimeError, inputs: torch.Tensor, model_dim: int, num_heads: int) -> None:
+def _name_a_default_mask_of_the_wrong_size(error: RuntimeError, inputs: torch.Tensor, model_dim: int, num_heads: int, given_mask) -> None:
     """A forward without a mask that fails because two sizes disagree, one of them the sequence
     length and the other a number the default mask is often sized by: say so beside the
     student's error (the line that raised is the head's masked_fill, far from the cause)."""
     match = _SIZES_DISAGREE.search(str(error))
-    if match is None or not error.args:
+    if given_mask is not None or match is None or not error.args:
         return
     batch, seq = inputs.shape[0], inputs.shape[1]
     sizes = {int(match[1]), int(match[2])}

@@ -66,7 +66,7 @@ def _layout_entry(message: str) -> dict:
         "function": _function_of_layout(message),
         "mistake": PARAMETER_LAYOUT,
         "title": "the module's parameters do not have the names and shapes of the contract",
-        "why": "; ".join(lines),
+        "why": "; ".join(line.rstrip(".") for line in lines) + ".",
         "fix": LAYOUT_FIX,
         "explains": [],
     }

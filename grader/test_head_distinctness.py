@@ -48,8 +48,7 @@ def test_each_head_has_its_own_query_key_and_value_projections(submission):
         )
         root_causes.layout_slip(
             f"MultiHeadSelfAttention({config.model_dim}, {config.num_heads}) does not have the contract's parameters.{graded}\n"
-            f"  expected: {config.num_heads} heads with query/key/value weights ({config.head_dim}, {config.model_dim}) "
-            f"and no bias, plus output_projection weight ({config.model_dim}, {config.model_dim}) and bias ({config.model_dim},)\n"
+            f"  expected: {operations.names_and_shapes(list(expected), {n: torch.empty(shape) for n, shape in expected.items()})}\n"
             f"  got:      {'; '.join(got)}\n"
             f"  fix:      {root_causes.LAYOUT_FIX}"
         )

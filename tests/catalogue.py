@@ -71,6 +71,10 @@ class Implementation:
     # What the student must read for it: texts that must appear in what the grader tells them
     # (the diagnosis and the failing checks' messages).
     must_read: tuple[str, ...] = ()
+    # Which family of the catalogue it belongs to, for the report: "" (the first catalogue), "style"
+    # (a known mistake or a valid rewrite in a student's own style), "contract" (a layout slip),
+    # "randomness", "in_place" (an in-place operation autograd trips on).
+    kind: str = ""
 
     @property
     def mistakes(self) -> set[str]:
@@ -434,6 +438,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="projections_with_bias",
+        kind="contract",
         mistake="parameter_layout",
         description="Gave the query, key and value projections a bias (nn.Linear's default).",
         edits=(
@@ -455,6 +460,7 @@ MUTANTS: tuple[Implementation, ...] = (
     # --- Constructors (student work at the standard level) -------------------------------------
     Implementation(
         name="heads_in_a_plain_list",
+        kind="contract",
         mistake="parameter_layout",
         description=(
             "Kept the heads in a plain Python list, so PyTorch never registers their parameters."
@@ -497,6 +503,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="query_with_bias",
+        kind="contract",
         mistake="parameter_layout",
         description="Left out bias=False on the query projection only.",
         edits=(
@@ -509,6 +516,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="projections_model_wide",
+        kind="contract",
         mistake="parameter_layout",
         description=(
             "Made every head's query, key and value projections model_dim wide instead of head_dim."
@@ -531,6 +539,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="projections_transposed",
+        kind="contract",
         mistake="parameter_layout",
         description="Swapped nn.Linear's arguments: nn.Linear(head_dim, model_dim) for each projection.",
         edits=(
@@ -566,6 +575,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="output_projection_without_bias",
+        kind="contract",
         mistake="parameter_layout",
         description="Built the output projection with bias=False.",
         edits=(
@@ -742,6 +752,7 @@ MUTANTS: tuple[Implementation, ...] = (
     # --- Known mistakes written in a student's own style (the diagnosis decides by behaviour) ---
     Implementation(
         name="softmax_over_queries_by_hand",
+        kind="style",
         mistake="softmax_over_queries",
         description="Wrote a stable softmax by hand, shifting by each row's maximum but summing over dim=1 (the queries).",
         edits=(
@@ -756,6 +767,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="softmax_over_queries_with_where",
+        kind="style",
         mistake="softmax_over_queries",
         description="Masked with torch.where after exp, and normalised each key's column instead of each query's row.",
         edits=(
@@ -771,6 +783,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="softmax_over_queries_in_a_loop",
+        kind="style",
         mistake="softmax_over_queries",
         description="Looped over the batch and took the softmax of each (seq, seq) matrix over dim=0, its queries.",
         edits=(
@@ -784,6 +797,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="missing_scale_with_einsum",
+        kind="style",
         mistake="missing_scale",
         description="Wrote the scores with torch.einsum and forgot the 1/sqrt(head_dim) scale.",
         edits=(
@@ -795,6 +809,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="mask_filled_with_zero_by_where",
+        kind="style",
         mistake="mask_filled_with_zero",
         description="Masked with torch.where(allowed_mask, scores, 0.0).",
         edits=(_edit(_MASK_LINE, "scores = torch.where(allowed_mask, scores, 0.0)"),),
@@ -803,6 +818,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="values_from_keys_in_a_loop",
+        kind="style",
         mistake="values_not_weighted",
         description="Built the output example by example in a loop, weighting the keys instead of the values.",
         edits=(
@@ -817,6 +833,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="default_mask_from_the_attribute",
+        kind="style",
         mistake="default_mask_wrong_size",
         description="Sized the default causal mask by self.model_dim instead of the sequence length.",
         edits=(_edit(_DEFAULT_MASK_LINE, "allowed_mask = causal_mask(self.model_dim, device=inputs.device)"),),
@@ -825,6 +842,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="assert_naming_one_number",
+        kind="style",
         mistake="assert_instead_of_raise+error_message_without_numbers",
         description="Checked the configuration with assert, its message naming num_heads only.",
         edits=(
@@ -838,6 +856,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="two_asserts_naming_one_number",
+        kind="style",
         mistake="assert_instead_of_raise+error_message_without_numbers",
         description="Checked with two asserts (at least one head, then the remainder), each naming num_heads only.",
         edits=(
@@ -852,6 +871,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="message_with_an_extra_check",
+        kind="style",
         mistake="error_message_without_numbers",
         description="Rejected a width that does not divide (and a non-integer one, an extra check) with a message naming no number.",
         edits=(
@@ -867,6 +887,7 @@ MUTANTS: tuple[Implementation, ...] = (
     # --- Contract slips: one message about the layout, the attention graded as far as it can be ---
     Implementation(
         name="projections_renamed",
+        kind="contract",
         mistake="parameter_layout",
         description="Named the head's projections q, k and v instead of query, key and value.",
         edits=(
@@ -882,6 +903,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="value_projection_resized",
+        kind="contract",
         mistake="parameter_layout",
         description="Made the value projection model_dim wide (nn.Linear(model_dim, model_dim)), the others head_dim.",
         edits=(
@@ -895,6 +917,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="key_and_value_with_bias",
+        kind="contract",
         mistake="parameter_layout",
         description="Left nn.Linear's default bias on the key and value projections.",
         edits=(
@@ -907,6 +930,7 @@ MUTANTS: tuple[Implementation, ...] = (
     # --- Randomness: named as such, not as a softmax or mask mistake ----------------------------
     Implementation(
         name="dropout_on_the_weights",
+        kind="randomness",
         mistake="nondeterministic",
         description="Applied nn.Dropout(0.1) to the head's attention weights (on in training mode, the default).",
         edits=(
@@ -919,6 +943,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="dropout_after_the_output_projection",
+        kind="randomness",
         mistake="nondeterministic",
         description="Applied torch.nn.functional.dropout to the module's output (training=True by default).",
         edits=(_edit(_PROJECTION_LINE, _PROJECTION_LINE + "\n        combined = torch.nn.functional.dropout(combined, 0.1)"),),
@@ -927,6 +952,7 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="noise_added_to_the_scores",
+        kind="randomness",
         mistake="nondeterministic",
         description="Added a little random noise to the scores (sampling), with torch.randn_like.",
         edits=(_edit(_SCALE_LINE, _SCALE_LINE + "\n        scores = scores + 0.1 * torch.randn_like(scores)"),),
@@ -936,6 +962,7 @@ MUTANTS: tuple[Implementation, ...] = (
     # --- In-place operations: the error of the backward pass at the student's line ---------------
     Implementation(
         name="softmax_divided_in_place",
+        kind="in_place",
         description="Wrote a stable softmax by hand and divided exp's output in place (/=), which autograd needs.",
         edits=(
             _edit(
@@ -1218,6 +1245,7 @@ VARIANTS: tuple[Implementation, ...] = (
     # --- Written in other styles: full marks, no diagnosis ----------------------------------
     Implementation(
         name="fused_projection_for_all_heads",
+        kind="style",
         description=(
             "Ran every head at once in MultiHeadSelfAttention.forward: the heads' query, key and value "
             "weights concatenated into one projection each, the heads as an axis."
@@ -1242,6 +1270,7 @@ VARIANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="head_with_bmm",
+        kind="style",
         description="Computed the scores and the weighted sum with torch.bmm.",
         edits=(
             _edit(_SCORES_LINE, "scores = torch.bmm(queries, keys.transpose(1, 2))"),
@@ -1250,11 +1279,13 @@ VARIANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="softmax_with_logsumexp",
+        kind="style",
         description="Normalised the scores as exp(scores - logsumexp(scores)) over the keys.",
         edits=(_edit(_SOFTMAX_LINE, "weights = torch.exp(scores - torch.logsumexp(scores, dim=-1, keepdim=True))"),),
     ),
     Implementation(
         name="head_in_loops",
+        kind="style",
         description="Computed each query's scores, weights and output in Python loops over the batch and the positions.",
         edits=(
             _edit(
@@ -1279,11 +1310,13 @@ VARIANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="masked_fill_in_place",
+        kind="style",
         description="Masked the scores in place with masked_fill_ (the scaled scores are not needed by the backward pass).",
         edits=(_edit(_MASK_LINE, 'scores.masked_fill_(~allowed_mask, float("-inf"))'),),
     ),
     Implementation(
         name="dropout_with_p_zero",
+        kind="style",
         description="Kept an nn.Dropout(p=0.0) on the weights, which changes nothing.",
         edits=(
             _edit("self.value = nn.Linear(model_dim, head_dim, bias=False)",

@@ -23,6 +23,16 @@ from grading import grade  # noqa: E402
 from grader import diagnosis_text  # noqa: E402
 
 
+# The catalogue's families: the first catalogue (""), and those added for code in a student's own style.
+KINDS = {
+    "": "the first catalogue",
+    "style": "known mistakes and valid rewrites in a student's own style",
+    "contract": "contract slips (biases, resized projections, missing attributes)",
+    "randomness": "randomness (dropout, sampling)",
+    "in_place": "in-place operations",
+}
+
+
 def main() -> int:
     pairs = {pair: catalogue.paired(*pair) for pair in catalogue.PAIRS}
     with tempfile.TemporaryDirectory() as folder:
@@ -59,6 +69,16 @@ def main() -> int:
     print(f"pairs of mistakes named (both): {len(pairs_named)}/{len(pairs)}")
     print(f"false diagnoses on valid variants: {len(false_on_variants)}/{len(catalogue.VARIANTS)} {' '.join(false_on_variants)}")
     print(f"mistakes outside the vocabulary given a known id: {len(wrongly_named)}/{len(unlisted)} {' '.join(wrongly_named)}")
+    for kind, title in KINDS.items():
+        mutants = [m for m in catalogue.MUTANTS if m.kind == kind]
+        variants = [v for v in catalogue.VARIANTS if v.kind == kind]
+        print(f"{title}: " + ", ".join(part for part in (
+            f"mutants caught {sum(set(m.losing_groups) <= run.lost_groups(m.name) for m in mutants)}/{len(mutants)}" if mutants else "",
+            f"named {sum(run.diagnosed(m.name) == m.mistakes for m in mutants if m.mistake)}/{sum(1 for m in mutants if m.mistake)}"
+            if any(m.mistake for m in mutants) else "",
+            f"valid rewrites at 100 with no diagnosis {sum(run.score(v.name) == 100 and not run.diagnosed(v.name) for v in variants)}/{len(variants)}"
+            if variants else "",
+        ) if part))
     print(f"mutants whose student reads what they must: {len(read)}/{len(with_texts)} "
           + " ".join(f"{m.name} (missing {unread(run, m)})" for m in with_texts if m not in read))
     print(f"explained by one root cause (layout, randomness): "
