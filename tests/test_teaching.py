@@ -91,7 +91,7 @@ def test_a_doubled_output_projection_is_explained_after_the_heads(mutants_run):
 @pytest.mark.parametrize(("name", "expected"), [
     ("heads_in_a_plain_list", ["missing heads.<h>.query.weight (4, 8) for h = 0, 1", "use nn.ModuleList"]),
     # Graded around (the biases held at zero): the layout check alone says it.
-    ("projections_with_bias", ["unexpected heads.<h>.query.bias (4,) for h = 0, 1, 2",
+    ("projections_with_bias", ["unexpected heads.<h>.key.bias (4,) for h = 0, 1, 2", "heads.<h>.query.bias (4,) for h = 0, 1, 2",
                                "expected: heads.<h>.query.weight (4, 12) for h = 0, 1, 2", "held at zero"]),
 ])
 def test_a_wrong_parameter_layout_names_the_expected_names_and_shapes(mutants_run, name, expected):
