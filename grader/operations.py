@@ -65,14 +65,14 @@ def run_head(
 ) -> dict[str, Any]:
     """One AttentionHead with the grader's weights; optionally backpropagate. ``rng_seed``:
     torch's generator is seeded first (the grader asks the same question twice with it)."""
-    head, held = _with_parameters(student, "AttentionHead", (model_dim, head_dim), inputs.dtype, parameters)
+    head = _with_parameters(student, "AttentionHead", (model_dim, head_dim), inputs.dtype, parameters)
     if rng_seed is not None:
         _seed(rng_seed)
     inputs = inputs.clone().requires_grad_(output_gradient is not None)
     with torch.enable_grad():  # the grader may call this from inside a backward pass
         result = head(inputs, allowed_mask)
     output, weights = _fields(result, "AttentionHead.forward", "HeadResult")
-    return {"output": _plain(output), "weights": _plain(weights), **held} | _gradients(
+    return {"output": _plain(output), "weights": _plain(weights)} | _gradients(
         head, inputs, output, output_gradient, student, lambda: head(inputs, allowed_mask).output
     )
 
@@ -99,12 +99,11 @@ def run_attention(
     rng_seed: int | None = None,
 ) -> dict[str, Any]:
     """MultiHeadSelfAttention built under ``seed``; the grader's weights loaded if given."""
-    held: dict = {}
     if parameters is None:
         _seed(seed)
         module = _require(student, "MultiHeadSelfAttention")(model_dim, num_heads).to(inputs.dtype)
     else:
-        module, held = _with_parameters(student, "MultiHeadSelfAttention", (model_dim, num_heads), inputs.dtype, parameters)
+        module = _with_parameters(student, "MultiHeadSelfAttention", (model_dim, num_heads), inputs.dtype, parameters)
     if rng_seed is not None:
         _seed(rng_seed)
     inputs = inputs.clone().requires_grad_(output_gradient is not None)
@@ -116,7 +115,7 @@ def run_attention(
             raise
     output, weights = _fields(result, "MultiHeadSelfAttention.forward", "MultiHeadResult")
     rerun = lambda: (module(inputs) if allowed_mask is None else module(inputs, allowed_mask)).output  # noqa: E731
-    return {"output": _plain(output), "weights": _plain(weights), **held} | _gradients(
+    return {"output": _plain(output), "weights": _plain(weights)} | _gradients(
         module, inputs, output, output_gradient, student, rerun
     )
 
@@ -167,17 +166,15 @@ def initial_parameters(student: ModuleType, model_dim: int, num_heads: int, seed
 _built_modules: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _with_parameters(student: ModuleType, class_name: str, sizes: tuple, dtype, parameters: dict) -> tuple[torch.nn.Module, dict]:
-    """The module with the grader's weights, and (as plain data) the parameters it has beyond
-    the contract and what they were held at: ``{"held_at_zero": [...], "kept": [...]}``, or {}."""
+def _with_parameters(student: ModuleType, class_name: str, sizes: tuple, dtype, parameters: dict) -> torch.nn.Module:
     built = _built_modules.setdefault(student, {})
     key = (class_name, sizes, dtype)
     module = built.get(key)
     if module is None:
         module = _require(student, class_name)(*sizes).to(dtype)
-    held = _load(module, parameters)
+    _load(module, parameters)
     built[key] = module  # only once its weights loaded: a module that refuses them is not kept
-    return module, held
+    return module
 
 
 def _seed(seed: int) -> None:
@@ -203,8 +200,9 @@ def _load(module: torch.nn.Module, parameters: dict[str, torch.Tensor]) -> dict:
     A parameter the contract does not have (nn.Linear's default bias where the contract says
     bias=False) does not stop the grading of the attention itself: a bias is held at zero,
     which is what bias=False means, any other extra keeps the value the constructor gave it;
-    the layout check says so once (grader/test_head_distinctness.py). Returns which (see
-    ``_with_parameters``). A parameter missing or shaped otherwise cannot be graded around."""
+    the layout check says so once (grader/test_head_distinctness.py). Returns which:
+    ``{"held_at_zero": [...], "kept": [...]}``, or {} when there is no extra. A parameter
+    missing or shaped otherwise cannot be graded around."""
     found = dict(module.named_parameters(remove_duplicate=False))  # as state_dict() names them
     if not set(parameters) <= set(found) or any(found[name].shape != parameters[name].shape for name in parameters):
         raise ContractViolation(_layout_problem(type(module).__name__, found, parameters))
