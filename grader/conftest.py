@@ -387,6 +387,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         )
         if explained:  # the results keep the whole message; the terminal shows its first line
             item.config.stash[folded_key].append(report)
+        elif first := item.config.stash[causes_key].repeated_error(handle.name, item.name, call.excinfo.value):
+            # The same error at the same line as an earlier check: said in full once, there.
+            described = call.excinfo.value.error
+            where = described.location.split(" in ", 1)[0].split(": ", 1)[0]  # "file.py:57"
+            report.longrepr = f"your code raised {described.type_name} again at {where}, as in {first} (its whole message is there)"
+            target = item.config.stash[targets_key].get(handle.name)
+            if target is not None and target.cells:
+                report.longrepr = notebooks.in_cell_terms(report.longrepr, list(target.cells))
     return report
 
 
@@ -395,7 +403,8 @@ def pytest_terminal_summary(terminalreporter):
     """The diagnosis (root causes, and the known mistakes where grader/hidden/ runs) before
     pytest's own FAILURES section (tryfirst among wrappers)."""
     for report in terminalreporter.config.stash[folded_key]:
-        report.longrepr = diagnosis_text.compact_message(report.longreprtext) + root_causes.EXPLAINED
+        if not report.longreprtext.endswith(root_causes.EXPLAINED):
+            report.longrepr = diagnosis_text.compact_message(report.longreprtext) + root_causes.EXPLAINED
     for result in terminalreporter.config.stash[scoreboard_key].results.values():
         if result.diagnoses:
             terminalreporter.section(f"diagnosis: {untrusted.printable(result.submission)}", sep="=")

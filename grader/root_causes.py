@@ -142,6 +142,16 @@ class RootCauses:
     def __init__(self) -> None:
         self.looked_for_randomness: set[str] = set()
         self.unloadable: set[str] = set()  # submissions whose layout the grader's weights do not fit
+        self.first_raised: dict[tuple, str] = {}  # (submission, error type, student's line) -> first check
+
+    def repeated_error(self, submission: str, test_name: str, error: BaseException) -> str | None:
+        """An error of the student's code raised at the same line as in an earlier check: that
+        check's name (its message says it all); None the first time, or for another error."""
+        if not (isinstance(error, StudentCodeError) and error.error.kind == "raised" and error.error.location):
+            return None
+        key = (submission, error.error.type_name, error.error.location)
+        first = self.first_raised.setdefault(key, test_name)
+        return first if first != test_name else None
 
     def account(self, result, handle, test_name: str, error: BaseException, operations: set[str]) -> str | None:
         """The cause that explains this failed check, found now or earlier; None if none.

@@ -7,7 +7,8 @@ At the desk (the student release, no grader/hidden/) and in an instructor's run 
 * dropout left on is named as randomness ("your module gives different answers to the same
   call"), its failures folded under it, none of the softmax or mask hints shown;
 * an in-place division of exp's output fails in the backward pass with the student's line and
-  a hint; a default mask sized by model_dim names that as the likely cause.
+  a hint; a default mask sized by model_dim names that as the likely cause, and the same
+  error at the same line in the next checks points to the first one instead of repeating it.
 """
 
 from __future__ import annotations
@@ -92,11 +93,17 @@ def test_an_in_place_division_in_the_forward_pass_fails_at_the_students_line_wit
 
 def test_a_default_mask_of_the_wrong_size_names_its_likely_cause_at_the_desk(desk):
     _, results = desk
-    sized = [m for m in messages(results, "mask_from_model_dim") if "must match the size" in m]
+    failures = messages(results, "mask_from_model_dim")
+    sized = [m for m in failures if "must match the size" in m]
     assert sized
     for message in sized:
         assert "default causal mask seems sized by model_dim (inputs.shape[-1])" in message, message
         assert "at mask_from_model_dim.py:" in message
+    # The same error at the same line in other checks: said in full once, then pointed to.
+    line = sized[0].split("at mask_from_model_dim.py:", 1)[1].split(" ", 1)[0]
+    again = [m for m in failures if m.startswith(f"your code raised RuntimeError again at mask_from_model_dim.py:{line}, as in ")]
+    assert again and len(sized) + len(again) <= len(failures)
+    assert not [m for m in sized if f"mask_from_model_dim.py:{line} " in m][1:], "the same error was said in full twice"
 
 
 def test_a_bias_slip_at_the_desk_costs_the_layout_check_only(desk):
