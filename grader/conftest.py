@@ -391,7 +391,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             # The same error at the same line as an earlier check: said in full once, there.
             described = call.excinfo.value.error
             where = described.location.split(" in ", 1)[0].split(": ", 1)[0]  # "file.py:57"
-            report.longrepr = f"your code raised {described.type_name} again at {where}, as in {first} (its whole message is there)"
+            said = described.message.splitlines()[0] if described.message else ""
+            said = said if len(said) <= 100 else said[:97] + "..."
+            report.longrepr = f"your code raised {described.type_name}: {said} again at {where}, as in {first} (its whole message is there)"
             target = item.config.stash[targets_key].get(handle.name)
             if target is not None and target.cells:
                 report.longrepr = notebooks.in_cell_terms(report.longrepr, list(target.cells))
