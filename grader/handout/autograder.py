@@ -21,7 +21,8 @@ also try to write. Each grades the same way, with the pieces below:
 ``shipped_files`` lists what goes into a platform's copy of the grader (hidden tests and the
 solution included), ``ENTRYPOINT`` is the script a platform runs for every submission, and
 ``pip_install_lines`` is how every platform installs the grader's requirements with the CPU
-build of torch (the Dockerfile for PrairieLearn, the workflow for GitHub Classroom).
+build of torch (the Dockerfile for PrairieLearn; Classroom 50's autograder.py installs with
+grader/torch_index.py, as Gradescope's setup.sh does, being standard-library only).
 """
 
 from __future__ import annotations
