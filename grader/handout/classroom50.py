@@ -53,11 +53,13 @@ from pathlib import Path
 
 from grader import diagnosis_text
 from grader.handout import release
+from grader.handout.classroom50_autograder import CACHE_FOLDER, venv_name
 from grader.handout.autograder import (
     HIDDEN_GROUP,
     REPO_ROOT,
     choose_submission_file,
     failure_details,
+    failure_output,
     grade,
     instructor_note,
     readable,
@@ -67,7 +69,7 @@ from grader.handout.autograder import (
     shown_diagnoses,
     student_summary,
 )
-from grader.untrusted import markdown_code_block, markdown_text, printable
+from grader.untrusted import html_text, markdown_code_block, markdown_text, printable
 
 DEFAULT_SLUG = "multi-head-attention"
 # The slug pattern of the runner's setup step (autograde-runner.yaml, "Read assignment config": _SLUG).
@@ -178,8 +180,30 @@ if the solution itself must stay secret, grade with the batch instead (`python -
 batch` over the clones: `gh teacher download ORG CLASSROOM {slug} -d clones`).
 
 Every grading job installs torch's CPU build on the runner (a minute or two) unless the
-virtualenv is cached: see the repository's README, "Classroom 50".
+virtualenv is cached. Classroom 50's grade job has no cache step, but its reusable workflow
+lives in your `classroom50` repository, `.github/workflows/autograde-runner.yaml`: add this
+step to the `grade` job, after "Install apt packages" and before "Grade details":
+
+{cache_step(slug)}
+The cache belongs to each student's repository (the workflow runs there): a student's first
+graded push installs, later ones restore it (GitHub evicts a cache unused for 7 days). Runs
+triggered by a submission tag restore only caches of the default branch.
 """
+
+
+def cache_step(slug: str, python: str = RUNTIME["python"]) -> str:
+    """The actions/cache step that keeps autograder.py's virtualenv between grading jobs: its path
+    and key are the folder autograder.py makes (``venv_name``), so a changed pin changes the key."""
+    version = tuple(int(part) for part in python.split("."))
+    name = venv_name((REPO_ROOT / "requirements.txt").read_bytes(), version)
+    return (
+        "      - name: Cache the multi-head attention grader's virtualenv\n"
+        f"        if: needs.setup.outputs.assignment == '{slug}' && runner.environment != 'self-hosted'\n"
+        "        uses: actions/cache@v4\n"
+        "        with:\n"
+        f"          path: ${{{{ runner.tool_cache }}}}/{CACHE_FOLDER}/{name}\n"
+        f"          key: mha-grader-${{{{ runner.os }}}}-{name}\n"
+    )
 
 
 # --- result.json and release-body.md ----------------------------------------------------------
@@ -236,8 +260,7 @@ def result_tests(document: dict, hidden: str) -> list[dict]:
             "group": test["group"],
         }
         if not passed:
-            message = test["message"] or f"this check did not pass ({test['outcome']})"
-            entry["message"] = _clipped(diagnosis_text.compact_message(message) if test["name"] in explained else message)
+            entry["message"] = _clipped(failure_output(test, test["name"] in explained))
         entries.append(entry)
     hidden_tests = [test for test in document["tests"] if test["group"] == HIDDEN_GROUP]
     if hidden == "total" and hidden_tests:
@@ -281,7 +304,8 @@ def release_body(document: dict, result: dict, found: str, hidden: str = "total"
         lines += ["### Failed checks", "", "Each says what was expected, what came back, and the likely mistake.", ""]
         for test in failed:
             lines += [
-                f"<details><summary>{markdown_text(test['test-name'])} ({test['score']}/{test['max-score']})</summary>", "",
+                # Inside an HTML element GitHub reads no Markdown: the name is escaped as HTML there.
+                f"<details><summary>{html_text(test['test-name'])} ({test['score']}/{test['max-score']})</summary>", "",
                 markdown_code_block(test["message"]), "", "</details>", "",
             ]
     else:

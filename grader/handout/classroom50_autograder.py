@@ -52,6 +52,9 @@ VENV_VARIABLE = "MHA_GRADER_VENV"
 SUDO_VARIABLE = "MHA_GRADER_SUDO"
 PASSED_ON = ("GRADER_SANDBOX", "GRADER_CALL_TIMEOUT")  # the grading's own settings, kept through sudo
 CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+# Under $RUNNER_TOOL_CACHE (/opt/hostedtoolcache on GitHub's hosted runners, where setup-python
+# keeps its interpreters): readable by the user nobody, whom student code may run as.
+CACHE_FOLDER = "mha-grader"
 # The file names the runner reads (runner.py: RESULT_FILENAME, RELEASE_BODY_FILENAME).
 RESULT_FILENAME = "result.json"
 RELEASE_BODY_FILENAME = "release-body.md"
@@ -72,13 +75,17 @@ def infrastructure_failure(message: str) -> int:
     return 1
 
 
+def venv_name(requirements: bytes, version: tuple[int, ...] = tuple(sys.version_info[:2])) -> str:
+    """One virtualenv per set of pins and Python version: a changed pin makes a new one (and
+    the README's actions/cache key, made by the same function, changes with it)."""
+    return f"venv-{hashlib.sha256(requirements).hexdigest()[:16]}-py{version[0]}.{version[1]}"
+
+
 def venv_folder() -> Path:
     if os.environ.get(VENV_VARIABLE):
         return Path(os.environ[VENV_VARIABLE])
-    # One folder per set of requirements and python: a changed pin or interpreter makes a new one.
-    key = hashlib.sha256((BUNDLE / "requirements.txt").read_bytes() + sys.version.encode()).hexdigest()[:16]
     base = os.environ.get("RUNNER_TOOL_CACHE") or str(Path.home() / ".cache")
-    return Path(base) / "mha-grader" / f"venv-{key}"
+    return Path(base) / CACHE_FOLDER / venv_name((BUNDLE / "requirements.txt").read_bytes())
 
 
 def grading_python() -> str:
@@ -88,6 +95,8 @@ def grading_python() -> str:
         return given
     venv = venv_folder()
     python, installed = venv / "bin" / "python", venv / ".installed"
+    # A restored cache whose interpreter has moved (a new patch release of Python) has a broken
+    # link here: python.exists() is then False and the virtualenv is made again.
     if installed.is_file() and python.exists():
         say(f"reusing the virtualenv {venv}")
         return str(python)
