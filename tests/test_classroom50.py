@@ -288,6 +288,7 @@ def runs(config, config_with_hidden_checks, tmp_path_factory) -> dict[str, Run]:
         "twin": (config, SOLUTION.read_text() + HONEST_TWIN, {}),
         "missing": (config, None, {}),
         "outside_the_runner": (config, SOLUTION.read_text(), {"drop": ("CLASSROOM", "SUBMISSION_TAG")}),
+        "grader_failure": (config, SOLUTION.read_text(), {"GRADER_SANDBOX": "no-such-sandbox"}),
     }
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {name: pool.submit(run_autograder, plan[0], plan[1], **plan[2]) for name, plan in plans.items()}
@@ -478,3 +479,34 @@ def test_outside_the_runner_it_fails_as_an_infrastructure_failure(runs):
     run = runs["outside_the_runner"]
     assert run.returncode == 1 and "::error::autograder: CLASSROOM, SUBMISSION_TAG not set" in run.output
     assert run.result is None
+
+
+def test_a_grader_failure_exits_non_zero_and_leaves_no_result_for_the_runner_to_publish(runs):
+    run = runs["grader_failure"]
+    assert run.returncode == 1, run.output
+    assert "GRADER FAILURE" in run.output and "::error::autograder: the grading failed" in run.output
+    assert run.result is None and run.body is None and "status=" not in run.outputs
+
+
+def test_the_release_body_stays_bounded_however_many_checks_fail_with_long_messages():
+    tests = [
+        {"name": f"test_{index}", "group": "shapes", "outcome": "failed", "points": 0, "max_points": 1, "message": "m" * 5000}
+        for index in range(100)
+    ]
+    document = {"tests": tests, "groups": {"shapes": {"earned": 0, "max": 100}}, "diagnoses": []}
+    metadata = {"CLASSROOM": CLASSROOM, "ASSIGNMENT": SLUG, "SUBMISSION_TAG": "submit/x", "OWNER": OWNER}
+    result = classroom50.classroom50_result(document, metadata)
+    body = classroom50.release_body(document, result, "graded exercises/multi_head_attention.py", "total")
+    assert len(body) <= classroom50.MAX_BODY_CHARS
+    assert all(len(test["message"]) <= classroom50.MAX_MESSAGE_CHARS + 20 for test in result["tests"])
+    shown = body.count("<details>")
+    assert 0 < shown < 100 and f"{100 - shown} more failed checks: their messages are in result.json" in body
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="what root writes through sudo: needs root")
+def test_what_the_grading_writes_as_root_belongs_to_the_user_that_reads_it(tmp_path):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    os.chown(folder, 65534, 65534)  # autograder.py's private folder, as the runner's user owns it
+    classroom50._write(folder / "result.json", "{}\n")
+    assert (folder / "result.json").stat().st_uid == 65534

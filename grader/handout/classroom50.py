@@ -85,6 +85,10 @@ MAX_BUNDLE_BYTES = 10 * 1024 * 1024
 # runner.py clips captured output in a release body at 2000 characters (MAX_CAPTURED_CHARS):
 # a failed check's message here is kept to the same.
 MAX_MESSAGE_CHARS = 2000
+# And the whole body is kept well under what a Release shows ("the release body must stay
+# skimmable", runner.py beside MAX_LOG_CAPTURED_CHARS): past this, the failed checks' messages
+# are left to result.json, which the Release carries too.
+MAX_BODY_CHARS = 60_000
 # The runtime block of assignments.json (runtime.go: python, apt; the runner's setup step
 # installs the apt packages with sudo on a hosted runner and defaults python to 3.14). 3.12:
 # the interpreter the grader is tested on; bubblewrap: the sandbox.
@@ -302,12 +306,18 @@ def release_body(document: dict, result: dict, found: str, hidden: str = "total"
     failed = [test for test in result["tests"] if not test["passed"]]
     if failed:
         lines += ["### Failed checks", "", "Each says what was expected, what came back, and the likely mistake.", ""]
-        for test in failed:
-            lines += [
+        length = sum(len(line) + 1 for line in lines)
+        for shown, test in enumerate(failed):
+            block = [
                 # Inside an HTML element GitHub reads no Markdown: the name is escaped as HTML there.
                 f"<details><summary>{html_text(test['test-name'])} ({test['score']}/{test['max-score']})</summary>", "",
                 markdown_code_block(test["message"]), "", "</details>", "",
             ]
+            length += sum(len(line) + 1 for line in block)
+            if length > MAX_BODY_CHARS:
+                lines.append(f"{len(failed) - shown} more failed checks: their messages are in result.json, attached to this Release.")
+                break
+            lines += block
     else:
         lines.append("Every check passed.")
     return "\n".join(lines).rstrip() + "\n"
