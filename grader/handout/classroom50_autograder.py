@@ -51,7 +51,7 @@ PYTHON_VARIABLE = "MHA_GRADER_PYTHON"
 VENV_VARIABLE = "MHA_GRADER_VENV"
 SUDO_VARIABLE = "MHA_GRADER_SUDO"
 PASSED_ON = ("GRADER_SANDBOX", "GRADER_CALL_TIMEOUT")  # the grading's own settings, kept through sudo
-CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"  # autograder.py's (not importable here)
 # Under $RUNNER_TOOL_CACHE (/opt/hostedtoolcache on GitHub's hosted runners, where setup-python
 # keeps its interpreters): readable by the user nobody, whom student code may run as.
 CACHE_FOLDER = "mha-grader"
