@@ -67,7 +67,6 @@ from grader.handout.autograder import (
     sentence,
     shipped_files,
     shown_diagnoses,
-    student_summary,
 )
 from grader.untrusted import html_text, markdown_code_block, markdown_text, printable
 
@@ -380,7 +379,10 @@ def autograde(checkout: Path, out: Path, sandbox: str = "auto") -> int:
                     private="the autograder's bundle (solution, hidden tests)", runner="autograder.py",
                 ),
                 "",
-                student_summary(document, found, hidden_details=hidden == "checks", diagnoses=shown_diagnoses(document, hidden_details=hidden == "checks")),
+                # The runner mirrors release-body.md to the run's Summary page too (runner.py,
+                # mirror_body_to_step_summary): the log need not repeat it.
+                "The points per group, the diagnosis and each failed check: this submission's Release, "
+                "and the Summary page of this run.",
             ]
         _write(out / RESULT_FILENAME, json.dumps(result, indent=2) + "\n")
         _write(out / RELEASE_BODY_FILENAME, body)
