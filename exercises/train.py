@@ -252,11 +252,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"✗ {example.shown(code)} is absent: this copy has no solutions/ folder (the student"
               " release ships without it); run without --solution to train your own code.")
         return 1
-    if arguments.plot and importlib.util.find_spec("matplotlib") is None:
-        # The students' requirements leave matplotlib out (the instructor's pin it): say so
-        # before training, instead of after.
-        print("✗ --plot needs matplotlib, which the exercise's requirements do not install:"
-              " `.venv/bin/python -m pip install matplotlib` (or leave --plot out: the matrices are printed as text).")
+    if arguments.plot and not example.can_plot():  # said before training, not after
+        print(f"✗ {example.MATPLOTLIB_MISSING}")
         return 2
     torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and the numbers repeat exactly
     try:
