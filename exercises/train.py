@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import io
 import json
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import torch
 from torch import nn
@@ -205,7 +207,8 @@ def verdict(run: Run) -> str:
     return "The heads did not specialise: no head puts most of its weight on one pattern each."
 
 
-def write_plot(path: Path, runs: list[Run]) -> None:
+def picture_png(runs: list[Run]) -> bytes:
+    """Each head's mean attention before and after training, a row per head, as PNG bytes."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -227,7 +230,9 @@ def write_plot(path: Path, runs: list[Run]) -> None:
                 ax.set_ylabel("query position")
             row += 1
     figure.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
-    figure.savefig(path, dpi=100)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    return buffer.getvalue()
 
 
 def figures(run: Run, other: Run | None) -> dict:
@@ -237,6 +242,59 @@ def figures(run: Run, other: Run | None) -> dict:
         document["compared_with"] = {"num_heads": other.heads, "final_loss": other.final_loss,
                                      "heads": other.shares(other.after)}
     return document
+
+
+def experiment(mha, code: Path, one_head_too: bool, label: str | None = None) -> list[Run] | None:
+    """Check the module, train it with two heads (and first with one, ``one_head_too``), and
+    print what happened to the heads; None, with the reason printed, when it could not run.
+    ``label``: how the code is named (its path, by default)."""
+    label = label or example.shown(code)
+    torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and the numbers repeat exactly
+    try:
+        warnings = sanity_check(mha, code)
+    except StudentModuleIsWrong as error:
+        print(f"✗ {label} is not ready to train: {error}")
+        print("  Training would only produce noise. Run `pytest grader` (or `make grade`) to see what to fix.")
+        return None
+    for warning in warnings:
+        print(f"! {warning}")
+    print(f"Training {label} to report, at every position, the previous token and the first token"
+          f"\n  ({VOCABULARY} tokens, {SEQ} positions, width {WIDTH}, {STEPS} steps of {BATCH} sequences, seed {SEED})")
+    runs = []
+    try:
+        for heads in ([1, 2] if one_head_too else [2]):
+            run = train(mha, heads)
+            runs.append(run)
+            print(f"\n{heads} head{'s' * (heads != 1)} of {WIDTH // heads} features: loss {run.losses[0]:.3f} ->"
+                  f" {run.final_loss:.5f} in {run.seconds:.1f} s ({1000 * run.seconds / STEPS:.1f} ms a step)")
+            print("\n".join(describe(run)))
+            print(verdict(run))
+    except Exception as error:
+        print(f"✗ training stopped: {example.explain(error, code)}")
+        print("  Run `pytest grader` (or `make grade`) to see what to fix.")
+        return None
+    if len(runs) == 2:
+        one, two = runs
+        print(f"\nThe same width, {WIDTH} features: one head ends at loss {one.final_loss:.4f}, two heads at"
+              f" {two.final_loss:.5f} ({one.final_loss / max(two.final_loss, 1e-12):.0f} times lower)."
+              "\nOne head lost a retrieval pattern; the width passed on to the read-out did not change.")
+    elif runs[0].specialised():
+        print("\nTry `--heads 1`: one head of the same width, and the loss it cannot get below.")
+    return runs
+
+
+def in_notebook(namespace: dict) -> None:
+    """The notebook's section "what training does to the heads": the experiment on the classes
+    defined in the notebook (``namespace``: its globals()), both head counts, the picture inline."""
+    runs = experiment(SimpleNamespace(**namespace), Path("notebook"), one_head_too=True, label="the notebook's code")
+    if runs is None:
+        return
+    if not example.can_plot():
+        print(f"(no picture: {example.MATPLOTLIB_MISSING})")
+        return
+    from IPython.display import Image, display
+
+    display(Image(data=picture_png(runs)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -255,44 +313,21 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.plot and not example.can_plot():  # said before training, not after
         print(f"✗ {example.MATPLOTLIB_MISSING}")
         return 2
-    torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and the numbers repeat exactly
     try:
         mha = example.load(code)
-        warnings = sanity_check(mha, code)
-    except StudentModuleIsWrong as error:
-        print(f"✗ {example.shown(code)} is not ready to train: {error}")
-        print("  Training would only produce noise. Run `pytest grader` (or `make grade`) to see what to fix.")
-        return 1
-    for warning in warnings:
-        print(f"! {warning}")
-    print(f"Training {example.shown(code)} to report, at every position, the previous token and the first token"
-          f"\n  ({VOCABULARY} tokens, {SEQ} positions, width {WIDTH}, {STEPS} steps of {BATCH} sequences, seed {SEED})")
-    runs = []
-    try:
-        for heads in ([1, 2] if arguments.heads == 1 else [2]):
-            run = train(mha, heads)
-            runs.append(run)
-            print(f"\n{heads} head{'s' * (heads != 1)} of {WIDTH // heads} features: loss {run.losses[0]:.3f} ->"
-                  f" {run.final_loss:.5f} in {run.seconds:.1f} s ({1000 * run.seconds / STEPS:.1f} ms a step)")
-            print("\n".join(describe(run)))
-            print(verdict(run))
     except Exception as error:
-        print(f"✗ training stopped: {example.explain(error, code)}")
+        print(f"✗ {example.shown(code)} is not ready to train: {example.explain(error, code)}")
         print("  Run `pytest grader` (or `make grade`) to see what to fix.")
         return 1
-    if len(runs) == 2:
-        one, two = runs
-        print(f"\nThe same width, 16 features: one head ends at loss {one.final_loss:.4f}, two heads at"
-              f" {two.final_loss:.5f} ({one.final_loss / max(two.final_loss, 1e-12):.0f} times lower)."
-              "\nOne head lost a retrieval pattern; the width passed on to the read-out did not change.")
-    elif runs[0].specialised():
-        print("\nTry `--heads 1`: one head of the same width, and the loss it cannot get below.")
+    runs = experiment(mha, code, one_head_too=arguments.heads == 1)
+    if runs is None:
+        return 1
     if arguments.json:
         arguments.json.write_text(json.dumps(figures(runs[0], runs[1] if len(runs) == 2 else None), indent=2) + "\n",
                                   encoding="utf-8")
         print(f"figures: {arguments.json}")
     if arguments.plot:
-        write_plot(arguments.plot, runs)
+        arguments.plot.write_bytes(picture_png(runs))
         print(f"picture: {arguments.plot}")
     return 0
 
