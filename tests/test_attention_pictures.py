@@ -200,3 +200,18 @@ def test_prairielearn_results_carry_the_picture_as_a_tests_image_within_1_mb(gra
     hidden_titles = [t["name"] for t in report["tests"] if "hidden" in t["name"]]
     assert all("images" not in t for t in report["tests"] if t["name"] in hidden_titles)  # no hidden check's data
     assert json.loads(text)["tests"][0].keys() >= {"name", "points", "max_points"}
+
+
+def test_a_picture_that_cannot_be_made_leaves_the_checks_message_alone():
+    import torch
+
+    from grader import checks
+
+    weights, reference = torch.full((1, 3, 3), 0.5), torch.eye(3)[None]
+    assert checks.weights_picture("w", weights, reference, allowed=torch.ones(4, 4, dtype=torch.bool)) is None  # no broadcast
+    with pytest.raises(pytest.fail.Exception) as failure:
+        checks.expect_close(weights, reference, "w", "hint", attention=True, allowed=torch.ones(4, 4, dtype=torch.bool))
+    assert not isinstance(failure.value, checks.AttentionMismatch) and "entries do not match" in str(failure.value)
+    with pytest.raises(checks.AttentionMismatch) as drawn:
+        checks.expect_close(weights, reference, "w", "hint", attention=True)
+    assert drawn.value.picture["differs"][0] == [True, True, True] and "entries do not match" in str(drawn.value)
