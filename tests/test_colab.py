@@ -28,7 +28,10 @@ from grader import DISTRIBUTION_NAME
 from grader.handout import kernel_install, notebook, release, wheel
 from grading import REPO_ROOT
 
-KERNEL_PACKAGES = ("torch==2.13.0", "numpy", "ipykernel", "nbclient")
+# The kernel's own torch: the pinned CPU wheel (requirements.txt), or another release to rehearse
+# (GRADER_TEST_KERNEL_TORCH=torch==2.14.1; its files must be on this machine too).
+KERNEL_TORCH = os.environ.get("GRADER_TEST_KERNEL_TORCH", "torch==2.13.0")
+KERNEL_PACKAGES = (KERNEL_TORCH, "numpy", "ipykernel", "nbclient")
 KERNEL_NAME = "colab-stand-in"
 
 
@@ -167,7 +170,8 @@ def ran(kernel):
     notebook filled with the solution (it finds the grader installed)."""
     variant_folder = kernel["work"] / "needs-newer-torch"
     variant_folder.mkdir()
-    newer = tuple("torch>=2.14" if r.startswith("torch") else r for r in wheel.REQUIREMENTS)
+    newer_torch = f"torch>{kernel['torch_before']['version'].split('+')[0]}"  # a release after the kernel's
+    newer = tuple(newer_torch if r.startswith("torch") else r for r in wheel.REQUIREMENTS)
     variant = wheel.write_wheel(variant_folder / wheel.wheel_name(), wheel.wheel_entries("standard", requirements=newer))
     refuse = f"{kernel_install.source()}\nprint(install_grader({str(variant)!r}, {DISTRIBUTION_NAME!r}))\n"
     refused = run([str(kernel["python"]), "-c", refuse], kernel["environment"], variant_folder).stdout
@@ -179,7 +183,7 @@ def ran(kernel):
     stub = run_alone(kernel, (out / "exercises" / notebook.NOTEBOOK_PATH.name).read_text(encoding="utf-8"), "stub")
     filled = run_alone(kernel, notebook.notebook_text(filled=True, install_from=str(kernel["wheel"])), "filled")
     installed = json.loads(run([str(kernel["python"]), "-c", INSTALLED], kernel["environment"], kernel["work"]).stdout)
-    return {"refused": refused, "stub": stub, "filled": filled, "installed": installed,
+    return {"refused": refused, "newer_torch": newer_torch, "stub": stub, "filled": filled, "installed": installed,
             "torch_after": torch_state(kernel["python"], kernel["environment"], kernel["work"])}
 
 
@@ -199,7 +203,8 @@ def test_the_release_stub_notebook_alone_installs_the_grader_and_runs_to_its_end
     nb = ran["stub"]
     assert not problems_in(nb), problems_in(nb)
     setup, = outputs_of(nb, notebook.SETUP_TAG)
-    assert setup.startswith(f"Installing the grader from {kernel['wheel']}, keeping this kernel's torch==2.13.0"), setup
+    kept = f"keeping this kernel's torch=={kernel['torch_before']['version']} and numpy=="
+    assert setup.startswith(f"Installing the grader from {kernel['wheel']}, {kept}"), setup
     checks = outputs_of(nb, notebook.CHECK_TAG)
     assert all("Checked by the pytest grader" in text for text in checks), checks
     assert "not written yet: head_dimension" in checks[-1] and f"Score so far: 0/{release.VISIBLE_POINTS}" in checks[-1], checks[-1]
@@ -216,8 +221,8 @@ def test_the_kernels_torch_is_the_same_files_after_and_only_what_was_missing_was
 @pytest.mark.slow
 def test_a_grader_needing_another_torch_is_refused_in_one_sentence_and_torch_is_kept(ran, kernel):
     said = ran["refused"].strip().splitlines()
-    assert said[0].startswith("Installing the grader from") and "keeping this kernel's torch==2.13.0" in said[0], said
-    assert re.fullmatch(r"The grader could not be installed from .*multi-head-attention-grader 0\.1\.0 depends on "
-                        r"torch>=2\.14\): check that this notebook is online and run this cell again, or tell your instructor\.",
-                        said[-1]), said
+    assert said[0].startswith("Installing the grader from") and f"torch=={kernel['torch_before']['version']}" in said[0], said
+    assert re.fullmatch(rf"The grader could not be installed from .*multi-head-attention-grader 0\.1\.0 depends on "
+                        rf"{re.escape(ran['newer_torch'])}\): check that this notebook is online and run this cell again, "
+                        r"or tell your instructor\.", said[-1]), said
     assert ran["torch_after"] == kernel["torch_before"]

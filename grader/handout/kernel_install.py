@@ -51,7 +51,8 @@ def install_grader(spec, distribution, kept=("torch", "numpy")):
         constraints.write("".join(pin + "\n" for pin in pins))
     keeping = f", keeping this kernel's {' and '.join(pins)}" if pins else ""
     print(f"Installing the grader from {spec}{keeping} ...", flush=True)
-    command = [sys.executable, "-m", "pip", "install", "--constraint", constraints.name, spec]
+    # --no-color: in a kernel pip colours its messages (escape codes around "ERROR:").
+    command = [sys.executable, "-m", "pip", "install", "--no-color", "--constraint", constraints.name, spec]
     finished = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if finished.returncode != 0:
         said = [line.strip() for line in (finished.stderr + finished.stdout).splitlines() if line.strip()] or ["pip said nothing"]

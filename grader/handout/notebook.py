@@ -349,7 +349,7 @@ if GRADER_PROBLEM is None:
 else:
     print(GRADER_PROBLEM)
 
-    def no_grader(*_):
+    def no_grader(*_, **__):
         raise RuntimeError(GRADER_PROBLEM)
 
     notebook_checks = SimpleNamespace(check=lambda: print(f"The check could not run. {{GRADER_PROBLEM}}"), points=no_grader)
@@ -471,9 +471,10 @@ def run(arguments) -> int:
     install_from = arguments.install_from
     if arguments.check:
         command = f"python -m grader notebook --level {level}" + (f" --install-from {install_from}" if install_from else "")
-        current = notebook_is_current(level=level, install_from=install_from)
+        current = notebook_is_current(notebook_path=NOTEBOOK_PATH, level=level, install_from=install_from)
         notebook_status = stubs.report_freshness(NOTEBOOK_PATH, current, command)
-        return notebook_status | stubs.report_freshness(LESSON_PATH, lesson_is_current(level=level), command)
+        lesson_current = lesson_is_current(lesson_path=LESSON_PATH, level=level)
+        return notebook_status | stubs.report_freshness(LESSON_PATH, lesson_current, command)
     NOTEBOOK_PATH.write_text(notebook_text(level=level, install_from=install_from), encoding="utf-8")
     LESSON_PATH.write_text(lesson_text(level=level), encoding="utf-8")
     print(f"wrote {NOTEBOOK_PATH.relative_to(REPO_ROOT)} and {LESSON_PATH.relative_to(REPO_ROOT)} ({level} scaffolding)")
