@@ -13,6 +13,7 @@ in a file of its own, so that with ``-n`` the other files do not wait on it.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -226,3 +227,24 @@ def test_a_grader_needing_another_torch_is_refused_in_one_sentence_and_torch_is_
                         rf"{re.escape(ran['newer_torch'])}\): check that this notebook is online and run this cell again, "
                         r"or tell your instructor\.", said[-1]), said
     assert ran["torch_after"] == kernel["torch_before"]
+
+
+@pytest.mark.slow
+def test_the_downloaded_notebook_is_graded_by_the_batch_as_any_notebook(ran, tmp_path):
+    # As downloaded: executed, outputs and all. One copy also loses its cells' tags, as a front
+    # end may drop metadata: the grader's cells are still known by their first line.
+    (tmp_path / "class").mkdir()
+    nbformat.write(ran["filled"], tmp_path / "class" / "downloaded.ipynb")
+    untagged = nbformat.from_dict(json.loads(json.dumps(ran["filled"])))
+    for cell in untagged.cells:
+        cell.metadata = {}
+    nbformat.write(untagged, tmp_path / "class" / "untagged.ipynb")
+    batch = subprocess.run(
+        [sys.executable, "-m", "grader", "batch", str(tmp_path / "class"), "--out", str(tmp_path / "out"),
+         "--quiet", "--jobs", "1", "--sandbox", "process"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+    )
+    assert batch.returncode == 0, batch.stdout + batch.stderr
+    with open(tmp_path / "out" / "gradebook.csv", newline="") as handle:
+        gradebook = {row["submission"]: row["score"] for row in csv.DictReader(handle)}
+    assert gradebook == {"downloaded": "100", "untagged": "100"}, gradebook
