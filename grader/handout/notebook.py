@@ -12,6 +12,11 @@ Cells that are not part of a submission (the setup cell and the check cells) sta
 ``grader.notebooks.GRADER_CELL_MARKER`` and carry a tag from ``GRADER_CELL_TAGS``: the intake
 (batch grading, ``pytest grader --submission X.ipynb``) and the checks themselves drop them.
 ``grader/handout/nbgrader_course.py`` builds the nbgrader version from the same pieces.
+
+``--install-from SPEC`` (here, in ``release`` and in ``nbgrader``) makes a setup cell for a
+notebook that runs alone, as on Colab: when no grader/ folder is beside it, it installs the
+student wheel (``python -m grader wheel``) from SPEC into the kernel, keeping the kernel's torch
+(grader/handout/kernel_install.py). The committed notebook is made without it.
 """
 
 from __future__ import annotations
@@ -315,6 +320,7 @@ NOT_BESIDE = (
     "or a hosted Jupyter, ask your instructor for the version of the notebook that installs the grader.",
 )
 
+
 def setup_source(extra_places: tuple[str, ...] = (), install_from: str | None = None) -> str:
     """The setup cell: find the folder holding grader/ (``extra_places`` first), else install the
     grader from ``install_from`` (a wheel's URL or path, or a requirement) into the kernel; then
@@ -352,7 +358,9 @@ else:
     def no_grader(*_, **__):
         raise RuntimeError(GRADER_PROBLEM)
 
-    notebook_checks = SimpleNamespace(check=lambda: print(f"The check could not run. {{GRADER_PROBLEM}}"), points=no_grader)
+    notebook_checks = SimpleNamespace(
+        check=lambda: print(f"The check could not run. {{GRADER_PROBLEM}}"), points=no_grader
+    )
 '''
 
 

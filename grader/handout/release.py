@@ -6,7 +6,8 @@ at the chosen scaffolding level (``--level standard|guided``, recorded in
 grader package's own modules, none of its instructor subpackages), a README written for
 them, requirements.txt and a Makefile with the students' targets only (student.mk). Never solutions/, grader/hidden/,
 the sandbox, the batch, the hand-outs or tests/; ``leaked_solution_lines`` lets a test prove that no line of
-solution text slipped into any file of it.
+solution text slipped into any file of it. ``--install-from SPEC``: the release's notebook
+installs the student wheel from SPEC where it runs alone (Colab, a hosted Jupyter).
 """
 
 from __future__ import annotations
