@@ -255,6 +255,14 @@ def test_the_training_section_on_the_stubs_points_to_the_grader_and_trains_nothi
     assert not any("image/png" in output.get("data", {}) for output in cell.outputs)
 
 
+def test_the_training_cell_of_a_notebook_alone_says_it_needs_the_exercise_folder(tmp_path):
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    source = next(cell.source for cell in nb.cells if cell.id == "experiment-training")
+    finished = run_python("-c", source, cwd=tmp_path)  # no exercises/ here, as in Colab
+    assert finished.returncode == 0 and finished.stderr == "", finished.stderr
+    assert "runs from the exercise's folder" in finished.stdout and "no points" in finished.stdout, finished.stdout
+
+
 def test_an_early_check_names_the_definitions_whose_cells_have_not_run_yet(executed):
     nb, _ = executed["stubs"]
     first = check_outputs(nb)["check-head-width"]

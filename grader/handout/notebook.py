@@ -218,9 +218,13 @@ does not). For the `.py` file: `python exercises/train.py`; `--heads 1` adds the
 """
 TRAINING_SOURCE = f"""\
 {GRADER_CELL_MARKER} experiment (not part of your submission, never graded): what training does to the heads
-from exercises import train
-
-train.in_notebook(globals())
+try:
+    from exercises import train
+except ImportError:  # a notebook alone (Colab, a hosted Jupyter): the exercise's folder is not beside it
+    print("This experiment runs from the exercise's folder (exercises/train.py beside this notebook), "
+          "which is not here. It counts for no points: skip it.")
+else:
+    train.in_notebook(globals())
 """
 
 FINAL_LESSON = """\
