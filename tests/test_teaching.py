@@ -82,7 +82,7 @@ def test_the_lessons_mistakes_cost_visible_points_at_the_desk(mutants_run, name)
 def test_a_doubled_output_projection_is_explained_after_the_heads(mutants_run):
     messages = [test["message"] for test in mutants_run.failed_tests("doubled_output_projection")
                 if test["group"] == "reference_examples"]
-    assert messages and all("output_projection applied exactly once" in message for message in messages), messages
+    assert messages and all("output_projection applied twice" in message for message in messages), messages
 
 
 # --- messages ------------------------------------------------------------------------------
