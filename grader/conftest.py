@@ -112,7 +112,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("manifest"):
         entries = json.loads(Path(config.getoption("manifest")).read_text(encoding="utf-8"))
         config.stash[targets_key] = {
-            e["name"]: Target(e["name"], Path(e["path"]), e.get("problem", ""), e.get("content_hash", ""), e.get("graded_file", ""))
+            e["name"]: Target(
+                e["name"], Path(e["path"]), e.get("problem", ""), e.get("content_hash", ""), e.get("graded_file", ""),
+                cells=tuple(notebooks.CellSpan(**{**cell, "line_offsets": tuple(cell["line_offsets"])}) for cell in e.get("cells", [])),
+            )
             for e in entries
         }
     config.stash[worker_key] = None

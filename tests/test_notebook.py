@@ -358,8 +358,9 @@ def test_check_cells_name_the_cell_a_line_comes_from():
         [("#| grader: setup\nimport sys", "a"), ("import torch", "b"), ("def head_dimension(d, h):\n    return d // 0", "c")],
         start=3,
     ):
-        Shell.execution_count = count
+        Shell.execution_count = count + 1  # IPython 9 advances its counter before pre_run_cell
         log.pre_run_cell(Run(source, cell_id))
+        log.post_run_cell(SimpleNamespace(execution_count=count))
     code = log.code()
     line = code.splitlines().index("    return d // 0") + 1
     result = {"tests": [{"message": f"at multi_head_attention.py:{line} in head_dimension: return d // 0"}], "import_error": ""}
