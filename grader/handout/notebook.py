@@ -189,12 +189,18 @@ def part_lesson(part: Part, level: str = stubs.DEFAULT_LEVEL) -> str:
     return part.lesson.format(**WORK[level]) if "{" in part.lesson else part.lesson
 
 
+# How the student sees the score: in the notebook, the check cell below; in the .py file, the
+# grader's command. The group numbers and titles are the score table's (grader.scoring.GROUP_TITLES).
+SCORE_IN_THE_NOTEBOOK = "The cell below shows your score for all the code you have run, and what still fails."
+SCORE_IN_THE_PY_FILE = "`make grade` (or `python -m pytest grader`) shows your score, and what still fails."
 FINAL_LESSON = """\
 ## Your score
 
-The cell below shows your score for all the code you have run, and what still fails. Group 7
-(reference) compares your numbers with the reference solution on data drawn when your work is
-graded; code that passes the visible checks for the right reasons passes it too.
+{where_the_score_is} Group 7
+(reference examples) compares your numbers with the reference solution's on fixed examples
+shipped with the grader; group 8 (reference, hidden) makes the same comparison on sizes and
+data drawn when your work is graded, so code that passes the visible checks for the right
+reasons passes it too.
 
 **An experiment.** Keep the width and use one head instead of two, for example
 `MultiHeadSelfAttention(8, 1)` against `MultiHeadSelfAttention(8, 2)` on
@@ -339,7 +345,7 @@ def build_notebook(solution: str, filled: bool = False, level: str = stubs.DEFAU
         cells += [code(f"code-{name}", pieces[name]) for name in part.names]
         if part.names != (IMPORTS,):
             cells.append(code(f"check-{part.key}", CHECK_SOURCE, tags=(CHECK_TAG,)))
-    cells.append(markdown("lesson-score", FINAL_LESSON))
+    cells.append(markdown("lesson-score", FINAL_LESSON.format(where_the_score_is=SCORE_IN_THE_NOTEBOOK)))
     cells.append(code("check-score", CHECK_SOURCE, tags=(CHECK_TAG,)))
     return new_notebook(cells=cells, metadata=NOTEBOOK_METADATA)
 
@@ -376,7 +382,7 @@ def lesson_markdown(solution: str, level: str = stubs.DEFAULT_LEVEL) -> str:
     """The notebook's lesson cells, in order, as one Markdown document (exercises/LESSON.md)."""
     sections = [intro_cells(solution)[0].source, FOR_THE_PY_FILE.strip("\n")]
     sections += [part_lesson(part, level).strip("\n") for part in PARTS if part.names != (IMPORTS,)]
-    sections.append(FINAL_LESSON.strip("\n"))
+    sections.append(FINAL_LESSON.format(where_the_score_is=SCORE_IN_THE_PY_FILE).strip("\n"))
     return LESSON_NOTICE + "\n\n".join(sections) + "\n"
 
 
