@@ -42,7 +42,7 @@ def render_markdown(result: SubmissionResult) -> str:
         lines.append(f"| {GROUP_TITLES[group]} | {earned}/{total} |")
     failed = [test for test in result.tests if test.outcome != "passed"]
     if (missing := result.not_written()) and not result.import_error:
-        lines += ["", describe_not_written(missing)]
+        lines += ["", describe_not_written(missing, name_format=markdown_code_span)]
     if failed and not result.import_error:
         # The diagnosis first; the checks it explains then take one line each, the others
         # keep their whole message (expected, got, hint).

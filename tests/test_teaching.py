@@ -160,5 +160,6 @@ def test_the_feedback_page_starts_with_what_the_others_build_on():
             result.tests.append(TestRecord(f"test_{name}_{index}", "shapes", "zoe", 1, "failed",
                                            f"{name} is not written yet: this test needs it (it still raises NotImplementedError)."))
     page = render_markdown(result)
-    assert ("Not written yet: causal_mask (2 tests), AttentionHead.forward (5 tests), "
-            "MultiHeadSelfAttention.__init__ (30 tests). Start with causal_mask.") in page, page
+    # Names in code spans: in Markdown, a bare __init__ renders as a bold "init".
+    assert ("Not written yet: `causal_mask` (2 tests), `AttentionHead.forward` (5 tests), "
+            "`MultiHeadSelfAttention.__init__` (30 tests). Start with `causal_mask`.") in page, page
