@@ -126,7 +126,11 @@ def magic_lines(source: str) -> set[int]:
 
 
 def code_cells(text: str) -> list[str]:
-    notebook = json.loads(text)
+    return _code_cells(json.loads(text), text)
+
+
+def _code_cells(notebook: object, text: str) -> list[str]:
+    """``code_cells`` of an already parsed notebook (``text``, its JSON, for an old one's upgrade)."""
     if not isinstance(notebook, dict):
         raise TypeError("it is not a JSON object")
     if notebook.get("nbformat", 4) < 4:
@@ -179,8 +183,8 @@ def cell_label(execution_count: object, code_cell_number: int) -> str:
 
 def labelled_code_cells(text: str) -> list[tuple[str, str]]:
     """The code cells ``code_cells`` keeps, each with its ``cell_label``."""
-    notebook = json.loads(text)
-    kept = code_cells(text)
+    notebook = json.loads(text)  # once: a notebook with its outputs may be 20 MB
+    kept = _code_cells(notebook, text)
     cells = notebook.get("cells", []) if isinstance(notebook, dict) and notebook.get("nbformat", 4) >= 4 else []
     labelled: list[tuple[str, str]] = []
     remaining = list(kept)
