@@ -324,6 +324,8 @@ def test_lesson_md_is_the_notebooks_lesson_and_is_current():
     nb = nbformat.read(NOTEBOOK, as_version=4)
     cells = [cell.source for cell in nb.cells  # every lesson cell but the one about the notebook's import cell
              if cell.cell_type == "markdown" and cell.id.startswith("lesson-") and cell.id != "lesson-imports"]
+    # The score cell tells a notebook's student to look at the cell below; LESSON.md gives the command.
+    cells = [source.replace(notebook.SCORE_IN_THE_NOTEBOOK, notebook.SCORE_IN_THE_PY_FILE) for source in cells]
     assert len(cells) == 6 and all(source in lesson for source in cells)
     assert "LESSON.md" in (REPO_ROOT / "exercises" / "multi_head_attention.py").read_text(encoding="utf-8")
 
