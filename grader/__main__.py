@@ -23,7 +23,7 @@ COMMANDS = {
     "report": ("grader.batch.report", "rebuild a batch's class report (OUT/report.html)"),
     "export": ("grader.batch.export", "write a batch's grades as a CSV for Canvas's gradebook import (or plain)"),
     "prairielearn": ("grader.handout.prairielearn", "write a PrairieLearn externally graded question and its image"),
-    "classroom": ("grader.handout.classroom", "write a GitHub Classroom template repository (release + workflow)"),
+    "classroom50": ("grader.handout.classroom50", "write a Classroom 50 autograder and template repository (GitHub Actions)"),
 }
 
 
