@@ -50,6 +50,11 @@ STYLES = (
         )),),
     ),
     Implementation(
+        name="dropout_left_on",
+        description="Dropout on the weights in training mode: every call gives other numbers (no hint may guess why).",
+        edits=(Edit(_SOFTMAX_LINE, "weights = torch.nn.functional.dropout(torch.softmax(scores, dim=-1), p=0.1, training=True)"),),
+    ),
+    Implementation(
         name="module_passes_causal_mask_to_heads",
         description="The module gives its heads the causal mask whatever mask it is given.",
         edits=(Edit(_HEADS_CALL, "head_results = [head(inputs, causal_mask(inputs.shape[1])) for head in self.heads]"),),
