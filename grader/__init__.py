@@ -16,3 +16,5 @@ The tree shows the trust boundary and the layers (imports go down, never up):
 """
 
 __version__ = "0.1.0"
+# The name of the student grader as an installable package (`python -m grader wheel`); it imports as `grader`.
+DISTRIBUTION_NAME = "multi-head-attention-grader"

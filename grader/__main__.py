@@ -17,6 +17,7 @@ COMMANDS = {
     "notebook": ("grader.handout.notebook", "regenerate exercises/multi_head_attention.ipynb from solutions/"),
     "examples": ("grader.handout.reference_examples", "regenerate grader/reference_examples.json from solutions/"),
     "release": ("grader.handout.release", "write what students receive (no solutions, no hidden tests)"),
+    "wheel": ("grader.handout.wheel", "build the student grader as one wheel, for notebooks on Colab or a hosted Jupyter"),
     "batch": ("grader.batch.run", "grade a whole class, isolated, into a gradebook"),
     "nbgrader": ("grader.handout.nbgrader_course", "write an nbgrader course for the exercise"),
     "gradescope": ("grader.handout.gradescope", "build a Gradescope autograder zip"),

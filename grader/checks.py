@@ -1,7 +1,8 @@
 """Checks on the tensors a submission returned, with failure messages for students.
 
-Every failure says what was expected, what came back and a hint at the likely mistake,
-and shows at most a few numbers, never a whole tensor. The tensors checked here have
+Every failure says what was expected and what came back, and shows at most a few numbers,
+never a whole tensor. A hint is added only when the caller has checked its premise on the
+student's numbers (grader/premises.py); otherwise expected / got stands alone. The tensors checked here have
 already passed ``type(t) is torch.Tensor`` (see ``grader.submission``).
 """
 
@@ -10,27 +11,42 @@ from __future__ import annotations
 import pytest
 import torch
 
+from grader import attention_comparison, premises
+
 # Outputs are compared in float32 after the same operations in a different order
 # (einsum or matmul, -inf or -1e9 fill, softmax in float64, ...). Such variants differ
 # by about 1e-7; a real mistake (a missing scale, one wrong weight) by 1e-2 or more.
 FLOAT32_TOLERANCE = {"atol": 1e-5, "rtol": 1e-4}
 ROW_SUM_TOLERANCE = 1e-4
-# Shape hints shared by the groups that check values but must first read the right tensors.
-MODULE_WEIGHTS_SHAPE_HINT = (
-    "MultiHeadSelfAttention returns one (seq, seq) attention matrix per head, as "
-    "(batch, heads, seq, seq), head h at index h of axis 1 (group 1, shapes, checks this too)."
-)
-MODULE_OUTPUT_SHAPE_HINT = (
-    "the output keeps the input's shape (batch, seq, model_dim): the heads' outputs side by side, "
-    "then the output projection (group 1, shapes, checks this too)."
-)
 
 
-def fail(problem: str, expected: str, got: str, hint: str = "") -> None:
+class AttentionMismatch(pytest.fail.Exception):
+    """A failed check about attention weights, carrying the student's matrix beside the
+    reference's (grader/attention_comparison.py) to the test's result."""
+
+    def __init__(self, message: str, picture: dict) -> None:
+        super().__init__(message, pytrace=False)
+        self.picture = picture
+
+
+def fail(problem: str, expected: str, got: str, hint: str = "", picture: dict | None = None) -> None:
     lines = [problem, f"  expected: {expected}", f"  got:      {got}"]
     if hint:
         lines.append(f"  hint:     {hint}")
+    if picture is not None:
+        raise AttentionMismatch("\n".join(lines), picture)
     pytest.fail("\n".join(lines), pytrace=False)
+
+
+def weights_picture(what: str, weights: torch.Tensor, reference: torch.Tensor | None,
+                    allowed: torch.Tensor | None = None) -> dict | None:
+    """The comparison a failing weights check shows (None without a reference to show)."""
+    if reference is None:
+        return None
+    try:
+        return attention_comparison.comparison(what, weights, reference, allowed, FLOAT32_TOLERANCE)
+    except Exception:  # noqa: BLE001 - a picture that cannot be made must not replace the check's message
+        return None
 
 
 def shape_of(tensor: torch.Tensor) -> str:
@@ -40,6 +56,30 @@ def shape_of(tensor: torch.Tensor) -> str:
 def expect_shape(tensor: torch.Tensor, expected: tuple, what: str, hint: str = "") -> None:
     if tuple(tensor.shape) != tuple(expected):
         fail(f"{what} has the wrong shape.", str(tuple(expected)), shape_of(tensor), hint)
+
+
+def expect_module_weights_shape(weights: torch.Tensor, config, what: str) -> None:
+    """(batch, heads, seq, seq), with a hint only when the shape is a known misarrangement."""
+    expected = (config.batch, config.num_heads, config.seq, config.seq)
+    if tuple(weights.shape) != expected:
+        fail(
+            f"{what} has the wrong shape.",
+            f"{expected}: (batch, heads, seq, seq), head h's matrix at index h of axis 1",
+            shape_of(weights),
+            premises.weights_shape_hint(weights.shape, config.batch, config.seq, config.num_heads),
+        )
+
+
+def expect_module_output_shape(output: torch.Tensor, config, what: str) -> None:
+    """(batch, seq, model_dim), with a hint only when the shape is a known misarrangement."""
+    expected = (config.batch, config.seq, config.model_dim)
+    if tuple(output.shape) != expected:
+        fail(
+            f"{what} has the wrong shape.",
+            f"{expected}: the input's shape (batch, seq, model_dim)",
+            shape_of(output),
+            premises.module_output_shape_hint(output.shape, config.batch, config.seq, config.model_dim, config.num_heads),
+        )
 
 
 def expect_floating(tensor: torch.Tensor, what: str) -> None:
@@ -59,17 +99,29 @@ def expect_finite(tensor: torch.Tensor, what: str, hint: str) -> None:
         )
 
 
-def expect_non_negative(weights: torch.Tensor, what: str, hint: str) -> None:
+def expect_non_negative(weights: torch.Tensor, what: str, hint: str, reference: torch.Tensor | None = None) -> None:
+    """``reference``: the reference's weights on the same data, shown beside these on failure."""
     negative = weights < 0
     if negative.any():
         index = tuple(int(i) for i in negative.nonzero()[0])
-        fail(f"{what} has negative weights.", "every weight >= 0", f"{weights[index].item():.4g} at {index}", hint)
+        fail(f"{what} has negative weights.", "every weight >= 0", f"{weights[index].item():.4g} at {index}", hint,
+             weights_picture(what, weights, reference))
 
 
-def expect_rows_sum_to_one(weights: torch.Tensor, what: str, hint: str) -> None:
-    """Each row (one query position, the last axis over keys) must sum to one."""
+def _rows_off_one(weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     sums = weights.double().sum(dim=-1)
-    wrong = ~((sums - 1).abs() <= ROW_SUM_TOLERANCE)  # NaN counts as wrong
+    return sums, ~((sums - 1).abs() <= ROW_SUM_TOLERANCE)  # NaN counts as wrong
+
+
+def rows_sum_to_one(weights: torch.Tensor) -> bool:
+    """Whether every row (the last axis) sums to one: the tests ask before they work out a hint."""
+    return not bool(_rows_off_one(weights)[1].any())
+
+
+def expect_rows_sum_to_one(weights: torch.Tensor, what: str, hint: str, reference: torch.Tensor | None = None,
+                           allowed: torch.Tensor | None = None) -> None:
+    """Each row (one query position, the last axis over keys) must sum to one."""
+    sums, wrong = _rows_off_one(weights)
     if wrong.any():
         index = tuple(int(i) for i in wrong.nonzero()[0])
         row = ", ".join(f"{value:.3f}" for value in weights[index].tolist()[:8])
@@ -78,10 +130,13 @@ def expect_rows_sum_to_one(weights: torch.Tensor, what: str, hint: str) -> None:
             "every row (over key positions, the last axis) sums to 1",
             f"sum {sums[index].item():.4f} for the row [{row}{', ...' if weights.shape[-1] > 8 else ''}]",
             hint,
+            weights_picture(what, weights, reference, allowed),
         )
 
 
-def expect_zero_where_disallowed(weights: torch.Tensor, allowed: torch.Tensor, what: str, hint: str) -> None:
+def expect_zero_where_disallowed(
+    weights: torch.Tensor, allowed: torch.Tensor, what: str, hint: str, reference: torch.Tensor | None = None
+) -> None:
     """``weights[..., q, k]`` must be exactly 0 wherever ``allowed[..., q, k]`` is False."""
     leaked = (~allowed.expand_as(weights)) & (weights != 0)
     if leaked.any():
@@ -92,12 +147,16 @@ def expect_zero_where_disallowed(weights: torch.Tensor, allowed: torch.Tensor, w
             f"weight exactly 0 at [{', '.join(map(str, index))}]",
             f"{weights[index].item():.4g} ({int(leaked.sum())} hidden positions have weight)",
             hint,
+            weights_picture(what, weights, reference, allowed),
         )
 
 
 def expect_close(
-    actual: torch.Tensor, expected: torch.Tensor, what: str, hint: str, tolerance=None, compared_with: str = "the reference"
+    actual: torch.Tensor, expected: torch.Tensor, what: str, hint: str, tolerance=None, compared_with: str = "the reference",
+    attention: bool = False, allowed: torch.Tensor | None = None,
 ) -> None:
+    """``attention``: the tensors are attention weights (``allowed``: the mask they were computed
+    under), so a failure shows the two matrices side by side."""
     tolerance = tolerance or FLOAT32_TOLERANCE
     expect_shape(actual, tuple(expected.shape), what)
     actual64, expected64 = actual.double(), expected.double()
@@ -112,4 +171,5 @@ def expect_close(
             f"(within {tolerance['atol']:g} + {tolerance['rtol']:g}*|expected|)",
             f"{actual64[index].item():.6g} (largest difference {error.nan_to_num(float('inf')).max().item():.3g})",
             hint,
+            weights_picture(what, actual, expected, allowed) if attention else None,
         )

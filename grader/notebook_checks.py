@@ -38,7 +38,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader.notebooks import in_cell_terms, join_code_cells, join_code_cells_with_spans
+from grader.notebooks import cell_label, in_cell_terms, join_code_cells, join_code_cells_with_spans
 from grader.loading import MODULE_FILE_NAME
 from grader import diagnosis_text, scoring
 from grader.scoring import GROUP_TITLES, NOT_WRITTEN
@@ -47,6 +47,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SEED_VARIABLE = "GRADER_GRADING_SEED"  # set it to replay the hidden checks' data (nbgrader_config.py)
 # In-process first, then isolated: together below nbgrader's cell time limit (nbgrader_config.py).
 TIMEOUT_SECONDS = {False: 150, True: 300}
+# The checks run on the CPU whatever the kernel has (Colab's GPU, say), as the batch does: with no
+# CUDA device visible, code that picks `"cuda" if torch.cuda.is_available() else "cpu"` gets the
+# CPU, and the grader's tensors and the student's meet on one device.
+ON_THE_CPU = {"CUDA_VISIBLE_DEVICES": ""}
 SHOWN_PROBLEMS = 6  # distinct failure messages shown by a check cell; the rest are counted
 
 NOT_DEFINED = re.compile(r"expected your file to define `(?P<name>\w+)`, but it does not")
@@ -68,18 +72,27 @@ class _CellLog:
         self.labels: dict[tuple[str, object], str] = {}  # "In [7]": how the front end numbers the run
         self._runs = itertools.count()
         self._shell = shell
+        self._running: tuple[str, object] | None = None
 
     def add_history(self, inputs: list[str]) -> None:
         for number, source in enumerate(inputs, start=1):
             key = ("run", next(self._runs))
-            self.sources[key], self.labels[key] = source, f"In [{number}]"
+            self.sources[key], self.labels[key] = source, cell_label(number, number)
 
     def pre_run_cell(self, info) -> None:
         cell_id = getattr(info, "cell_id", None)
         key = ("cell", cell_id) if cell_id else ("run", next(self._runs))
         self.sources[key] = info.raw_cell or ""
-        count = getattr(self._shell, "execution_count", None)
-        self.labels[key] = f"In [{count}]" if isinstance(count, int) else "a cell"
+        self.labels[key] = "the cell running now"
+        self._running = key
+
+    def post_run_cell(self, result) -> None:
+        """Name the cell by the number its run got, ``In [n]``: the result's own
+        execution_count. The shell's counter is no guide before the run ends: IPython 9
+        advances it before ``pre_run_cell``, IPython 8 after the cell."""
+        count = getattr(result, "execution_count", None)
+        if self._running in self.labels:
+            self.labels[self._running] = f"In [{count}]" if type(count) is int and count > 0 else "a cell run without a number"
 
     def code(self) -> str:
         return join_code_cells(list(self.sources.values()))
@@ -107,6 +120,7 @@ def start() -> None:
     log = _CellLog(shell)
     log.add_history(list(shell.history_manager.input_hist_raw[1:]))  # cells run before this one
     shell.events.register("pre_run_cell", log.pre_run_cell)
+    shell.events.register("post_run_cell", log.post_run_cell)
     _log = log
     seed = os.environ.get(SEED_VARIABLE, "").strip()
     _seed = int(seed) if seed.isdigit() else None  # read now, before any student code runs
@@ -212,7 +226,7 @@ def run_grader(code: str, seed: int | None = None, isolate: bool = False) -> dic
             finished = subprocess.run(
                 command, cwd=REPO_ROOT, capture_output=True, text=True, encoding="utf-8", errors="replace",
                 timeout=TIMEOUT_SECONDS[isolate], stdin=subprocess.DEVNULL,
-                env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+                env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **ON_THE_CPU},
             )
         except subprocess.TimeoutExpired:
             raise GraderDied(f"the grader did not finish within {TIMEOUT_SECONDS[isolate]} s") from None

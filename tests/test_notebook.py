@@ -239,6 +239,30 @@ def test_the_stub_notebook_runs_to_the_end_and_its_checks_name_what_is_not_writt
     assert "Start with head_dimension" in last, last
 
 
+def test_the_training_section_shows_two_heads_specialising_and_one_losing_a_pattern_inline(executed):
+    nb, _ = executed["solution"]
+    cell = next(cell for cell in code_cells(nb) if cell.id == "experiment-training")
+    text = text_of(cell)
+    assert "The heads specialised" in text and "One head lost a retrieval pattern" in text, text
+    assert any("image/png" in output.get("data", {}) for output in cell.outputs), "the picture is not shown inline"
+
+
+def test_the_training_section_on_the_stubs_points_to_the_grader_and_trains_nothing(executed):
+    nb, _ = executed["stubs"]
+    cell = next(cell for cell in code_cells(nb) if cell.id == "experiment-training")
+    text = text_of(cell)
+    assert "is not ready to train" in text and "pytest grader" in text and "Training the" not in text, text
+    assert not any("image/png" in output.get("data", {}) for output in cell.outputs)
+
+
+def test_the_training_cell_of_a_notebook_alone_says_it_needs_the_exercise_folder(tmp_path):
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    source = next(cell.source for cell in nb.cells if cell.id == "experiment-training")
+    finished = run_python("-c", source, cwd=tmp_path)  # no exercises/ here, as in Colab
+    assert finished.returncode == 0 and finished.stderr == "", finished.stderr
+    assert "runs from the exercise's folder" in finished.stdout and "no points" in finished.stdout, finished.stdout
+
+
 def test_an_early_check_names_the_definitions_whose_cells_have_not_run_yet(executed):
     nb, _ = executed["stubs"]
     first = check_outputs(nb)["check-head-width"]
@@ -312,7 +336,8 @@ def test_setup_cell_finds_the_grader_from_the_notebooks_folder(tmp_path):
                               timeout=60, env={**os.environ, "PYTHONPATH": ""})
     assert finished.stdout.strip() == str(REPO_ROOT), finished.stdout + finished.stderr
     lost = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert "no grader/ folder found" in lost.stderr, lost.stdout + lost.stderr
+    assert lost.returncode == 0 and lost.stderr == "", lost.stdout + lost.stderr
+    assert lost.stdout.startswith("No grader/ folder beside this notebook: open the notebook from the exercise's folder"), lost.stdout
 
 
 # --- the lesson for the .py file, and cells named in messages -------------------------------
@@ -324,7 +349,13 @@ def test_lesson_md_is_the_notebooks_lesson_and_is_current():
     nb = nbformat.read(NOTEBOOK, as_version=4)
     cells = [cell.source for cell in nb.cells  # every lesson cell but the one about the notebook's import cell
              if cell.cell_type == "markdown" and cell.id.startswith("lesson-") and cell.id != "lesson-imports"]
-    assert len(cells) == 6 and all(source in lesson for source in cells)
+    # The score cell tells a notebook's student to look at the cell below; LESSON.md gives the command.
+    cells = [
+        source.replace(notebook.SCORE_IN_THE_NOTEBOOK, notebook.SCORE_IN_THE_PY_FILE)
+        .replace(notebook.TRAINING_IN_THE_NOTEBOOK, notebook.TRAINING_FROM_THE_PY_FILE)
+        for source in cells
+    ]
+    assert len(cells) == 7 and all(source in lesson for source in cells)
     assert "LESSON.md" in (REPO_ROOT / "exercises" / "multi_head_attention.py").read_text(encoding="utf-8")
 
 
@@ -358,8 +389,9 @@ def test_check_cells_name_the_cell_a_line_comes_from():
         [("#| grader: setup\nimport sys", "a"), ("import torch", "b"), ("def head_dimension(d, h):\n    return d // 0", "c")],
         start=3,
     ):
-        Shell.execution_count = count
+        Shell.execution_count = count + 1  # IPython 9 advances its counter before pre_run_cell
         log.pre_run_cell(Run(source, cell_id))
+        log.post_run_cell(SimpleNamespace(execution_count=count))
     code = log.code()
     line = code.splitlines().index("    return d // 0") + 1
     result = {"tests": [{"message": f"at multi_head_attention.py:{line} in head_dimension: return d // 0"}], "import_error": ""}
