@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import checks, loading, notebooks, results, timeouts, untrusted
+from grader import checks, diagnosis_text, loading, notebooks, results, root_causes, timeouts, untrusted
 from grader.scoring import ATTENTION_PROPERTY, GROUPS, Scoreboard, group_of
 from grader.submission import ErrorDescription, InProcessBackend, StudentCodeError, Submission
 
@@ -36,6 +36,8 @@ worker_key = pytest.StashKey[object]()
 sandbox_key = pytest.StashKey[tuple]()  # (sandbox in use, why it differs from the one asked for)
 notebooks_key = pytest.StashKey[Path]()  # where --submission notebooks become .py files
 handles_key = pytest.StashKey[dict]()  # submission name -> its open Submission handle
+causes_key = pytest.StashKey[root_causes.RootCauses]()
+folded_key = pytest.StashKey[list]()  # failure reports a root cause explains, shortened in the terminal
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,8 @@ def pytest_configure(config: pytest.Config) -> None:
         }
     config.stash[worker_key] = None
     config.stash[handles_key] = {}
+    config.stash[causes_key] = root_causes.RootCauses()
+    config.stash[folded_key] = []
     config.stash[sandbox_key] = ("in-process", "")
     if config.getoption("isolate"):
         isolated, processes = _sandbox()
@@ -372,8 +376,19 @@ def grading_seed(request: pytest.FixtureRequest) -> int:
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """Record which calls into the submission this check makes (a root cause explains the
+    checks that made the calls it spoils)."""
+    handle = item.funcargs.get("submission")
+    if isinstance(handle, Submission):
+        handle.operations_called.clear()
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """Show a student's exception as one readable paragraph, not a grader traceback."""
+    """Show a student's exception as one readable paragraph, not a grader traceback; a failure
+    a root cause explains, as its first line under that cause (grader/root_causes.py)."""
     report = yield
     if call.excinfo is not None and isinstance(call.excinfo.value, checks.AttentionMismatch):
         # The matrices, as plain data, travel with the report to the test's result (and
@@ -385,7 +400,40 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         target = item.config.stash[targets_key].get(submission)
         if target is not None and target.cells:
             report.longrepr = notebooks.in_cell_terms(report.longrepr, list(target.cells))
+    handle = item.funcargs.get("submission") if hasattr(item, "funcargs") else None
+    if report.failed and call.when == "call" and call.excinfo is not None and isinstance(handle, Submission):
+        result = item.config.stash[scoreboard_key].submission_result(handle.name)
+        explained = item.config.stash[causes_key].account(
+            result, handle, item.name, call.excinfo.value, set(handle.operations_called)
+        )
+        if explained:  # the results keep the whole message; the terminal shows its first line
+            item.config.stash[folded_key].append(report)
+        elif first := item.config.stash[causes_key].repeated_error(handle.name, item.name, call.excinfo.value):
+            # The same error at the same line as an earlier check: said in full once, there.
+            described = call.excinfo.value.error
+            where = described.location.split(" in ", 1)[0].split(": ", 1)[0]  # "file.py:57"
+            said = described.message.splitlines()[0] if described.message else ""
+            said = said if len(said) <= 100 else said[:97] + "..."
+            report.longrepr = f"your code raised {described.type_name}: {said} again at {where}, as in {first} (its whole message is there)"
+            target = item.config.stash[targets_key].get(handle.name)
+            if target is not None and target.cells:
+                report.longrepr = notebooks.in_cell_terms(report.longrepr, list(target.cells))
     return report
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter):
+    """The diagnosis (root causes, and the known mistakes where grader/hidden/ runs) before
+    pytest's own FAILURES section (tryfirst among wrappers)."""
+    for report in terminalreporter.config.stash[folded_key]:
+        if not report.longreprtext.endswith(root_causes.EXPLAINED):
+            report.longrepr = diagnosis_text.compact_message(report.longreprtext) + root_causes.EXPLAINED
+    for result in terminalreporter.config.stash[scoreboard_key].results.values():
+        if result.diagnoses:
+            terminalreporter.section(f"diagnosis: {untrusted.printable(result.submission)}", sep="=")
+            for line in diagnosis_text.text_lines(result.diagnoses):
+                terminalreporter.write_line(untrusted.printable(line))
+    return (yield)
 
 
 def student_error_message(error: StudentCodeError) -> str:

@@ -12,7 +12,7 @@ import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from grader.operations import ContractViolation
+from grader.operations import BackwardError, ContractViolation
 
 
 @dataclass(frozen=True)
@@ -47,10 +47,40 @@ def describe_exception(error: BaseException, source: Path) -> ErrorDescription:
     if isinstance(error, ContractViolation):
         return ErrorDescription("contract", "ContractViolation", str(error))
     location, function = _innermost_student_frame(error, source)
+    if isinstance(error, BackwardError) and error.forward_line and not location:
+        line = linecache.getline(str(source), error.forward_line).strip()
+        function = _function_at(source, error.forward_line)
+        location = f"{source.name}:{error.forward_line} in {function}: {line} (the backward pass failed on what this line made)"
     message = str(error) or type(error).__name__
     if isinstance(error, NotImplementedError):
         return ErrorDescription("not_written", "NotImplementedError", message, location, function)
-    return ErrorDescription("raised", type(error).__name__, message, location, function)
+    type_name = "RuntimeError" if isinstance(error, BackwardError) else type(error).__name__  # what the student's torch raised
+    return ErrorDescription("raised", type_name, message, location, function)
+
+
+def _function_at(source: Path, line_number: int) -> str:
+    """The qualified name of the function of ``source`` that holds ``line_number``."""
+    import ast
+
+    try:
+        tree = ast.parse(source.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return ""
+    found = ""
+
+    def visit(node, prefix: str) -> None:
+        nonlocal found
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if isinstance(child, ast.ClassDef):
+                    visit(child, name + ".")
+                elif child.lineno <= line_number <= (child.end_lineno or child.lineno):
+                    found = name
+                    visit(child, name + ".")
+
+    visit(tree, "")
+    return found
 
 
 def _innermost_student_frame(error: BaseException, source: Path) -> tuple[str, str]:

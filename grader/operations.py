@@ -10,6 +10,7 @@ inputs and weights; nothing here decides whether an answer is right.
 from __future__ import annotations
 
 import re
+import warnings
 import weakref
 from types import ModuleType
 from typing import Any
@@ -19,6 +20,23 @@ import torch
 
 class ContractViolation(Exception):
     """The student's code returned something of the wrong kind (not a wrong number)."""
+
+
+class BackwardError(RuntimeError):
+    """An error autograd raised in the backward pass, which has no line of the student's in its
+    traceback: ``forward_line`` is the line of the student's forward that made the tensor the
+    backward pass failed on (autograd's anomaly mode records it), 0 if unknown."""
+
+    def __init__(self, message: str, forward_line: int) -> None:
+        super().__init__(message)
+        self.forward_line = forward_line
+
+
+IN_PLACE_HINT = (
+    "autograd needs that tensor for the backward pass, and your code changed it in place afterwards "
+    "(x /= ..., x += ..., or a method ending in _ such as masked_fill_): make a new tensor instead, "
+    "x = x / ..."
+)
 
 
 def head_dimension(student: ModuleType, model_dim: int, num_heads: int) -> Any:
@@ -43,15 +61,19 @@ def run_head(
     inputs: torch.Tensor,
     allowed_mask: torch.Tensor,
     output_gradient: torch.Tensor | None = None,
+    rng_seed: int | None = None,
 ) -> dict[str, Any]:
-    """One AttentionHead with the grader's weights; optionally backpropagate."""
+    """One AttentionHead with the grader's weights; optionally backpropagate. ``rng_seed``:
+    torch's generator is seeded first (the grader asks the same question twice with it)."""
     head = _with_parameters(student, "AttentionHead", (model_dim, head_dim), inputs.dtype, parameters)
+    if rng_seed is not None:
+        _seed(rng_seed)
     inputs = inputs.clone().requires_grad_(output_gradient is not None)
     with torch.enable_grad():  # the grader may call this from inside a backward pass
         result = head(inputs, allowed_mask)
     output, weights = _fields(result, "AttentionHead.forward", "HeadResult")
     return {"output": _plain(output), "weights": _plain(weights)} | _gradients(
-        head, inputs, output, output_gradient
+        head, inputs, output, output_gradient, student, lambda: head(inputs, allowed_mask).output
     )
 
 
@@ -74,6 +96,7 @@ def run_attention(
     seed: int = 0,
     parameters: dict[str, torch.Tensor] | None = None,
     output_gradient: torch.Tensor | None = None,
+    rng_seed: int | None = None,
 ) -> dict[str, Any]:
     """MultiHeadSelfAttention built under ``seed``; the grader's weights loaded if given."""
     if parameters is None:
@@ -81,13 +104,42 @@ def run_attention(
         module = _require(student, "MultiHeadSelfAttention")(model_dim, num_heads).to(inputs.dtype)
     else:
         module = _with_parameters(student, "MultiHeadSelfAttention", (model_dim, num_heads), inputs.dtype, parameters)
+    if rng_seed is not None:
+        _seed(rng_seed)
     inputs = inputs.clone().requires_grad_(output_gradient is not None)
     with torch.enable_grad():  # the grader may call this from inside a backward pass
-        result = module(inputs) if allowed_mask is None else module(inputs, allowed_mask)
+        try:
+            result = module(inputs) if allowed_mask is None else module(inputs, allowed_mask)
+        except RuntimeError as error:
+            _name_a_default_mask_of_the_wrong_size(error, inputs, model_dim, num_heads, allowed_mask)
+            raise
     output, weights = _fields(result, "MultiHeadSelfAttention.forward", "MultiHeadResult")
+    rerun = lambda: (module(inputs) if allowed_mask is None else module(inputs, allowed_mask)).output  # noqa: E731
     return {"output": _plain(output), "weights": _plain(weights)} | _gradients(
-        module, inputs, output, output_gradient
+        module, inputs, output, output_gradient, student, rerun
     )
+
+
+_SIZES_DISAGREE = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
+
+
+def _name_a_default_mask_of_the_wrong_size(error: RuntimeError, inputs: torch.Tensor, model_dim: int, num_heads: int, given_mask) -> None:
+    """A forward without a mask that fails because two sizes disagree, one of them the sequence
+    length and the other a number the default mask is often sized by: say so beside the
+    student's error (the line that raised is the head's masked_fill, far from the cause)."""
+    match = _SIZES_DISAGREE.search(str(error))
+    if given_mask is not None or match is None or not error.args:
+        return
+    batch, seq = inputs.shape[0], inputs.shape[1]
+    sizes = {int(match[1]), int(match[2])}
+    others = {"model_dim (inputs.shape[-1])": model_dim, "the batch (inputs.shape[0])": batch, "head_dim": model_dim // max(num_heads, 1)}
+    culprit = next((name for name, size in others.items() if size != seq and sizes == {seq, size}), None)
+    if culprit is not None:
+        error.args = (
+            f"{error.args[0]}\n  hint:     with allowed_mask=None the default causal mask seems sized by {culprit}: "
+            f"it must be (seq, seq), causal_mask(inputs.shape[1]) = {seq} positions here",
+            *error.args[1:],
+        )
 
 
 def initial_parameters(student: ModuleType, model_dim: int, num_heads: int, seed: int) -> dict:
@@ -141,20 +193,34 @@ def _require(student: ModuleType, name: str) -> Any:
     return getattr(student, name)
 
 
-def _load(module: torch.nn.Module, parameters: dict[str, torch.Tensor]) -> None:
-    """Load the grader's weights: every parameter by its name and shape, no parameter more.
-    A buffer of the student's own (a stored mask, say) is not a weight and keeps its value."""
+def _load(module: torch.nn.Module, parameters: dict[str, torch.Tensor]) -> dict:
+    """Load the grader's weights: every parameter by its name and shape.
+    A buffer of the student's own (a stored mask, say) is not a weight and keeps its value.
+
+    A parameter the contract does not have (nn.Linear's default bias where the contract says
+    bias=False) does not stop the grading of the attention itself: a bias is held at zero,
+    which is what bias=False means, any other extra keeps the value the constructor gave it;
+    the layout check says so once (grader/test_head_distinctness.py). Returns which:
+    ``{"held_at_zero": [...], "kept": [...]}``, or {} when there is no extra. A parameter
+    missing or shaped otherwise cannot be graded around."""
     found = dict(module.named_parameters(remove_duplicate=False))  # as state_dict() names them
-    if set(found) != set(parameters) or any(found[name].shape != parameters[name].shape for name in parameters):
+    if not set(parameters) <= set(found) or any(found[name].shape != parameters[name].shape for name in parameters):
         raise ContractViolation(_layout_problem(type(module).__name__, found, parameters))
+    extra = [name for name in found if name not in parameters]
+    zeroed = [name for name in extra if name.rsplit(".", 1)[-1] == "bias"]
     # Names and shapes are checked above: copy each weight in place (load_state_dict does
     # the same with a module walk and hooks that cost more than the forward pass).
     try:
         with torch.no_grad():
             for name, value in parameters.items():
                 found[name].copy_(value)
+            for name in zeroed:
+                found[name].zero_()
     except RuntimeError:  # a parameter that cannot be written (an expanded view, say)
         raise ContractViolation(_layout_problem(type(module).__name__, found, parameters)) from None
+    if not extra:
+        return {}
+    return {"held_at_zero": zeroed, "kept": [name for name in extra if name not in zeroed]}
 
 
 def _layout_problem(class_name: str, found: dict[str, torch.Tensor], expected: dict[str, torch.Tensor]) -> str:
@@ -165,9 +231,9 @@ def _layout_problem(class_name: str, found: dict[str, torch.Tensor], expected: d
     reshaped = [name for name in expected if name in found and found[name].shape != expected[name].shape]
     problems = []
     if missing:
-        problems.append(f"missing {_names_and_shapes(missing, expected)}")
+        problems.append(f"missing {names_and_shapes(missing, expected)}")
     if extra:
-        problems.append(f"unexpected {_names_and_shapes(extra, found)}")
+        problems.append(f"unexpected {names_and_shapes(extra, found)}")
     if reshaped:
         problems.append("shaped " + ", ".join(
             f"{name} {tuple(found[name].shape)} instead of {tuple(expected[name].shape)}" for name in reshaped[:4]
@@ -178,12 +244,12 @@ def _layout_problem(class_name: str, found: dict[str, torch.Tensor], expected: d
     return (
         f"the grader could not load its weights into your {class_name}: its parameters do not have the names "
         "and shapes the constructors' docstrings give.\n"
-        f"  expected: {_names_and_shapes(list(expected), expected)}\n"
+        f"  expected: {names_and_shapes(list(expected), expected)}\n"
         f"  got:      {'; '.join(problems) or 'another layout'}{hint}"
     )
 
 
-def _names_and_shapes(names: list[str], tensors: dict[str, torch.Tensor]) -> str:
+def names_and_shapes(names: list[str], tensors: dict[str, torch.Tensor]) -> str:
     """``heads.<h>.query.weight (4, 8) for h = 0, 1, output_projection.bias (8,)``: one entry
     per kind of parameter, the heads' numbers collected."""
     kinds: dict[str, tuple] = {}
@@ -213,10 +279,14 @@ def _gradients(
     inputs: torch.Tensor,
     output: Any,
     output_gradient: torch.Tensor | None,
+    student: ModuleType | None = None,
+    rerun=None,
 ) -> dict[str, Any]:
     """Gradients of sum(output * output_gradient) for the inputs and every parameter.
 
-    ``None`` stands for "no gradient reached it" (detached, no_grad, or unused).
+    ``None`` stands for "no gradient reached it" (detached, no_grad, or unused). An error in
+    the backward pass is raised as a ``BackwardError`` naming the student's forward line
+    (``rerun``: the forward again, run under anomaly mode only then: it is slow).
     """
     if output_gradient is None:
         return {}
@@ -235,12 +305,38 @@ def _gradients(
         # the lazy import (sympy, ~0.4 s) that passing grad_outputs triggers in torch 2.x.
         with torch.enable_grad():
             loss = (output * output_gradient).sum()
-            gradients = torch.autograd.grad(loss, targets, allow_unused=True)
+            try:
+                gradients = torch.autograd.grad(loss, targets, allow_unused=True)
+            except RuntimeError as error:
+                raise _backward_error(error, student, rerun, output_gradient, targets) from None
     by_parameter = {id(p): g for p, g in zip(unique, gradients[1:])}
     return {
         "input_gradient": _plain(gradients[0]),
         "parameter_gradients": {name: _plain(by_parameter[id(p)]) for name, p in named},
     }
+
+
+def _backward_error(error: RuntimeError, student, rerun, output_gradient, targets) -> BackwardError:
+    """The backward pass's error with the forward line that made the tensor it failed on:
+    the forward and backward again under anomaly mode, whose warning holds that line
+    (torch/autograd/anomaly_mode.py: "Traceback of forward call that caused the error")."""
+    message = str(error)
+    line = 0
+    source = getattr(student, "__file__", None)
+    if rerun is not None and source:
+        with warnings.catch_warnings(record=True) as caught, torch.autograd.detect_anomaly(check_nan=False):
+            warnings.simplefilter("always")
+            try:
+                output = rerun()
+                torch.autograd.grad((output * output_gradient).sum(), targets, allow_unused=True)
+            except Exception:  # noqa: BLE001 - the same error again, expected; its warning is what we want
+                pass
+        pattern = re.compile(r'File "' + re.escape(source) + r'", line (\d+)')
+        lines = [int(n) for warning in caught for n in pattern.findall(str(warning.message))]
+        line = lines[-1] if lines else 0
+    if "modified by an inplace operation" in message:
+        message = message.split(" Hint:", 1)[0] + f"\n  hint:     {IN_PLACE_HINT}"
+    return BackwardError(message, line)
 
 
 def _plain(value: Any) -> Any:

@@ -7,7 +7,7 @@ import itertools
 import pytest
 import torch
 
-from grader import checks, data, premises
+from grader import checks, data, operations, premises, root_causes
 from grader.data import LESSON, Config
 
 SEED = 2024
@@ -42,17 +42,25 @@ def test_each_head_has_its_own_query_key_and_value_projections(submission):
     expected["output_projection.bias"] = (config.model_dim,)
     missing = sorted(set(expected) - set(parameters))
     extra = sorted(set(parameters) - set(expected))
-    if missing or extra:
-        checks.fail(
-            f"MultiHeadSelfAttention({config.model_dim}, {config.num_heads}) has unexpected parameters.",
-            f"{config.num_heads} heads with query/key/value weights and no bias, plus output_projection",
-            f"missing {missing[:4]}, unexpected {extra[:4]}",
-            "build the layout the constructors' docstrings give: heads, an nn.ModuleList of "
-            "AttentionHead, each with query, key and value = nn.Linear(model_dim, head_dim, bias=False); "
-            "output_projection = nn.Linear(model_dim, model_dim).",
+    reshaped = sorted(n for n in expected if n in parameters and tuple(parameters[n].shape) != expected[n])
+    if missing or extra or reshaped:
+        got = [f"missing {', '.join(missing[:4])}"] if missing else []
+        got += [f"unexpected {operations.names_and_shapes(extra, parameters)}"] if extra else []
+        got += [f"{n} shaped {tuple(parameters[n].shape)} instead of {expected[n]}" for n in reshaped[:2]]
+        # grader/operations.py `_load`: with nothing missing or reshaped, the other checks
+        # loaded the grader's weights and held the extra biases at zero.
+        graded = (
+            " The other checks ran with the grader's weights and every extra bias held at zero (what "
+            "bias=False means), so they grade the attention itself."
+            if extra and not (missing or reshaped) else
+            " The grader cannot load its weights into this layout: the checks that need them cannot run."
         )
-    for name, shape in expected.items():
-        checks.expect_shape(parameters[name], shape, f"parameter {name}")
+        root_causes.layout_slip(
+            f"MultiHeadSelfAttention({config.model_dim}, {config.num_heads}) does not have the contract's parameters.{graded}\n"
+            f"  expected: {operations.names_and_shapes(list(expected), {n: torch.empty(shape) for n, shape in expected.items()})}\n"
+            f"  got:      {'; '.join(got)}\n"
+            f"  fix:      {root_causes.LAYOUT_FIX}"
+        )
 
 
 @pytest.mark.points(4)

@@ -31,6 +31,11 @@ fast machine moves the baseline and the grader together.
                submission, beside what (b)'s target leaves per submission (cores / 10 s).
                Information: no grader change makes the student's code cheaper to run.
 
+(g) against   with ``--against REF`` (a git ref, e.g. main), instead of (b)-(f): the batch of (b) on
+    REF        the same class from REF's tree (``git archive``, same interpreter) and from this
+               tree, alternately, --repeats times each; the ratio of the median wall times.
+               Target: within 1.1 (a change keeps the batch's speed).
+
 It also prints torch's import time (read inside the (d) baseline processes), the Python
 version and the core count, and, from the results of (b), where the grading time goes
 (per kind of submission and per test) as a lead when a target is missed.
@@ -191,10 +196,10 @@ def generate_class(dest: Path, size: int, seed: int = 0) -> list[Student]:
 # --- running things --------------------------------------------------------------------------------
 
 
-def timed_run(command: list[str], **options) -> tuple[float, subprocess.CompletedProcess]:
+def timed_run(command: list[str], cwd: Path = REPO_ROOT, **options) -> tuple[float, subprocess.CompletedProcess]:
     started = time.perf_counter()
     completed = subprocess.run(
-        command, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=RUN_TIMEOUT, **options
+        command, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=RUN_TIMEOUT, **options
     )
     return time.perf_counter() - started, completed
 
@@ -218,11 +223,11 @@ class BatchRun:
         return self.submissions / self.seconds
 
 
-def run_batch(class_dir: Path, out: Path, jobs: int, submissions: int) -> BatchRun:
-    """``python -m grader batch`` on ``class_dir`` into a fresh ``out``; parse its logs."""
+def run_batch(class_dir: Path, out: Path, jobs: int, submissions: int, tree: Path = REPO_ROOT) -> BatchRun:
+    """``python -m grader batch`` (of ``tree``) on ``class_dir`` into a fresh ``out``; parse its logs."""
     shutil.rmtree(out, ignore_errors=True)
     command = [PYTHON, "-m", "grader", "batch", str(class_dir), "--out", str(out), "--quiet", "--jobs", str(jobs)]
-    seconds, completed = timed_run(command)
+    seconds, completed = timed_run(command, cwd=tree)
     run = BatchRun(submissions, jobs, seconds, completed.returncode, out)
     if completed.returncode != 0:
         print(f"  ! the batch exited with {completed.returncode}:\n{(completed.stdout + completed.stderr)[-2000:]}")
@@ -375,6 +380,31 @@ def student_code_row(one_shard: BatchRun, cores: int) -> tuple[str, str, str, No
 # --- the report ---------------------------------------------------------------------------------------------
 
 
+TARGET_AGAINST_RATIO = 1.1  # this tree's batch / REF's, at most
+
+
+def measure_against(ref: str, class_dir: Path, work: Path, size: int, jobs: int, repeats: int) -> int:
+    """(g): REF's batch and this tree's on the same class, alternately; the ratio of the medians."""
+    tree = work / "against"
+    tree.mkdir()
+    archive = subprocess.run(["git", "archive", ref], cwd=REPO_ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    seconds: dict[str, list[float]] = {ref: [], "this tree": []}
+    for repeat in range(repeats):
+        for name, root in ((ref, tree), ("this tree", REPO_ROOT)):
+            run = run_batch(class_dir, work / "out-against", jobs, size, tree=root)
+            seconds[name].append(run.seconds)
+            print(f"(g) {name}, run {repeat + 1}: {run.seconds:.1f} s" + ("" if run.returncode == 0 else f" (exited {run.returncode})"), flush=True)
+    ratio = statistics.median(seconds["this tree"]) / statistics.median(seconds[ref])
+    print_summary([(
+        f"(g) this tree / {ref}, batch of {size}, --jobs {jobs}", f"{ratio:.3f}x", f"<= {TARGET_AGAINST_RATIO:g}x",
+        ratio <= TARGET_AGAINST_RATIO,
+        f"medians {statistics.median(seconds['this tree']):.1f} s vs {statistics.median(seconds[ref]):.1f} s "
+        f"({_seconds_list(seconds['this tree'])} vs {_seconds_list(seconds[ref])})",
+    )])
+    return 0
+
+
 def _seconds_list(values: list[float]) -> str:
     return ", ".join(f"{value:.2f}" for value in values) + f" s (median {statistics.median(values):.2f} s)"
 
@@ -415,6 +445,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=5, help="submissions graded the naive way (default 5)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="--jobs for (b) (default: cores)")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it (class, OUTs) instead of a temporary one")
+    parser.add_argument("--against", metavar="REF", help="only (g): this tree's batch against git REF's on the same class")
+    parser.add_argument("--repeats", type=int, default=3, help="with --against: runs of each tree (default 3)")
     arguments = parser.parse_args(argv)
     if arguments.size < 1:
         parser.error("--size must be at least 1")
@@ -433,6 +465,8 @@ def main(argv: list[str] | None = None) -> int:
         for s in students:
             forms["folder" if s.path.is_dir() else s.path.suffix] += 1
         print(f"(a) class: {len(students)} submissions in {class_dir}: {kinds}, {dict(forms)}")
+        if arguments.against:
+            return measure_against(arguments.against, class_dir, work, arguments.size, arguments.jobs, arguments.repeats)
 
         throughput = measure_throughput(class_dir, work, arguments.size, arguments.jobs)
         naive = measure_naive(students, arguments.sample)

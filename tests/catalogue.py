@@ -63,9 +63,22 @@ class Implementation:
     description: str  # one sentence: what the student did
     edits: tuple[Edit, ...]
     losing_groups: tuple[str, ...] = ()  # mutants: groups that MUST lose points; variants: ()
-    # Mutants: the id of its misconception in the diagnosis's vocabulary (grader/hidden/mistakes.py),
-    # which the diagnosis must name; "" for a mistake outside the vocabulary, which must get no known id.
+    # Mutants: the id of its misconception in the diagnosis's vocabulary (grader/hidden/mistakes.py,
+    # and the grader's own root causes, grader/root_causes.py), which the diagnosis must name; two
+    # ids joined by "+" for one piece of code with two misconceptions; "" for a mistake outside
+    # the vocabulary, which must get no known id.
     mistake: str = ""
+    # What the student must read for it: texts that must appear in what the grader tells them
+    # (the diagnosis and the failing checks' messages).
+    must_read: tuple[str, ...] = ()
+    # Which family of the catalogue it belongs to, for the report: "" (the first catalogue), "style"
+    # (a known mistake or a valid rewrite in a student's own style), "contract" (a layout slip),
+    # "randomness", "in_place" (an in-place operation autograd trips on).
+    kind: str = ""
+
+    @property
+    def mistakes(self) -> set[str]:
+        return set(self.mistake.split("+")) if self.mistake else set()
 
 
 def _edit(old: str, new: str) -> Edit:
@@ -425,6 +438,8 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="projections_with_bias",
+        kind="contract",
+        mistake="parameter_layout",
         description="Gave the query, key and value projections a bias (nn.Linear's default).",
         edits=(
             _edit(
@@ -440,11 +455,13 @@ MUTANTS: tuple[Implementation, ...] = (
                 "self.value = nn.Linear(model_dim, head_dim)",
             ),
         ),
-        losing_groups=(HEAD_DISTINCTNESS, REFERENCE),
+        losing_groups=(HEAD_DISTINCTNESS,),
     ),
     # --- Constructors (student work at the standard level) -------------------------------------
     Implementation(
         name="heads_in_a_plain_list",
+        kind="contract",
+        mistake="parameter_layout",
         description=(
             "Kept the heads in a plain Python list, so PyTorch never registers their parameters."
         ),
@@ -486,6 +503,8 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="query_with_bias",
+        kind="contract",
+        mistake="parameter_layout",
         description="Left out bias=False on the query projection only.",
         edits=(
             _edit(
@@ -493,10 +512,12 @@ MUTANTS: tuple[Implementation, ...] = (
                 "self.query = nn.Linear(model_dim, head_dim)",
             ),
         ),
-        losing_groups=(HEAD_DISTINCTNESS, REFERENCE_EXAMPLES, REFERENCE),
+        losing_groups=(HEAD_DISTINCTNESS,),
     ),
     Implementation(
         name="projections_model_wide",
+        kind="contract",
+        mistake="parameter_layout",
         description=(
             "Made every head's query, key and value projections model_dim wide instead of head_dim."
         ),
@@ -518,6 +539,8 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="projections_transposed",
+        kind="contract",
+        mistake="parameter_layout",
         description="Swapped nn.Linear's arguments: nn.Linear(head_dim, model_dim) for each projection.",
         edits=(
             _edit(
@@ -552,6 +575,8 @@ MUTANTS: tuple[Implementation, ...] = (
     ),
     Implementation(
         name="output_projection_without_bias",
+        kind="contract",
+        mistake="parameter_layout",
         description="Built the output projection with bias=False.",
         edits=(
             _edit(
@@ -723,6 +748,231 @@ MUTANTS: tuple[Implementation, ...] = (
         description="Concatenated the heads' attention weights instead of their outputs.",
         edits=(_edit("outputs = [result.output for result in head_results]", "outputs = [result.weights for result in head_results]"),),
         losing_groups=(SHAPES, REFERENCE),
+    ),
+    # --- Known mistakes written in a student's own style (the diagnosis decides by behaviour) ---
+    Implementation(
+        name="softmax_over_queries_by_hand",
+        kind="style",
+        mistake="softmax_over_queries",
+        description="Wrote a stable softmax by hand, shifting by each row's maximum but summing over dim=1 (the queries).",
+        edits=(
+            _edit(
+                _SOFTMAX_LINE,
+                "exponentials = torch.exp(scores - scores.max(dim=-1, keepdim=True).values)\n"
+                "        weights = exponentials / exponentials.sum(dim=1, keepdim=True)",
+            ),
+        ),
+        losing_groups=(PROBABILITIES, REFERENCE),
+        must_read=("the softmax normalises over the query axis",),
+    ),
+    Implementation(
+        name="softmax_over_queries_with_where",
+        kind="style",
+        mistake="softmax_over_queries",
+        description="Masked with torch.where after exp, and normalised each key's column instead of each query's row.",
+        edits=(
+            _edit(_MASK_LINE, "scores = scores"),
+            _edit(
+                _SOFTMAX_LINE,
+                "exponentials = torch.where(allowed_mask, torch.exp(scores - scores.amax(-1, keepdim=True)), 0.0)\n"
+                "        weights = exponentials / exponentials.sum(-2, keepdim=True)",
+            ),
+        ),
+        losing_groups=(PROBABILITIES, REFERENCE),
+        must_read=("the softmax normalises over the query axis",),
+    ),
+    Implementation(
+        name="softmax_over_queries_in_a_loop",
+        kind="style",
+        mistake="softmax_over_queries",
+        description="Looped over the batch and took the softmax of each (seq, seq) matrix over dim=0, its queries.",
+        edits=(
+            _edit(
+                _SOFTMAX_LINE,
+                "weights = torch.stack([torch.softmax(matrix, dim=0) for matrix in scores])",
+            ),
+        ),
+        losing_groups=(PROBABILITIES, REFERENCE),
+        must_read=("the softmax normalises over the query axis",),
+    ),
+    Implementation(
+        name="missing_scale_with_einsum",
+        kind="style",
+        mistake="missing_scale",
+        description="Wrote the scores with torch.einsum and forgot the 1/sqrt(head_dim) scale.",
+        edits=(
+            _edit(_SCORES_LINE, 'scores = torch.einsum("bqd,bkd->bqk", queries, keys)'),
+            _edit(_SCALE_LINE, "scores = scores"),
+        ),
+        losing_groups=(PROBABILITIES, REFERENCE),
+        must_read=("the scores are not divided by sqrt(head_dim)",),
+    ),
+    Implementation(
+        name="mask_filled_with_zero_by_where",
+        kind="style",
+        mistake="mask_filled_with_zero",
+        description="Masked with torch.where(allowed_mask, scores, 0.0).",
+        edits=(_edit(_MASK_LINE, "scores = torch.where(allowed_mask, scores, 0.0)"),),
+        losing_groups=(CAUSAL_MASKING, REFERENCE),
+        must_read=("masked positions get a score of 0 instead of -inf",),
+    ),
+    Implementation(
+        name="values_from_keys_in_a_loop",
+        kind="style",
+        mistake="values_not_weighted",
+        description="Built the output example by example in a loop, weighting the keys instead of the values.",
+        edits=(
+            _edit(
+                _OUTPUT_LINE,
+                "rows = [weights[example] @ keys[example] for example in range(weights.shape[0])]  # each (seq, head_dim)\n"
+                "        output = torch.stack(rows)  # (batch, seq, head_dim)",
+            ),
+        ),
+        losing_groups=(GRADIENT_FLOW, REFERENCE),
+        must_read=("the head's output is not weights @ values",),
+    ),
+    Implementation(
+        name="default_mask_from_the_attribute",
+        kind="style",
+        mistake="default_mask_wrong_size",
+        description="Sized the default causal mask by self.model_dim instead of the sequence length.",
+        edits=(_edit(_DEFAULT_MASK_LINE, "allowed_mask = causal_mask(self.model_dim, device=inputs.device)"),),
+        losing_groups=(CAUSAL_MASKING,),
+        must_read=("the default causal mask is built with the wrong size", "default causal mask seems sized by model_dim"),
+    ),
+    Implementation(
+        name="assert_naming_one_number",
+        kind="style",
+        mistake="assert_instead_of_raise+error_message_without_numbers",
+        description="Checked the configuration with assert, its message naming num_heads only.",
+        edits=(
+            _edit(
+                _HEAD_DIM_CHECK + "\n" + _HEAD_DIM_ERROR,
+                'assert num_heads >= 1 and model_dim % num_heads == 0, f"num_heads={num_heads} does not divide the width"\n',
+            ),
+        ),
+        losing_groups=(CONFIGURATION,),
+        must_read=("checked with assert instead of raising ValueError", "does not say which numbers were wrong"),
+    ),
+    Implementation(
+        name="two_asserts_naming_one_number",
+        kind="style",
+        mistake="assert_instead_of_raise+error_message_without_numbers",
+        description="Checked with two asserts (at least one head, then the remainder), each naming num_heads only.",
+        edits=(
+            _edit(
+                _HEAD_DIM_CHECK + "\n" + _HEAD_DIM_ERROR,
+                'assert num_heads > 0, f"num_heads={num_heads} must be positive"\n'
+                '    assert model_dim % num_heads == 0, f"num_heads={num_heads} does not divide the width"\n',
+            ),
+        ),
+        losing_groups=(CONFIGURATION,),
+        must_read=("checked with assert instead of raising ValueError",),
+    ),
+    Implementation(
+        name="message_with_an_extra_check",
+        kind="style",
+        mistake="error_message_without_numbers",
+        description="Rejected a width that does not divide (and a non-integer one, an extra check) with a message naming no number.",
+        edits=(
+            _edit(
+                _HEAD_DIM_CHECK + "\n" + _HEAD_DIM_ERROR,
+                "if not isinstance(model_dim, int) or num_heads < 1 or model_dim % num_heads:\n"
+                '        raise ValueError("the model width must split evenly into the heads")\n',
+            ),
+        ),
+        losing_groups=(CONFIGURATION,),
+        must_read=("does not say which numbers were wrong",),
+    ),
+    # --- Contract slips: one message about the layout, the attention graded as far as it can be ---
+    Implementation(
+        name="projections_renamed",
+        kind="contract",
+        mistake="parameter_layout",
+        description="Named the head's projections q, k and v instead of query, key and value.",
+        edits=(
+            _edit("self.query = nn.Linear(model_dim, head_dim, bias=False)", "self.q = nn.Linear(model_dim, head_dim, bias=False)"),
+            _edit("self.key = nn.Linear(model_dim, head_dim, bias=False)", "self.k = nn.Linear(model_dim, head_dim, bias=False)"),
+            _edit("self.value = nn.Linear(model_dim, head_dim, bias=False)", "self.v = nn.Linear(model_dim, head_dim, bias=False)"),
+            _edit("queries = self.query(inputs)", "queries = self.q(inputs)"),
+            _edit("keys = self.key(inputs)", "keys = self.k(inputs)"),
+            _edit("values = self.value(inputs)", "values = self.v(inputs)"),
+        ),
+        losing_groups=(HEAD_DISTINCTNESS, REFERENCE_EXAMPLES, REFERENCE),
+        must_read=("do not have the names and shapes of the contract", "missing heads.<h>.query.weight"),
+    ),
+    Implementation(
+        name="value_projection_resized",
+        kind="contract",
+        mistake="parameter_layout",
+        description="Made the value projection model_dim wide (nn.Linear(model_dim, model_dim)), the others head_dim.",
+        edits=(
+            _edit(
+                "self.value = nn.Linear(model_dim, head_dim, bias=False)",
+                "self.value = nn.Linear(model_dim, model_dim, bias=False)",
+            ),
+        ),
+        losing_groups=(HEAD_DISTINCTNESS, REFERENCE_EXAMPLES, REFERENCE),
+        must_read=("do not have the names and shapes of the contract", "instead of"),
+    ),
+    Implementation(
+        name="key_and_value_with_bias",
+        kind="contract",
+        mistake="parameter_layout",
+        description="Left nn.Linear's default bias on the key and value projections.",
+        edits=(
+            _edit("self.key = nn.Linear(model_dim, head_dim, bias=False)", "self.key = nn.Linear(model_dim, head_dim)"),
+            _edit("self.value = nn.Linear(model_dim, head_dim, bias=False)", "self.value = nn.Linear(model_dim, head_dim)"),
+        ),
+        losing_groups=(HEAD_DISTINCTNESS,),
+        must_read=("held at zero", "unexpected heads.<h>.key.bias"),
+    ),
+    # --- Randomness: named as such, not as a softmax or mask mistake ----------------------------
+    Implementation(
+        name="dropout_on_the_weights",
+        kind="randomness",
+        mistake="nondeterministic",
+        description="Applied nn.Dropout(0.1) to the head's attention weights (on in training mode, the default).",
+        edits=(
+            _edit("self.value = nn.Linear(model_dim, head_dim, bias=False)",
+                  "self.value = nn.Linear(model_dim, head_dim, bias=False)\n        self.dropout = nn.Dropout(0.1)"),
+            _edit(_SOFTMAX_LINE, _SOFTMAX_LINE + "\n        weights = self.dropout(weights)"),
+        ),
+        losing_groups=(PROBABILITIES, REFERENCE),
+        must_read=("your module gives different answers to the same call", "dropout"),
+    ),
+    Implementation(
+        name="dropout_after_the_output_projection",
+        kind="randomness",
+        mistake="nondeterministic",
+        description="Applied torch.nn.functional.dropout to the module's output (training=True by default).",
+        edits=(_edit(_PROJECTION_LINE, _PROJECTION_LINE + "\n        combined = torch.nn.functional.dropout(combined, 0.1)"),),
+        losing_groups=(REFERENCE_EXAMPLES, REFERENCE),
+        must_read=("your module gives different answers to the same call",),
+    ),
+    Implementation(
+        name="noise_added_to_the_scores",
+        kind="randomness",
+        mistake="nondeterministic",
+        description="Added a little random noise to the scores (sampling), with torch.randn_like.",
+        edits=(_edit(_SCALE_LINE, _SCALE_LINE + "\n        scores = scores + 0.1 * torch.randn_like(scores)"),),
+        losing_groups=(PROBABILITIES, REFERENCE),
+        must_read=("your module gives different answers to the same call",),
+    ),
+    # --- In-place operations: the error of the backward pass at the student's line ---------------
+    Implementation(
+        name="softmax_divided_in_place",
+        kind="in_place",
+        description="Wrote a stable softmax by hand and divided exp's output in place (/=), which autograd needs.",
+        edits=(
+            _edit(
+                _SOFTMAX_LINE,
+                "weights = torch.exp(scores - scores.amax(dim=-1, keepdim=True))\n"
+                "        weights /= weights.sum(dim=-1, keepdim=True)",
+            ),
+        ),
+        losing_groups=(GRADIENT_FLOW, REFERENCE),
+        must_read=("changed it in place", "weights = torch.exp(scores - scores.amax(dim=-1, keepdim=True))"),
     ),
 )
 
@@ -990,6 +1240,88 @@ VARIANTS: tuple[Implementation, ...] = (
                 "        )\n"
                 "    return quotient\n",
             ),
+        ),
+    ),
+    # --- Written in other styles: full marks, no diagnosis ----------------------------------
+    Implementation(
+        name="fused_projection_for_all_heads",
+        kind="style",
+        description=(
+            "Ran every head at once in MultiHeadSelfAttention.forward: the heads' query, key and value "
+            "weights concatenated into one projection each, the heads as an axis."
+        ),
+        edits=(
+            _edit(
+                "        head_results = [head(inputs, allowed_mask) for head in self.heads]\n"
+                "        concatenated = concatenate_heads(head_results)  # (batch, seq, model_dim)\n",
+                "        batch, seq, _ = inputs.shape\n"
+                "        fused = {name: torch.cat([getattr(head, name).weight for head in self.heads]) for name in ('query', 'key', 'value')}\n"
+                "        queries, keys, values = (\n"
+                "            (inputs @ fused[name].T).view(batch, seq, self.num_heads, self.head_dim).transpose(1, 2)\n"
+                "            for name in ('query', 'key', 'value')\n"
+                "        )  # each (batch, heads, seq, head_dim)\n"
+                "        scores = queries @ keys.transpose(-2, -1) / math.sqrt(self.head_dim)  # (batch, heads, seq, seq)\n"
+                "        allowed = allowed_mask if allowed_mask.dim() == 2 else allowed_mask[:, None]\n"
+                "        all_weights = torch.softmax(scores.masked_fill(~allowed, float('-inf')), dim=-1)\n"
+                "        concatenated = (all_weights @ values).transpose(1, 2).reshape(batch, seq, -1)  # (batch, seq, model_dim)\n",
+            ),
+            _edit(_STACK_LINE, "weights = all_weights  # every head's matrix, head h at index h"),
+        ),
+    ),
+    Implementation(
+        name="head_with_bmm",
+        kind="style",
+        description="Computed the scores and the weighted sum with torch.bmm.",
+        edits=(
+            _edit(_SCORES_LINE, "scores = torch.bmm(queries, keys.transpose(1, 2))"),
+            _edit(_OUTPUT_LINE, "output = torch.bmm(weights, values)  # (batch, seq, head_dim)"),
+        ),
+    ),
+    Implementation(
+        name="softmax_with_logsumexp",
+        kind="style",
+        description="Normalised the scores as exp(scores - logsumexp(scores)) over the keys.",
+        edits=(_edit(_SOFTMAX_LINE, "weights = torch.exp(scores - torch.logsumexp(scores, dim=-1, keepdim=True))"),),
+    ),
+    Implementation(
+        name="head_in_loops",
+        kind="style",
+        description="Computed each query's scores, weights and output in Python loops over the batch and the positions.",
+        edits=(
+            _edit(
+                "        scores = queries @ keys.transpose(-2, -1)  # (batch, seq, seq)\n"
+                "        scores = scores / math.sqrt(self.head_dim)  # (batch, seq, seq)\n"
+                '        scores = scores.masked_fill(~allowed_mask, float("-inf"))  # (batch, seq, seq)\n'
+                "        weights = torch.softmax(scores, dim=-1)  # (batch, seq, seq)\n"
+                "        output = weights @ values  # (batch, seq, head_dim)\n",
+                "        allowed = allowed_mask.expand(inputs.shape[0], inputs.shape[1], inputs.shape[1])\n"
+                "        weight_rows, output_rows = [], []\n"
+                "        for b in range(inputs.shape[0]):\n"
+                "            for q in range(inputs.shape[1]):\n"
+                "                row = torch.stack([queries[b, q] @ keys[b, k] for k in range(inputs.shape[1])])\n"
+                "                row = row / math.sqrt(self.head_dim)\n"
+                "                row = row.masked_fill(~allowed[b, q], float('-inf')).softmax(dim=0)\n"
+                "                weight_rows.append(row)\n"
+                "                output_rows.append(row @ values[b])\n"
+                "        weights = torch.stack(weight_rows).view(inputs.shape[0], inputs.shape[1], -1)\n"
+                "        output = torch.stack(output_rows).view(inputs.shape[0], inputs.shape[1], -1)\n",
+            ),
+        ),
+    ),
+    Implementation(
+        name="masked_fill_in_place",
+        kind="style",
+        description="Masked the scores in place with masked_fill_ (the scaled scores are not needed by the backward pass).",
+        edits=(_edit(_MASK_LINE, 'scores.masked_fill_(~allowed_mask, float("-inf"))'),),
+    ),
+    Implementation(
+        name="dropout_with_p_zero",
+        kind="style",
+        description="Kept an nn.Dropout(p=0.0) on the weights, which changes nothing.",
+        edits=(
+            _edit("self.value = nn.Linear(model_dim, head_dim, bias=False)",
+                  "self.value = nn.Linear(model_dim, head_dim, bias=False)\n        self.dropout = nn.Dropout(0.0)"),
+            _edit(_SOFTMAX_LINE, _SOFTMAX_LINE + "\n        weights = self.dropout(weights)"),
         ),
     ),
 )

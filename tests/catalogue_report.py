@@ -20,6 +20,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import catalogue  # noqa: E402
 from grading import grade  # noqa: E402
 
+from grader import diagnosis_text  # noqa: E402
+
+
+# The catalogue's families: the first catalogue (""), and those added for code in a student's own style.
+KINDS = {
+    "": "the first catalogue",
+    "style": "known mistakes and valid rewrites in a student's own style",
+    "contract": "contract slips (biases, resized projections, missing attributes)",
+    "randomness": "randomness (dropout, sampling)",
+    "in_place": "in-place operations",
+}
+
 
 def main() -> int:
     pairs = {pair: catalogue.paired(*pair) for pair in catalogue.PAIRS}
@@ -39,13 +51,15 @@ def main() -> int:
     full = [v for v in catalogue.VARIANTS if run.score(v.name) == 100]
     for variant in catalogue.VARIANTS:
         print(f"{'variant ' + variant.name:<34} {run.score(variant.name):>6}  {' '.join(sorted(run.diagnosed(variant.name))) or '-'}")
-    mistake_of = {m.name: m.mistake for m in catalogue.MUTANTS}
+    mistake_of = {m.name: m.mistakes for m in catalogue.MUTANTS}
     for pair, implementation in pairs.items():
         print(f"{'pair ' + ' + '.join(pair):<60} {' '.join(sorted(run.diagnosed(implementation.name))) or '-'}")
 
     known = [m for m in catalogue.MUTANTS if m.mistake]
-    named = [m for m in known if run.diagnosed(m.name) == {m.mistake}]
-    pairs_named = [p for p, i in pairs.items() if run.diagnosed(i.name) == {mistake_of[n] for n in p}]
+    named = [m for m in known if run.diagnosed(m.name) == m.mistakes]
+    pairs_named = [p for p, i in pairs.items() if run.diagnosed(i.name) == set().union(*(mistake_of[n] for n in p))]
+    read = [m for m in catalogue.MUTANTS if m.must_read and not unread(run, m)]
+    with_texts = [m for m in catalogue.MUTANTS if m.must_read]
     unlisted = [m for m in catalogue.MUTANTS if not m.mistake]
     wrongly_named = [m.name for m in unlisted if run.diagnosed(m.name) - {"unknown"}]
     false_on_variants = [v.name for v in catalogue.VARIANTS if run.diagnosed(v.name)]
@@ -55,11 +69,31 @@ def main() -> int:
     print(f"pairs of mistakes named (both): {len(pairs_named)}/{len(pairs)}")
     print(f"false diagnoses on valid variants: {len(false_on_variants)}/{len(catalogue.VARIANTS)} {' '.join(false_on_variants)}")
     print(f"mistakes outside the vocabulary given a known id: {len(wrongly_named)}/{len(unlisted)} {' '.join(wrongly_named)}")
+    for kind, title in KINDS.items():
+        mutants = [m for m in catalogue.MUTANTS if m.kind == kind]
+        variants = [v for v in catalogue.VARIANTS if v.kind == kind]
+        print(f"{title}: " + ", ".join(part for part in (
+            f"mutants caught {sum(set(m.losing_groups) <= run.lost_groups(m.name) for m in mutants)}/{len(mutants)}" if mutants else "",
+            f"named {sum(run.diagnosed(m.name) == m.mistakes for m in mutants if m.mistake)}/{sum(1 for m in mutants if m.mistake)}"
+            if any(m.mistake for m in mutants) else "",
+            f"valid rewrites at 100 with no diagnosis {sum(run.score(v.name) == 100 and not run.diagnosed(v.name) for v in variants)}/{len(variants)}"
+            if variants else "",
+        ) if part))
+    print(f"mutants whose student reads what they must: {len(read)}/{len(with_texts)} "
+          + " ".join(f"{m.name} (missing {unread(run, m)})" for m in with_texts if m not in read))
+    print(f"explained by one root cause (layout, randomness): "
+          + ", ".join(f"{m.name} {run.score(m.name)}/100 {len(run.failed_tests(m.name))} failing" for m in catalogue.MUTANTS if m.mistakes & {"parameter_layout", "nondeterministic"}))
     perfect = (
         caught == len(catalogue.MUTANTS) and len(full) == len(catalogue.VARIANTS) and len(named) == len(known)
-        and len(pairs_named) == len(pairs) and not false_on_variants and not wrongly_named
+        and len(pairs_named) == len(pairs) and not false_on_variants and not wrongly_named and len(read) == len(with_texts)
     )
     return 0 if perfect else 1
+
+
+def unread(run, mutant) -> list[str]:
+    """The texts the mutant's student must read that nothing the grader told them contains."""
+    told = "\n".join([*diagnosis_text.text_lines(run.results[mutant.name]["diagnoses"]), *(t["message"] for t in run.failed_tests(mutant.name))])
+    return [text for text in mutant.must_read if text not in told]
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ import pytest
 import catalogue
 from grading import grade
 
+from grader import diagnosis_text
+
 
 @pytest.fixture(scope="module")
 def catalogue_run(tmp_path_factory):
@@ -60,18 +62,18 @@ def test_failure_messages_say_what_was_expected_and_what_came_back(catalogue_run
 
 KNOWN = [m for m in catalogue.MUTANTS if m.mistake]
 UNLISTED = [m for m in catalogue.MUTANTS if not m.mistake]
-MISTAKE_OF = {m.name: m.mistake for m in catalogue.MUTANTS}
+MISTAKE_OF = {m.name: m.mistakes for m in catalogue.MUTANTS}
 
 
 @pytest.mark.parametrize("mutant", KNOWN, ids=[m.name for m in KNOWN])
 def test_a_known_mistake_is_diagnosed_with_its_id_and_nothing_else(catalogue_run, mutant):
-    assert catalogue_run.diagnosed(mutant.name) == {mutant.mistake}, catalogue_run.results[mutant.name]["diagnoses"]
+    assert catalogue_run.diagnosed(mutant.name) == mutant.mistakes, catalogue_run.results[mutant.name]["diagnoses"]
 
 
 @pytest.mark.parametrize("pair", catalogue.PAIRS, ids=["+".join(p) for p in catalogue.PAIRS])
 def test_both_mistakes_of_a_pair_are_diagnosed(catalogue_run, pair):
     name = catalogue.paired(*pair).name
-    assert catalogue_run.diagnosed(name) == {MISTAKE_OF[n] for n in pair}, catalogue_run.results[name]["diagnoses"]
+    assert catalogue_run.diagnosed(name) == set().union(*(MISTAKE_OF[n] for n in pair)), catalogue_run.results[name]["diagnoses"]
 
 
 @pytest.mark.parametrize("mutant", UNLISTED, ids=[m.name for m in UNLISTED])
@@ -82,3 +84,14 @@ def test_a_mistake_outside_the_vocabulary_is_never_given_a_known_id(catalogue_ru
 @pytest.mark.parametrize("variant", catalogue.VARIANTS, ids=[v.name for v in catalogue.VARIANTS])
 def test_a_valid_variant_gets_no_diagnosis(catalogue_run, variant):
     assert catalogue_run.results[variant.name]["diagnoses"] == []
+
+
+READ = [m for m in catalogue.MUTANTS if m.must_read]
+
+
+@pytest.mark.parametrize("mutant", READ, ids=[m.name for m in READ])
+def test_the_student_reads_what_the_mistake_needs(catalogue_run, mutant):
+    """What the grader tells them (the diagnosis and the failing checks) holds each text."""
+    result = catalogue_run.results[mutant.name]
+    told = "\n".join([*diagnosis_text.text_lines(result["diagnoses"]), *(t["message"] for t in catalogue_run.failed_tests(mutant.name))])
+    assert [text for text in mutant.must_read if text not in told] == [], told[:2000]

@@ -17,4 +17,4 @@ def pytest_configure(config: pytest.Config) -> None:
     # Historic hook: called as soon as pytest loads this file during collection, before any test runs.
     scoreboard = config.pluginmanager.get_plugin("grader-scoreboard")
     if scoreboard is not None and not config.pluginmanager.has_plugin("grader-diagnosis"):
-        config.pluginmanager.register(DiagnosisPlugin(scoreboard), "grader-diagnosis")
+        config.pluginmanager.register(DiagnosisPlugin(scoreboard, config.getoption("grading_seed")), "grader-diagnosis")

@@ -141,13 +141,13 @@ def candidates(function: str) -> tuple[list, list]:
     return singles, pairs
 
 
-def diagnose_function(function: str, submission) -> tuple[str, ...] | None:
+def diagnose_function(function: str, submission, grading_seed: int = probes.DEFAULT_SEED) -> tuple[str, ...] | None:
     """``None`` when the function behaves as the reference on every probe; the ids of the
     known mistake (or pair) it matches; ``()`` when it matches none, or several."""
-    function_probes = probes.PROBES[function]
+    function_probes = probes.for_seed(grading_seed)[function]
     contexts = [{}]
     if function == mistakes.MODULE:
-        if not probes.module_is_isolable(submission):
+        if not probes.module_is_isolable(submission, grading_seed):
             raise probes.Unusable("head_dimension")
         # The module on the student's own parts; failing that, on their heads with the
         # reference's mask and concatenation (a module need not call the student's helpers).
@@ -171,7 +171,19 @@ def diagnose_function(function: str, submission) -> tuple[str, ...] | None:
             return next(iter(matched))
         if matched:
             return ()  # more than one explanation fits: say none
-    return ()
+    return _by_signature(function, function_probes, observed)
+
+
+def _by_signature(function: str, function_probes, observed: list) -> tuple[str, ...]:
+    """The one known mistake whose property the student's answers have on every probe, when
+    no implementation of it reproduced them exactly (the misconception written another way)."""
+    held = [
+        mistake.id
+        for mistake in mistakes.of_function(function)
+        if mistake.signature is not None
+        and all(mistake.signature(probe.data(), seen) for probe, seen in zip(function_probes, observed))
+    ]
+    return (held[0],) if len(held) == 1 else ()
 
 
 # --- a submission --------------------------------------------------------------------------------
@@ -188,7 +200,7 @@ def primary_function(check: FailedCheck) -> str | None:
     return None
 
 
-def diagnose(submission, failed: list[FailedCheck]) -> list[Diagnosis]:
+def diagnose(submission, failed: list[FailedCheck], grading_seed: int = probes.DEFAULT_SEED) -> list[Diagnosis]:
     """One diagnosis per function that is wrong, in the lesson's order; [] when none is.
 
     Only the functions that failed a check of their own are probed (a passing submission
@@ -205,7 +217,7 @@ def diagnose(submission, failed: list[FailedCheck]) -> list[Diagnosis]:
             skipped.add(function)  # it ran out of time in a check: probing it would too
             continue
         try:
-            verdict = diagnose_function(function, submission)
+            verdict = diagnose_function(function, submission, grading_seed)
         except probes.Unusable:
             skipped.add(function)  # not written yet (the score table says so), or not separable
             continue

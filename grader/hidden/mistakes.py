@@ -42,6 +42,11 @@ class Mistake:
     why: str  # what it does to the model, in the lesson's terms
     fix: str  # the principle, not the code
     forms: tuple[Steps, ...] = field(repr=False, default=())  # each: step name -> replacement
+    # The misconception as a property of the student's answers, for code that has it but does
+    # not compute exactly what a form computes (a hand-written softmax with its own shift):
+    # signature(probe data, the student's outcome) on every probe of the function. Asked only
+    # when no form nor pair matched, and trusted only when no other mistake's signature holds.
+    signature: Callable[[dict, tuple], bool] | None = field(repr=False, default=None)
 
     @property
     def steps(self) -> frozenset[str]:
@@ -49,25 +54,32 @@ class Mistake:
 
 
 # --- head_dimension ------------------------------------------------------------------------------
-# head_dimension(model_dim, num_heads) = divide(...) unless validate(...) returns early or raises.
+# head_dimension(model_dim, num_heads) = divide(...) unless ``rejects`` says the configuration
+# is impossible; it is then refused by ``refuse`` (raise ValueError) with ``message``. The
+# three are separate steps because a student gets them wrong independently: an assert whose
+# message names one number is two mistakes (the assert, the message), not a third kind.
 
 
-def _validate(model_dim: int, num_heads: int):
-    if num_heads < 1 or model_dim % num_heads != 0:
-        raise ValueError(f"model_dim={model_dim} must divide exactly by num_heads={num_heads}")
-    return None
-
-
-def head_dimension(steps: Steps, model_dim: int, num_heads: int):
-    early = steps["validate"](model_dim, num_heads)
-    return early if early is not None else steps["divide"](model_dim, num_heads)
-
-
-HEAD_DIMENSION_STEPS: Steps = {"validate": _validate, "divide": lambda model_dim, num_heads: model_dim // num_heads}
+def _both_numbers(model_dim: int, num_heads: int) -> str:
+    return f"model_dim={model_dim} must divide exactly by num_heads={num_heads}"
 
 
 def _raise(error: Exception):
     raise error
+
+
+def head_dimension(steps: Steps, model_dim: int, num_heads: int):
+    if steps["rejects"](model_dim, num_heads):
+        return steps["refuse"](steps["message"](model_dim, num_heads))
+    return steps["divide"](model_dim, num_heads)
+
+
+HEAD_DIMENSION_STEPS: Steps = {
+    "rejects": lambda model_dim, num_heads: num_heads < 1 or model_dim % num_heads != 0,
+    "message": _both_numbers,
+    "refuse": lambda message: _raise(ValueError(message)),
+    "divide": lambda model_dim, num_heads: model_dim // num_heads,
+}
 
 
 # --- causal_mask ---------------------------------------------------------------------------------
@@ -139,6 +151,24 @@ def attention_head(
     weights = step("mask_weights", weights, allowed)
     output = step("combine", weights, queries, keys, values)  # (batch, seq, head_dim)
     return step("report", weights, masked, scores), output
+
+
+def _normalised_over_queries(arguments: dict, outcome: tuple) -> bool:
+    """Weights that are distributions over the queries (each key's column sums to one, the
+    hidden positions at zero) and not over the keys: the softmax's axis, whatever computes it."""
+    if outcome[0] != "value" or not isinstance(outcome[1], torch.Tensor):
+        return False
+    weights = outcome[1].double()
+    allowed = arguments["allowed_mask"].expand(weights.shape) if weights.dim() == 3 else None
+    if allowed is None or not torch.isfinite(weights).all():
+        return False
+    columns, seen = weights.sum(dim=-2), allowed.any(dim=-2)
+    return bool(
+        (weights >= 0).all()
+        and (weights[~allowed] == 0).all()
+        and ((columns[seen] - 1).abs() < 1e-6).all()
+        and ((weights.sum(dim=-1) - 1).abs() > 1e-6).any()
+    )
 
 
 def _causal_like(scores: torch.Tensor) -> torch.Tensor:
@@ -228,9 +258,9 @@ MISTAKES: tuple[Mistake, ...] = (
         "Reject an impossible configuration where it is made: raise ValueError when "
         "num_heads < 1 or model_dim is not a multiple of num_heads.",
         (
-            {"validate": lambda model_dim, num_heads: None},
+            {"rejects": lambda model_dim, num_heads: False},
             # Only num_heads < 1 is rejected: a width that does not divide still passes.
-            {"validate": lambda m, h: _raise(ValueError(f"model_dim={m} must divide exactly by num_heads={h}")) if h < 1 else None},
+            {"rejects": lambda model_dim, num_heads: num_heads < 1},
         ),
     ),
     Mistake(
@@ -240,15 +270,8 @@ MISTAKES: tuple[Mistake, ...] = (
         "With num_heads = 0 the remainder itself divides by zero, so the user gets a "
         "ZeroDivisionError instead of a message about the configuration.",
         "Check num_heads < 1 before anything divides by it, and raise ValueError for it too.",
-        (
-            {
-                "validate": lambda model_dim, num_heads: _raise(
-                    ValueError(f"model_dim={model_dim} must divide exactly by num_heads={num_heads}")
-                )
-                if model_dim % num_heads != 0
-                else None
-            },
-        ),
+        # The remainder is taken first: with num_heads = 0 it divides by zero.
+        ({"rejects": lambda model_dim, num_heads: model_dim % num_heads != 0},),
     ),
     Mistake(
         "error_message_without_numbers",
@@ -257,10 +280,11 @@ MISTAKES: tuple[Mistake, ...] = (
         "Whoever builds the model learns that something is wrong but not which setting, "
         "and has to go and find the values themselves.",
         "An error message names the values that broke the rule: model_dim and num_heads.",
+        # Compared by which of the two numbers the message names (grader/hidden/probes.py).
         (
-            {"validate": lambda m, h: _raise(ValueError("model_dim must be divisible by num_heads")) if h < 1 or m % h else None},
-            {"validate": lambda m, h: _raise(ValueError(f"model_dim={m} is not divisible")) if h < 1 or m % h else None},
-            {"validate": lambda m, h: _raise(ValueError(f"bad num_heads={h}")) if h < 1 or m % h else None},
+            {"message": lambda m, h: "model_dim must be divisible by num_heads"},
+            {"message": lambda m, h: f"model_dim={m} is not divisible"},
+            {"message": lambda m, h: f"bad num_heads={h}"},
         ),
     ),
     Mistake(
@@ -270,7 +294,7 @@ MISTAKES: tuple[Mistake, ...] = (
         "An assert raises AssertionError, which callers do not expect for a bad argument, "
         "and it disappears entirely under python -O.",
         "Validate arguments with an explicit check that raises ValueError.",
-        ({"validate": lambda m, h: _raise(AssertionError(f"model_dim={m} must divide exactly by num_heads={h}")) if h < 1 or m % h else None},),
+        ({"refuse": lambda message: _raise(AssertionError(message))},),
     ),
     Mistake(
         "returns_instead_of_raising",
@@ -279,7 +303,7 @@ MISTAKES: tuple[Mistake, ...] = (
         "The caller gets a head width of 0 and builds layers with no features: the model "
         "is broken, and nothing says so.",
         "An impossible configuration is an error: raise ValueError, do not return a value.",
-        ({"validate": lambda m, h: 0 if h < 1 or m % h else None},),
+        ({"refuse": lambda message: 0},),
     ),
     Mistake(
         "true_division",
@@ -433,6 +457,7 @@ MISTAKES: tuple[Mistake, ...] = (
         "column sums to one instead, and a query's row is not a distribution.",
         "Normalise over the keys, the last axis: softmax(scores, dim=-1).",
         ({"normalise": lambda scores: torch.softmax(scores, dim=-2)},),
+        signature=_normalised_over_queries,
     ),
     Mistake(
         "returns_scores",

@@ -2,9 +2,10 @@
 
 After a submission's last check, while its handle is still open, it diagnoses the
 functions that the failed checks used (grader/hidden/diagnosis.py) and puts the result on
-the submission's result (``SubmissionResult.diagnoses``), from which the results files,
-the feedback page, Gradescope and the notebook read it. In the terminal the diagnosis is
-printed before pytest's failures, and a failure it explains shrinks to its first line.
+the submission's result (``SubmissionResult.diagnoses``, after the root causes the grader
+found on its own: grader/root_causes.py, whose checks it leaves alone), from which the
+results files, the feedback page, Gradescope and the notebook read it. grader/conftest.py
+prints it before pytest's failures; a failure it explains shrinks to its first line.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ DIAGNOSIS_SECONDS = 10.0
 
 
 class DiagnosisPlugin:
-    def __init__(self, scoreboard) -> None:
+    def __init__(self, scoreboard, grading_seed: int = 0) -> None:
         self.scoreboard = scoreboard
+        self.grading_seed = grading_seed  # the probes are drawn from it, as the hidden checks' data
         self.operations: dict[tuple[str, str], frozenset[str]] = {}  # (submission, test name) -> calls made
         self.keys: dict[str, tuple[str, str]] = {}  # nodeid -> (submission, test name)
         self.failed_reports: dict[tuple[str, str], list[pytest.TestReport]] = {}
@@ -62,16 +64,17 @@ class DiagnosisPlugin:
     def _diagnose(self, handle, result) -> None:
         if result.import_error:
             return
+        explained_already = diagnosis_text.explained_checks(result.diagnoses)  # by a root cause (grader/root_causes.py)
         failed = [
             diagnosis.FailedCheck(test.name, self.operations.get((result.submission, test.name), frozenset()))
             for test in result.tests
-            if test.outcome == "failed" and not NOT_WRITTEN.match(test.message.strip())
+            if test.outcome == "failed" and not NOT_WRITTEN.match(test.message.strip()) and test.name not in explained_already
         ]
         if not failed:
             return
         try:
             with _time_limit(handle, DIAGNOSIS_SECONDS):
-                found = diagnosis.diagnose(handle, failed)
+                found = diagnosis.diagnose(handle, failed, self.grading_seed)
         except CallTimedOut:
             log.warning("%s: the diagnosis ran out of the check's time and was dropped", result.submission)
             return
@@ -79,21 +82,12 @@ class DiagnosisPlugin:
             # This runs in the last check's teardown: anything escaping would fail that check.
             log.exception("%s: the diagnosis failed and was dropped", result.submission)
             return
-        result.diagnoses = [entry for d in found for entry in d.entries()]
-        explained = diagnosis_text.explained_checks(result.diagnoses)
+        entries = [entry for d in found for entry in d.entries()]
+        result.diagnoses = [*result.diagnoses, *entries]
+        explained = diagnosis_text.explained_checks(entries)
         for test_name in explained:
             for report in self.failed_reports.get((result.submission, test_name), []):
                 report.longrepr = f"{diagnosis_text.compact_message(report.longreprtext)}  [explained by the diagnosis above]"
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_terminal_summary(self, terminalreporter):
-        # tryfirst among wrappers: printed before pytest's own FAILURES section.
-        for result in self.scoreboard.results.values():
-            if result.diagnoses:
-                terminalreporter.section(f"diagnosis: {result.submission}", sep="=")
-                for line in diagnosis_text.text_lines(result.diagnoses):
-                    terminalreporter.write_line(line)
-        return (yield)
 
 
 def _submission_of(item: pytest.Item) -> str:

@@ -12,11 +12,16 @@ Probes are small (a few positions, a few features) and in float64, so valid rewr
 with the reference to ~1e-15 while every known mistake misses by 1e-2 or more; sizes are
 chosen so that no two mistakes coincide (head_dim > 1, sqrt(model_dim) != head_dim,
 batch != seq != model_dim, several heads, a mask that allows later positions).
+
+Sizes and data are drawn from the grading seed, like the hidden checks' (``for_seed``): a
+submission cannot recognise the probes by their sizes and behave well only for them. The
+diagnosis is advice, never a score, but advice a submission could steer is no diagnosis.
 """
 
 from __future__ import annotations
 
 import functools
+import random
 import re
 from dataclasses import dataclass
 
@@ -103,9 +108,15 @@ class HeadDimensionProbe:
             return self._outcome(error=str(error), type_name=type(error).__name__)
 
 
-HEAD_DIMENSION_PROBES = tuple(
-    HeadDimensionProbe(m, h) for m, h in ((12, 3), (10, 2), (6, 1), (10, 3), (8, 3), (8, 0), (7, -1))
-)
+def _head_dimension_probes(rng: random.Random) -> tuple:
+    """Two widths that divide, one head, two that do not, no head and a negative count: every
+    width differs from its head count, so a message is read for which number it names."""
+    heads = rng.sample(range(2, 6), 2)
+    dividing = [(h * rng.randint(2, 5), h) for h in heads]
+    odd = rng.choice((3, 4, 5))
+    not_dividing = [(odd * rng.randint(2, 4) + rng.randint(1, odd - 1), odd), (2 * rng.randint(3, 7) + 1, 2)]
+    single = rng.randint(5, 13)
+    return tuple(HeadDimensionProbe(m, h) for m, h in (*dividing, (single, 1), *not_dividing, (rng.randint(6, 13), 0), (rng.randint(6, 13), -1)))
 
 
 # --- causal_mask ---------------------------------------------------------------------------------
@@ -126,7 +137,8 @@ def _mask_answer(mask: torch.Tensor) -> tuple:
     return (str(mask.dtype), mask)
 
 
-CAUSAL_MASK_PROBES = tuple(CausalMaskProbe(seq) for seq in (2, 5, 7))
+def _causal_mask_probes(rng: random.Random) -> tuple:
+    return tuple(CausalMaskProbe(seq) for seq in (2, *rng.sample(range(4, 9), 2)))
 
 
 # --- AttentionHead.forward -----------------------------------------------------------------------
@@ -195,12 +207,26 @@ class HeadProbe:
         return (weights.detach(), output.detach(), *gradients)
 
 
-HEAD_PROBES = (
-    HeadProbe(Config(batch=2, seq=5, model_dim=12, num_heads=3), "causal", seed=1001),
-    HeadProbe(Config(batch=3, seq=4, model_dim=10, num_heads=2), "custom", seed=1002),
-    HeadProbe(Config(batch=2, seq=6, model_dim=14, num_heads=2), "custom2d", seed=1003),
-    HeadProbe(Config(batch=2, seq=4, model_dim=6, num_heads=2), "causal", seed=1004, with_gradients=True),
-)
+def separating_config(rng: random.Random, small: bool = False) -> Config:
+    """Sizes at which no two known mistakes coincide: several heads of several features, and
+    batch, seq, model_dim, head_dim and head_dim**2 all different (a scale by the wrong width,
+    a mask sized by the wrong number would otherwise pass for the right one)."""
+    while True:
+        num_heads, head_dim = rng.randint(2, 3), rng.randint(2, 3 if small else 5)
+        config = Config(batch=rng.randint(2, 3), seq=rng.randint(4, 5 if small else 7), model_dim=num_heads * head_dim, num_heads=num_heads)
+        sizes = (config.batch, config.seq, config.model_dim, head_dim, head_dim**2)
+        if len(set(sizes)) == len(sizes):
+            return config
+
+
+def _head_probes(rng: random.Random) -> tuple:
+    seed = rng.randrange(2**31)
+    return (
+        HeadProbe(separating_config(rng), "causal", seed=seed + 1),
+        HeadProbe(separating_config(rng), "custom", seed=seed + 2),
+        HeadProbe(separating_config(rng), "custom2d", seed=seed + 3),
+        HeadProbe(separating_config(rng, small=True), "causal", seed=seed + 4, with_gradients=True),
+    )
 
 
 # --- concatenate_heads ---------------------------------------------------------------------------
@@ -230,7 +256,12 @@ class ConcatenateProbe:
         return trusted_outcome(lambda: (mistakes.concatenate_heads(steps, outputs),))
 
 
-CONCATENATE_PROBES = (ConcatenateProbe(2, 3, 4, 3, seed=2001), ConcatenateProbe(3, 4, 5, 2, seed=2002))
+def _concatenate_probes(rng: random.Random) -> tuple:
+    seed = rng.randrange(2**31)
+    return tuple(
+        ConcatenateProbe(config.batch, config.seq, config.head_dim, config.num_heads, seed=seed + index)
+        for index, config in enumerate(separating_config(rng) for _ in range(2))
+    )
 
 
 # --- MultiHeadSelfAttention ----------------------------------------------------------------------
@@ -375,26 +406,36 @@ class ConstructionProbe:
         return trusted_outcome(lambda: mistakes.module_construction(steps))
 
 
-MODULE_PROBES = (
-    ConstructionProbe(Config(batch=1, seq=1, model_dim=12, num_heads=3)),
-    ModuleProbe(Config(batch=2, seq=5, model_dim=12, num_heads=3), "default", seed=3001),
-    ModuleProbe(Config(batch=3, seq=4, model_dim=8, num_heads=2), "custom", seed=3002),
-)
+def _module_probes(rng: random.Random) -> tuple:
+    seed = rng.randrange(2**31)
+    return (
+        ConstructionProbe(Config(batch=1, seq=1, model_dim=3 * rng.randint(2, 5), num_heads=3), seed=seed),
+        ModuleProbe(separating_config(rng), "default", seed=seed + 1),
+        ModuleProbe(separating_config(rng), "custom", seed=seed + 2),
+    )
 
 
-PROBES = {
-    mistakes.HEAD_DIMENSION: HEAD_DIMENSION_PROBES,
-    mistakes.CAUSAL_MASK: CAUSAL_MASK_PROBES,
-    mistakes.HEAD: HEAD_PROBES,
-    mistakes.CONCATENATE: CONCATENATE_PROBES,
-    mistakes.MODULE: MODULE_PROBES,
-}
+@functools.cache
+def for_seed(grading_seed: int) -> dict[str, tuple]:
+    """Every function's probes, drawn from the grading seed (one draw per seed: the student's
+    and every candidate's outcomes are computed on the same probes)."""
+    rng = random.Random(f"diagnosis probes {grading_seed}")
+    return {
+        mistakes.HEAD_DIMENSION: _head_dimension_probes(rng),
+        mistakes.CAUSAL_MASK: _causal_mask_probes(rng),
+        mistakes.HEAD: _head_probes(rng),
+        mistakes.CONCATENATE: _concatenate_probes(rng),
+        mistakes.MODULE: _module_probes(rng),
+    }
 
 
-def module_is_isolable(submission) -> bool:
+DEFAULT_SEED = 0  # for callers without a grading session (the repository's own tests)
+
+
+def module_is_isolable(submission, grading_seed: int = DEFAULT_SEED) -> bool:
     """The module can be judged on its own only if the student's head_dimension gives it the
     right head width (otherwise its construction fails for head_dimension's reason)."""
-    for probe in MODULE_PROBES:
+    for probe in for_seed(grading_seed)[mistakes.MODULE]:
         if not isinstance(probe, ModuleProbe):
             continue
         config = probe.config

@@ -1,0 +1,194 @@
+"""One root cause, one message: failures that share a cause the grader can name are said once.
+
+Two causes make many checks fail for one reason, and both are found on the student's side of
+the grader (at a desk too, where grader/hidden/ does not exist):
+
+* a *layout slip*: the module's parameters do not have the contract's names and shapes, so the
+  grader cannot load its weights (or, for a parameter the contract does not have, loads them
+  and holds the extra at zero: grader/operations.py ``_load``);
+* *randomness*: the module gives different answers to the same call (dropout left on, sampling,
+  a random number generator in forward), so no check of its numbers can pass except by luck,
+  and hints about the softmax axis or the mask would send the student the wrong way.
+
+Each cause becomes one entry in the form of the diagnosis's (``SubmissionResult.diagnoses``,
+read through grader/diagnosis_text.py), with the checks it explains; each of those checks'
+messages shrinks to its first line. The hidden diagnosis then diagnoses only what is left.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from grader import data
+from grader.data import Config
+from grader.submission import StudentCodeError
+
+PARAMETER_LAYOUT = "parameter_layout"
+NONDETERMINISTIC = "nondeterministic"
+IDS = (PARAMETER_LAYOUT, NONDETERMINISTIC)  # part of the diagnosis's vocabulary (grader/hidden/mistakes.py)
+# How grader/operations.py begins a weight-loading failure.
+LOAD_FAILURE = "the grader could not load its weights into your "
+EXPLAINED = "  [explained by the diagnosis above]"
+LAYOUT_FIX = (
+    "keep the layout the constructors' docstrings give: query, key and value = "
+    "nn.Linear(model_dim, head_dim, bias=False) in every AttentionHead, the heads in an nn.ModuleList, "
+    "output_projection = nn.Linear(model_dim, model_dim)."
+)
+# The operations that build the student's module: a layout the grader cannot load its weights
+# into is also the layout every check that builds the module meets.
+MODULE_OPERATIONS = {"run_head", "run_attention", "initial_parameters", "construct_attention"}
+# The operations whose numbers change when the head, or the module, draws random numbers.
+RANDOM_OPERATIONS = {
+    "AttentionHead.forward": {"run_head", "run_attention"},
+    "MultiHeadSelfAttention.forward": {"run_attention"},
+}
+
+
+class LayoutSlip(pytest.fail.Exception):
+    """The layout check's failure: the one place the layout slip is described in full."""
+
+
+def layout_slip(message: str) -> None:
+    raise LayoutSlip(message, pytrace=False)
+
+
+def _function_of_layout(message: str) -> str:
+    got = message.split("got:", 1)[-1]
+    head_names = any(f"{name}." in got for name in ("query", "key", "value")) or "into your AttentionHead" in message
+    return "AttentionHead.__init__" if head_names else "MultiHeadSelfAttention.__init__"
+
+
+def _layout_entry(message: str) -> dict:
+    # The message's own lines (what is wrong, expected, got), one sentence each; the fix is the entry's.
+    lines = [" ".join(line.split()) for line in message.splitlines() if line.strip() and not line.strip().startswith(("fix:", "hint:"))]
+    return {
+        "function": _function_of_layout(message),
+        "mistake": PARAMETER_LAYOUT,
+        "title": "the module's parameters do not have the names and shapes of the contract",
+        "why": "; ".join(line.rstrip(".") for line in lines) + ".",
+        "fix": LAYOUT_FIX,
+        "explains": [],
+    }
+
+
+def _randomness_entry(function: str, reseeded_agree: bool) -> dict:
+    why = (
+        "asked the same question twice, it answered differently, and the same answer again when "
+        "torch's random generator was reseeded before each call: forward draws random numbers "
+        "(dropout left on in training mode, sampling, torch.rand)."
+        if reseeded_agree
+        else "asked the same question twice, it answered differently even with torch's random generator "
+        "reseeded before each call: forward keeps state between calls, or draws from another generator "
+        "(random, numpy)."
+    )
+    return {
+        "function": function,
+        "mistake": NONDETERMINISTIC,
+        "title": "your module gives different answers to the same call",
+        "why": why + " No check of its numbers can pass except by luck.",
+        "fix": "attention is a function of its inputs and weights: no dropout, sampling or random numbers in forward "
+        "(this layer has none), and nothing carried from one call to the next.",
+        "explains": [],
+    }
+
+
+def _answers_differ(first: dict, second: dict) -> bool:
+    for name in ("weights", "output"):
+        a, b = first[name], second[name]
+        if a.shape != b.shape:
+            return True
+        if not torch.allclose(a.double(), b.double(), atol=1e-7, rtol=1e-6, equal_nan=True):
+            return True
+    return False
+
+
+def find_randomness(handle) -> dict | None:
+    """Ask the head, then the module, the same question three times (torch's generator seeded
+    1, 2, then 1 again): answers that differ are randomness, named with its likely source."""
+    config = Config(batch=2, seq=4, model_dim=8, num_heads=2)
+    rng = data.generator(77)
+    inputs = data.random_inputs(config, rng)
+    questions = (
+        ("AttentionHead.forward", handle.run_head, {
+            "model_dim": config.model_dim, "head_dim": config.head_dim, "parameters": data.head_parameters(config, rng),
+            "inputs": inputs, "allowed_mask": data.causal_allowed(config.seq),
+        }),
+        ("MultiHeadSelfAttention.forward", handle.run_attention, {
+            "model_dim": config.model_dim, "num_heads": config.num_heads, "inputs": inputs,
+            "parameters": data.attention_parameters(config, rng),
+        }),
+    )
+    for function, call, arguments in questions:
+        try:
+            answers = [call(**_copies(arguments), rng_seed=seed) for seed in (1, 2, 1)]
+        except StudentCodeError:
+            continue  # a call that fails is not randomness; its checks say what it is
+        if _answers_differ(answers[0], answers[1]) or _answers_differ(answers[0], answers[2]):
+            return _randomness_entry(function, reseeded_agree=not _answers_differ(answers[0], answers[2]))
+    return None
+
+
+def _copies(arguments: dict) -> dict:
+    """Fresh tensors for every call: at a desk the student's code could change them in place."""
+    return {name: value.clone() if isinstance(value, torch.Tensor) else
+            {k: v.clone() for k, v in value.items()} if isinstance(value, dict) else value
+            for name, value in arguments.items()}
+
+
+class RootCauses:
+    """Per submission: the causes found so far, and whether randomness was looked for."""
+
+    def __init__(self) -> None:
+        self.looked_for_randomness: set[str] = set()
+        self.unloadable: set[str] = set()  # submissions whose layout the grader's weights do not fit
+        self.first_raised: dict[tuple, str] = {}  # (submission, error type, student's line) -> first check
+
+    def repeated_error(self, submission: str, test_name: str, error: BaseException) -> str | None:
+        """An error of the student's code raised at the same line as in an earlier check: that
+        check's name (its message says it all); None the first time, or for another error."""
+        if not (isinstance(error, StudentCodeError) and error.error.kind == "raised" and error.error.location):
+            return None
+        key = (submission, error.error.type_name, error.error.location)
+        first = self.first_raised.setdefault(key, test_name)
+        return first if first != test_name else None
+
+    def account(self, result, handle, test_name: str, error: BaseException, operations: set[str]) -> str | None:
+        """The cause that explains this failed check, found now or earlier; None if none.
+        ``result``: the submission's result, whose ``diagnoses`` hold the causes."""
+        entry = None
+        load_failure = isinstance(error, StudentCodeError) and error.error.kind == "contract" and error.error.message.startswith(LOAD_FAILURE)
+        if load_failure:
+            self.unloadable.add(result.submission)
+        if isinstance(error, LayoutSlip) or load_failure:
+            entry = self._cause(result, PARAMETER_LAYOUT) or self._add(result, _layout_entry(_message(error)))
+        elif result.submission in self.unloadable and operations & MODULE_OPERATIONS:
+            # The module as built (the grader's weights do not fit it) fails for the same reason.
+            entry = self._cause(result, PARAMETER_LAYOUT)
+        elif not isinstance(error, StudentCodeError) and operations & {"run_head", "run_attention"}:
+            entry = self._cause(result, NONDETERMINISTIC)
+            if entry is None and result.submission not in self.looked_for_randomness and not handle.timeouts:
+                self.looked_for_randomness.add(result.submission)
+                found = find_randomness(handle)
+                entry = self._add(result, found) if found else None
+            if entry is not None and not operations & RANDOM_OPERATIONS[entry["function"]]:
+                entry = None
+        if entry is None:
+            return None
+        entry["explains"].append(test_name)
+        return entry["title"]
+
+    @staticmethod
+    def _cause(result, mistake: str) -> dict | None:
+        return next((e for e in result.diagnoses if e.get("mistake") == mistake), None)
+
+    @staticmethod
+    def _add(result, entry: dict) -> dict:
+        result.diagnoses.append(entry)
+        return entry
+
+
+def _message(error: BaseException) -> str:
+    if isinstance(error, StudentCodeError):
+        return error.error.message
+    return str(getattr(error, "msg", "") or error)

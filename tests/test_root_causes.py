@@ -1,0 +1,198 @@
+"""One root cause, one message: a layout slip, randomness, an error of the backward pass.
+
+At the desk (the student release, no grader/hidden/) and in an instructor's run alike:
+
+* a head whose projections keep nn.Linear's bias is graded with the biases held at zero and
+  loses only the layout check, which says so once;
+* dropout left on is named as randomness ("your module gives different answers to the same
+  call"), its failures folded under it, none of the softmax or mask hints shown;
+* an in-place division of exp's output fails in the backward pass with the student's line and
+  a hint; a default mask sized by model_dim names that as the likely cause, and the same
+  error at the same line in the next checks points to the first one instead of repeating it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch import nn
+
+import catalogue
+from grader import operations, root_causes
+from grader.submission import InProcessBackend, Submission
+from grading import REPO_ROOT, grade
+
+DESK_MUTANTS = ("dropout_on_the_weights", "softmax_divided_in_place", "mask_from_model_dim", "projections_with_bias")
+
+
+def mutant(name: str):
+    return next(impl for impl in catalogue.MUTANTS if impl.name == name)
+
+
+@pytest.fixture(scope="module")
+def desk(tmp_path_factory):
+    """The student release graded as a student grades it: ``pytest grader`` there, in-process."""
+    release = tmp_path_factory.mktemp("release") / "mha-exercise"
+    built = subprocess.run([sys.executable, "-m", "grader", "release", str(release)], cwd=REPO_ROOT,
+                           capture_output=True, text=True, timeout=120)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert not (release / "grader" / "hidden").exists()
+    folder = tmp_path_factory.mktemp("work")
+    command = [sys.executable, "-m", "pytest", "grader", "-p", "no:cacheprovider", "-q", "--results-json", str(folder / "r.json")]
+    for name in DESK_MUTANTS:
+        command += ["--submission", str(catalogue.write_implementation(mutant(name), folder))]
+    finished = subprocess.run(command, cwd=release, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    results = json.loads((folder / "r.json").read_text())["submissions"]
+    return finished.stdout + finished.stderr, results
+
+
+def section(output: str, title: str) -> str:
+    """The terminal's section for one submission: from its title to the next section."""
+    start = output.index(title)
+    end = output.find("\n===", start + len(title))
+    return output[start:end if end != -1 else None]
+
+
+def failures_of(output: str, name: str) -> list[str]:
+    """Each failure report of one submission in the terminal's FAILURES section."""
+    failures = output[output.index("= FAILURES ="):]
+    blocks = failures.split("\n_")
+    return [block for block in blocks if f"[{name}" in block.splitlines()[0]]
+
+
+def messages(results: dict, name: str) -> list[str]:
+    return [test["message"] for test in results[name]["tests"] if test["outcome"] != "passed"]
+
+
+def test_dropout_is_named_as_randomness_at_the_desk(desk):
+    output, results = desk
+    (entry,) = results["dropout_on_the_weights"]["diagnoses"]
+    assert entry["mistake"] == root_causes.NONDETERMINISTIC and entry["function"] == "AttentionHead.forward"
+    failed = [t["name"] for t in results["dropout_on_the_weights"]["tests"] if t["outcome"] != "passed"]
+    assert failed and set(entry["explains"]) == set(failed)
+    shown = section(output, "diagnosis: dropout_on_the_weights")
+    assert "your module gives different answers to the same call" in shown and "dropout" in shown
+    for block in failures_of(output, "dropout_on_the_weights"):
+        lines = block.splitlines()
+        assert lines[1].endswith("[explained by the diagnosis above]") and not any(line.startswith("  hint:") for line in lines[2:3]), block
+
+
+def test_an_in_place_division_in_the_forward_pass_fails_at_the_students_line_with_a_hint(desk):
+    _, results = desk
+    backward = [m for m in messages(results, "softmax_divided_in_place") if "in place" in m]
+    assert backward, messages(results, "softmax_divided_in_place")
+    for message in backward:
+        assert "your code raised RuntimeError" in message
+        assert "at softmax_divided_in_place.py:" in message and "in AttentionHead.forward: weights = torch.exp(" in message
+        assert "hint:     autograd needs that tensor" in message
+
+
+def test_a_default_mask_of_the_wrong_size_names_its_likely_cause_at_the_desk(desk):
+    _, results = desk
+    failures = messages(results, "mask_from_model_dim")
+    sized = [m for m in failures if "must match the size" in m and " again at " not in m]
+    assert sized
+    for message in sized:
+        assert "default causal mask seems sized by model_dim (inputs.shape[-1])" in message, message
+        assert "at mask_from_model_dim.py:" in message
+    # The same error at the same line in other checks: said in full once, then pointed to.
+    line = sized[0].split("at mask_from_model_dim.py:", 1)[1].split(" ", 1)[0]
+    again = [m for m in failures if m.startswith("your code raised RuntimeError: ") and f" again at mask_from_model_dim.py:{line}, as in " in m]
+    assert again and len(sized) + len(again) <= len(failures)
+    assert not [m for m in sized if f"mask_from_model_dim.py:{line} " in m][1:], "the same error was said in full twice"
+
+
+def test_a_bias_slip_at_the_desk_costs_the_layout_check_only(desk):
+    _, results = desk
+    failed = [t for t in results["projections_with_bias"]["tests"] if t["outcome"] != "passed"]
+    assert [t["name"] for t in failed] == ["test_each_head_has_its_own_query_key_and_value_projections[projections_with_bias]"]
+    assert "held at zero" in failed[0]["message"]
+
+
+@pytest.fixture(scope="module")
+def instructor_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("instructor")
+    names = ("projections_with_bias", "key_and_value_with_bias", "dropout_after_the_output_projection", "projections_renamed")
+    return grade([catalogue.write_implementation(mutant(name), folder) for name in names], folder)
+
+
+@pytest.mark.parametrize("name", ["projections_with_bias", "key_and_value_with_bias"])
+def test_a_bias_slip_keeps_three_quarters_of_the_points_with_one_message_about_the_layout(instructor_run, name):
+    assert instructor_run.score(name) >= 75
+    (entry,) = instructor_run.results[name]["diagnoses"]
+    assert entry["mistake"] == root_causes.PARAMETER_LAYOUT and entry["function"] == "AttentionHead.__init__"
+    assert "held at zero" in entry["why"] and "bias=False" in entry["fix"]
+    assert entry["explains"] == [t["name"] for t in instructor_run.failed_tests(name)]
+    layout_messages = [t for t in instructor_run.failed_tests(name) if "parameters" in t["message"]]
+    assert len(layout_messages) == 1
+    section_text = section(instructor_run.output, f"diagnosis: {name}")
+    assert section_text.count("names and shapes of the contract") == 1
+
+
+def test_a_layout_the_weights_cannot_fit_is_said_once_and_explains_every_failure(instructor_run):
+    name = "projections_renamed"
+    (entry,) = instructor_run.results[name]["diagnoses"]
+    assert entry["mistake"] == root_causes.PARAMETER_LAYOUT
+    assert "missing heads.<h>.query.weight" in entry["why"]
+    assert set(entry["explains"]) == {t["name"] for t in instructor_run.failed_tests(name)}
+    for block in failures_of(instructor_run.output, name):  # each failure in one line
+        assert block.splitlines()[1].endswith("[explained by the diagnosis above]"), block
+
+
+def test_randomness_in_the_module_alone_is_named_on_the_module(instructor_run):
+    (entry,) = instructor_run.results["dropout_after_the_output_projection"]["diagnoses"]
+    assert (entry["function"], entry["mistake"]) == ("MultiHeadSelfAttention.forward", root_causes.NONDETERMINISTIC)
+
+
+# --- the parts, directly -----------------------------------------------------------------------
+
+
+def student_file(tmp_path, name: str, replace: tuple[str, str]):
+    source = catalogue.SOLUTION_PATH.read_text(encoding="utf-8")
+    assert replace[0] in source
+    path = tmp_path / f"{name}.py"
+    path.write_text(source.replace(replace[0], replace[1]), encoding="utf-8")
+    return Submission(name, path, InProcessBackend(path)).open()
+
+
+SOFTMAX = "weights = torch.softmax(scores, dim=-1)  # (batch, seq, seq)"
+
+
+@pytest.mark.parametrize(("name", "code", "source"), [
+    ("torch_generator", SOFTMAX + "\n        weights = torch.nn.functional.dropout(weights, 0.2)", "draws random numbers"),
+    ("python_random", SOFTMAX + "\n        import random\n        weights = weights * (1 + random.random())", "another generator"),
+])
+def test_randomness_is_told_from_its_source(tmp_path, name, code, source):
+    handle = student_file(tmp_path, name, (SOFTMAX, code))
+    entry = root_causes.find_randomness(handle)
+    assert entry is not None and entry["function"] == "AttentionHead.forward"
+    assert source in entry["why"]
+
+
+def test_a_deterministic_module_is_not_called_random(tmp_path):
+    handle = student_file(tmp_path, "solution", (SOFTMAX, SOFTMAX))
+    assert root_causes.find_randomness(handle) is None
+
+
+class HeadWithExtras(nn.Module):
+    def __init__(self, model_dim: int, head_dim: int) -> None:
+        super().__init__()
+        self.query = nn.Linear(model_dim, head_dim)
+        self.key = nn.Linear(model_dim, head_dim, bias=False)
+        self.value = nn.Linear(model_dim, head_dim, bias=False)
+        self.temperature = nn.Parameter(torch.full((1,), 1.0))
+
+
+def test_an_extra_bias_is_held_at_zero_and_any_other_extra_keeps_its_value():
+    module = HeadWithExtras(4, 2)
+    parameters = {f"{n}.weight": torch.randn(2, 4) for n in ("query", "key", "value")}
+    held = operations._load(module, parameters)
+    assert held == {"held_at_zero": ["query.bias"], "kept": ["temperature"]}
+    assert not module.query.bias.any() and module.temperature.item() == 1.0
+    assert torch.equal(module.query.weight, parameters["query.weight"])
+    with pytest.raises(operations.ContractViolation, match=r"missing other.weight .*shaped value.weight \(2, 4\) instead of \(3, 4\)"):
+        operations._load(module, {**parameters, "value.weight": torch.randn(3, 4)} | {"other.weight": torch.randn(2, 4)})
