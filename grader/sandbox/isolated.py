@@ -266,7 +266,11 @@ class IsolatedBackend:
             return None, describe_exit(event, during)
         except wire.BadMessage as error:
             self._discard_child(kill=True)
-            return None, ErrorDescription("contract", "BadReply", f"{during}: {error} (a torch.Tensor subclass?)")
+            # Nothing of it is used (its framing is lost with it): this call scores as failed,
+            # and the next one gets a fresh child.
+            return None, ErrorDescription(
+                "contract", "BadReply", f"the submission's process sent a malformed reply during {during}: {error}"
+            )
         finally:
             elapsed = time.monotonic() - started
             self.spent_seconds += elapsed
