@@ -10,6 +10,8 @@ one ``os._exit`` costs only the tests that reached it.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import signal
 import socket
 import threading
@@ -23,6 +25,11 @@ from grader.errors import ErrorDescription
 
 OUTPUT_KEPT_BYTES = 10_000
 WORKER_START_TIMEOUT = 120.0
+# Wall-clock seconds for one submission, from its import to its last call (the grader's own
+# work included), and for its diagnosis within them: past either, what remains scores 0 (the
+# diagnosis is only dropped) and results.json records why (SubmissionResult.time_budget).
+SUBMISSION_BUDGET_SECONDS = 120.0
+DIAGNOSIS_BUDGET_SECONDS = 10.0
 
 
 class WorkerUnavailable(RuntimeError):
@@ -203,15 +210,24 @@ def describe_exit(event: dict, during: str) -> ErrorDescription:
 class IsolatedBackend:
     """The ``Backend`` of one submission when its code runs in the worker."""
 
-    def __init__(self, source: Path, worker: Worker, call_timeout: float = 5.0, budget_seconds: float = 120.0) -> None:
+    def __init__(
+        self, source: Path, worker: Worker, call_timeout: float = 5.0,
+        budget_seconds: float = SUBMISSION_BUDGET_SECONDS, diagnosis_seconds: float = DIAGNOSIS_BUDGET_SECONDS,
+    ) -> None:
         self.source = source
         self.source_text, self.encoding = _read_python(source)
         self.worker = worker
         self.call_timeout = call_timeout
         self.budget_seconds = budget_seconds
+        self.diagnosis_seconds = diagnosis_seconds
         self.spent_seconds = 0.0
         self.channel: socket.socket | None = None
         self.outputs: list[CapturedOutput] = []
+        # The submission's wall-clock budget runs from its import (open) to its last call,
+        # the grader's own work between calls included; a stage (the diagnosis) may end sooner.
+        self._ends_at = math.inf
+        self._stage: tuple[float, str] | None = None  # (when it ends, what ran out then)
+        self.ran_out: dict[str, str] = {}  # "submission" / "diagnosis" -> the reason, once reached
 
     def _start_child(self) -> ErrorDescription | None:
         self.channel, output = self.worker.spawn(self.source_text, self.source.name, self.encoding)
@@ -224,13 +240,35 @@ class IsolatedBackend:
         return None
 
     def open(self) -> ErrorDescription | None:
+        self._ends_at = time.monotonic() + self.budget_seconds
         return self._start_child()
 
+    @contextlib.contextmanager
+    def diagnosis_budget(self):
+        """The diagnosis's calls share a budget of their own (within the submission's): past
+        it, each is refused at once, and ``ran_out["diagnosis"]`` says so."""
+        self._stage = (time.monotonic() + self.diagnosis_seconds, "diagnosis")
+        try:
+            yield
+        finally:
+            self._stage = None
+
+    def _limit(self) -> tuple[float, str]:
+        """When the current calls must end, and which budget ends them."""
+        if self._stage is not None and self._stage[0] < self._ends_at:
+            return self._stage
+        return self._ends_at, "submission"
+
+    def _run_out(self, which: str, during: str) -> ErrorDescription:
+        seconds = self.diagnosis_seconds if which == "diagnosis" else self.budget_seconds
+        reason = f"the {which}'s {seconds:g} s budget ran out (at {during})"
+        self.ran_out.setdefault(which, reason)
+        return ErrorDescription("timeout", "BudgetExhausted", f"not run: {reason}; what remains scores 0")
+
     def call(self, operation: str, **arguments: Any) -> tuple[Any, ErrorDescription | None]:
-        if self.spent_seconds > self.budget_seconds:
-            return None, ErrorDescription(
-                "timeout", "Timeout", f"not run: the submission used up its {self.budget_seconds:g} s time budget"
-            )
+        ends_at, which = self._limit()
+        if time.monotonic() >= ends_at:
+            return None, self._run_out(which, operation)
         if self.channel is None:
             failure = self._start_child()  # the previous child died: a fresh one, freshly imported
             if failure is not None:
@@ -248,14 +286,17 @@ class IsolatedBackend:
     def _exchange(self, request: dict | None, during: str) -> tuple[Any, ErrorDescription | None]:
         """Send ``request`` (None: only read) and wait for the reply within the time limit."""
         started = time.monotonic()
+        ends_at, which = self._limit()
         try:
             self.channel.settimeout(self.call_timeout)
             if request is not None:
                 wire.send(self.channel, request)
             # One deadline for the whole reply: a child dripping a byte at a time cannot stretch it.
-            reply = wire.receive(self.channel, deadline=started + self.call_timeout)
+            reply = wire.receive(self.channel, deadline=min(started + self.call_timeout, ends_at))
         except TimeoutError:
             self._discard_child(kill=True)
+            if ends_at < started + self.call_timeout:  # a budget ended it, not the call's own limit
+                return None, self._run_out(which, during)
             return None, ErrorDescription(
                 "timeout", "Timeout",
                 f"timed out after {self.call_timeout:g} s during {during}: the code did not finish. "
