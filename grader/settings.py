@@ -11,17 +11,38 @@ import argparse
 import math
 from collections.abc import Callable
 
+from grader import untrusted
+
+
+def _finite_above_zero(text: str, what: str, example: str) -> float:
+    try:
+        number = float(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"{text!r} is not a number of {what}") from None
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError(f"{text!r} is not a number of {what} above 0 (a finite number, such as {example})")
+    return number
+
 
 def positive_seconds(text: str) -> float:
     """Seconds above 0 and finite: a limit of 0, -1 or nan would fail every call of honest
     code, and inf would let one endless loop hold a grading shard for ever."""
-    try:
-        seconds = float(text)
-    except (TypeError, ValueError):
-        raise ValueError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise ValueError(f"{text!r} is not a number of seconds above 0 (a finite number, such as 5)")
-    return seconds
+    return _finite_above_zero(text, "seconds", "5")
+
+
+def points_possible(text: str) -> float:
+    """An assignment's points: nan, inf, -10 or 0 would be written into the LMS's file."""
+    return _finite_above_zero(text, "points", "100")
+
+
+def column_title(text: str) -> str:
+    """A title written as a spreadsheet's column header, which cannot be neutralised with a
+    leading ' as a cell can (the LMS matches the column by its exact title)."""
+    if text.lstrip() != text or text.startswith(untrusted.CSV_FORMULA_STARTS):
+        raise ValueError(f"{text!r} starts with {text[:1]!r}: a spreadsheet would read it as a formula; use the title as the LMS shows it")
+    if not text.strip():
+        raise ValueError("the title is empty")
+    return text
 
 
 def option_type(check: Callable[[str], object]) -> Callable[[str], object]:
@@ -36,3 +57,5 @@ def option_type(check: Callable[[str], object]) -> Callable[[str], object]:
 
 
 SECONDS = option_type(positive_seconds)
+POINTS = option_type(points_possible)
+COLUMN_TITLE = option_type(column_title)

@@ -19,6 +19,7 @@ import base64
 import hashlib
 import html
 import json
+import sys
 import time
 from pathlib import Path
 from urllib.parse import quote
@@ -92,6 +93,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(arguments: argparse.Namespace) -> int:
     if not (arguments.out / "results.json").is_file():
         print(f"error: {arguments.out} holds no results.json: run `python -m grader batch` first")
+        return 2
+    try:
+        results.read_class_results(arguments.out / "results.json")
+    except (OSError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
     path = write_report(arguments.out, assignment=arguments.assignment)
     print(f"report: {path}")

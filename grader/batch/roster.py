@@ -47,10 +47,15 @@ def read_roster(path: Path) -> list[dict[str, str]]:
             header = [name.strip() for name in reader.fieldnames or []]
             if not any(column in header for column in MATCHED_BY):
                 raise RosterError(f"{path.name} has none of the columns {', '.join(MATCHED_BY)}: is it a Canvas gradebook export?")
+            repeated = sorted({name for name in header if name and header.count(name) > 1})
+            if repeated:  # a hand-edited file: which of the two holds the students' ids is a guess
+                raise RosterError(f"{path.name} has more than one column named {', '.join(repeated)}: keep one of each")
             reader.fieldnames = header
             rows = [{column: (row.get(column) or "").strip() for column in header} for row in reader]
     except UnicodeDecodeError as error:
         raise RosterError(f"{path.name} is not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except csv.Error as error:  # a cell over the csv module's limit (128 kB), a stray NUL byte
+        raise RosterError(f"{path.name} could not be read as CSV at line {reader.line_num}: {error}") from None
     return [row for row in rows if _is_student(row)]
 
 
