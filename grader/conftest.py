@@ -20,7 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import torch
+
+from grader import shadowing
+
+# Before torch is imported: a torch.py beside the grader would be imported in its place.
+shadowing.stop_if_shadowed(Path(__file__).resolve().parent)
+
+import torch  # noqa: E402
 
 from grader import loading, notebooks, results, settings, timeouts, untrusted
 from grader.scoring import GROUPS, Scoreboard, group_of

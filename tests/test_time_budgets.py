@@ -74,3 +74,13 @@ def test_a_budget_that_is_not_a_positive_number_is_refused_naming_the_option(tmp
         assert finished.returncode == 2, finished.stderr
         assert f"argument --submission-budget: '{value}' is not a number of seconds" in finished.stderr, finished.stderr
         assert "Traceback" not in finished.stderr
+
+
+def test_a_slow_import_is_said_to_be_slow_not_called_a_loop(tmp_path):
+    # Its top level sleeps 3 s, past a 1 s call limit: slow, not endless.
+    slow = tmp_path / "slow_import.py"
+    slow.write_text(SOLUTION.read_text() + "\n\nimport time as _time\n_time.sleep(3)\n")
+    run = grade([slow], tmp_path, "--isolate", "--call-timeout", "1")
+    said = run.results["slow_import"]["import_error"]
+    assert "timed out after 1 s during import" in said and "top level of the file" in said, said
+    assert "loop" not in said

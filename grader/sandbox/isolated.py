@@ -187,6 +187,21 @@ def _tail(log: Path) -> str:
     return ("; it said: " + " | ".join(lines[-3:])) if lines else ""
 
 
+def _timed_out(seconds: float, during: str) -> str:
+    """What a call past its limit is known to mean, and no more: a slow import is not known to
+    be a loop (a training run or a large computation at the top level looks the same)."""
+    if during == "import":
+        return (
+            f"timed out after {seconds:g} s during import: the code at the top level of the file (what runs "
+            "when it is imported) did not finish. Code that only demonstrates or trains belongs under "
+            '`if __name__ == "__main__":`, which the grader does not run.'
+        )
+    return (
+        f"timed out after {seconds:g} s during {during}: the code did not finish. "
+        "Look for a loop whose condition never changes."
+    )
+
+
 def describe_exit(event: dict, during: str) -> ErrorDescription:
     if "disk" in event:
         text = f"the submission's process was ended during {during}: {event['disk']} (the limit for one submission)"
@@ -297,11 +312,7 @@ class IsolatedBackend:
             self._discard_child(kill=True)
             if ends_at < started + self.call_timeout:  # a budget ended it, not the call's own limit
                 return None, self._run_out(which, during)
-            return None, ErrorDescription(
-                "timeout", "Timeout",
-                f"timed out after {self.call_timeout:g} s during {during}: the code did not finish. "
-                "Look for a loop whose condition never changes.",
-            )
+            return None, ErrorDescription("timeout", "Timeout", _timed_out(self.call_timeout, during))
         except wire.ChannelClosed:
             event = self._discard_child(kill=True)  # harmless if it is already dead
             return None, describe_exit(event, during)
