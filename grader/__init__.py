@@ -12,7 +12,9 @@ The tree shows the trust boundary and the layers (imports go down, never up):
 * ``sandbox/`` — where student code runs when a score counts (worker, wire, walls).
 * ``batch/``   — the class run: intake, shards, the gradebook.
 * ``handout/`` — generated for students and platforms: stubs, notebook, release, nbgrader,
-  Gradescope, PrairieLearn, GitHub Classroom.
+  Gradescope, PrairieLearn, Classroom 50.
 """
 
 __version__ = "0.1.0"
+# The name of the student grader as an installable package (`python -m grader wheel`); it imports as `grader`.
+DISTRIBUTION_NAME = "multi-head-attention-grader"

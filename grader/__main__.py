@@ -17,13 +17,14 @@ COMMANDS = {
     "notebook": ("grader.handout.notebook", "regenerate exercises/multi_head_attention.ipynb from solutions/"),
     "examples": ("grader.handout.reference_examples", "regenerate grader/reference_examples.json from solutions/"),
     "release": ("grader.handout.release", "write what students receive (no solutions, no hidden tests)"),
+    "wheel": ("grader.handout.wheel", "build the student grader as one wheel, for notebooks on Colab or a hosted Jupyter"),
     "batch": ("grader.batch.run", "grade a whole class, isolated, into a gradebook"),
     "nbgrader": ("grader.handout.nbgrader_course", "write an nbgrader course for the exercise"),
     "gradescope": ("grader.handout.gradescope", "build a Gradescope autograder zip"),
     "report": ("grader.batch.report", "rebuild a batch's class report (OUT/report.html)"),
     "export": ("grader.batch.export", "write a batch's grades as a CSV for Canvas's gradebook import (or plain)"),
     "prairielearn": ("grader.handout.prairielearn", "write a PrairieLearn externally graded question and its image"),
-    "classroom": ("grader.handout.classroom", "write a GitHub Classroom template repository (release + workflow)"),
+    "classroom50": ("grader.handout.classroom50", "write a Classroom 50 autograder and template repository (GitHub Actions)"),
 }
 
 

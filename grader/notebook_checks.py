@@ -47,6 +47,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SEED_VARIABLE = "GRADER_GRADING_SEED"  # set it to replay the hidden checks' data (nbgrader_config.py)
 # In-process first, then isolated: together below nbgrader's cell time limit (nbgrader_config.py).
 TIMEOUT_SECONDS = {False: 150, True: 300}
+# The checks run on the CPU whatever the kernel has (Colab's GPU, say), as the batch does: with no
+# CUDA device visible, code that picks `"cuda" if torch.cuda.is_available() else "cpu"` gets the
+# CPU, and the grader's tensors and the student's meet on one device.
+ON_THE_CPU = {"CUDA_VISIBLE_DEVICES": ""}
 SHOWN_PROBLEMS = 6  # distinct failure messages shown by a check cell; the rest are counted
 
 NOT_DEFINED = re.compile(r"expected your file to define `(?P<name>\w+)`, but it does not")
@@ -212,7 +216,7 @@ def run_grader(code: str, seed: int | None = None, isolate: bool = False) -> dic
             finished = subprocess.run(
                 command, cwd=REPO_ROOT, capture_output=True, text=True, encoding="utf-8", errors="replace",
                 timeout=TIMEOUT_SECONDS[isolate], stdin=subprocess.DEVNULL,
-                env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+                env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **ON_THE_CPU},
             )
         except subprocess.TimeoutExpired:
             raise GraderDied(f"the grader did not finish within {TIMEOUT_SECONDS[isolate]} s") from None

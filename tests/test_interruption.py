@@ -149,3 +149,24 @@ def test_a_killed_shard_leaves_no_worker_folder_nor_cgroup(tmp_path, private_tmp
     assert batch.wait(timeout=CAP_SECONDS) == 2, "students left ungraded: an error of the grader"
     assert sorted(path.name for path in private_tmp.iterdir()) == []
     assert cgroups_of(shards) == []
+
+
+def test_leftovers_are_judged_only_in_their_own_pid_namespace(tmp_path, monkeypatch):
+    # A grader in a container sees itself as pid 1 and may share the machine's temporary
+    # folder (a test's container, a bind-mounted /tmp): here pid 1 is init, with another start
+    # time. Its staging folder must survive another batch's clean-up, while a folder of this
+    # namespace whose owner is gone is removed.
+    from grader.sandbox import processes
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    namespace = os.stat("/proc/self/ns/pid").st_ino
+    start_of_pid_1 = processes._start_time(1)
+    elsewhere = tmp_path / f"mha-staging-1.{start_of_pid_1 + 1}.{namespace + 1}-abcd1234"
+    gone_here = tmp_path / f"mha-staging-1.{start_of_pid_1 + 1}.{namespace}-abcd1234"
+    ours = processes.owned_temporary_folder("mha-staging-")
+    for folder in (elsewhere, gone_here):
+        folder.mkdir()
+    removed = processes.remove_leftovers()
+    assert elsewhere.is_dir() and ours.is_dir()
+    assert not gone_here.exists() and removed == [str(gone_here)]
+    assert ours.name.startswith(f"mha-staging-{os.getpid()}.") and f".{namespace}-" in ours.name

@@ -312,7 +312,8 @@ def test_setup_cell_finds_the_grader_from_the_notebooks_folder(tmp_path):
                               timeout=60, env={**os.environ, "PYTHONPATH": ""})
     assert finished.stdout.strip() == str(REPO_ROOT), finished.stdout + finished.stderr
     lost = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert "no grader/ folder found" in lost.stderr, lost.stdout + lost.stderr
+    assert lost.returncode == 0 and lost.stderr == "", lost.stdout + lost.stderr
+    assert lost.stdout.startswith("No grader/ folder beside this notebook: open the notebook from the exercise's folder"), lost.stdout
 
 
 # --- the lesson for the .py file, and cells named in messages -------------------------------

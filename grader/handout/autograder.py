@@ -20,8 +20,7 @@ also try to write. Each grades the same way, with the pieces below:
 
 ``shipped_files`` lists what goes into a platform's copy of the grader (hidden tests and the
 solution included), ``ENTRYPOINT`` is the script a platform runs for every submission, and
-``pip_install_lines`` is how every platform installs the grader's requirements with the CPU
-build of torch (the Dockerfile for PrairieLearn, the workflow for GitHub Classroom).
+``pinned`` the version requirements.txt pins of a package.
 """
 
 from __future__ import annotations
@@ -419,10 +418,3 @@ def pinned(package: str, requirements: Path = REPO_ROOT / "requirements.txt") ->
         if name.split("==")[0].strip().lower() == package.lower() and "==" in name:
             return name
     raise ValueError(f"{requirements.name} pins no version of {package}")
-
-
-def pip_install_lines(python: str, requirements: str = "requirements.txt") -> list[str]:
-    """Shell lines installing the pinned requirements, torch's CPU build first (pip then keeps it:
-    ``2.13.0+cpu`` satisfies ``torch==2.13.0``)."""
-    pip = f"{python} -m pip install --disable-pip-version-check"
-    return [f"{pip} --index-url {CPU_TORCH_INDEX} {pinned('torch')}", f"{pip} -r {requirements}"]

@@ -71,28 +71,47 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed: the same repository gives the same zi
 
 SETUP_SH = f"""\
 #!/usr/bin/env bash
-# Gradescope runs this once, as root, in /autograder/source, when it builds the image.
-# It needs Python >= 3.11 (the pinned numpy needs it): choose a base image whose python3
-# is recent enough (Ubuntu 24.04 has 3.12).
+# Gradescope runs this once, as root, in /autograder/source, when it builds the image: its
+# build runs `apt-get update && bash /autograder/source/setup.sh` (gradescope/autograder_samples,
+# manual_docker/Dockerfile). The grader needs Python 3.11 or newer (the pinned numpy does).
+# Gradescope's default base image is Ubuntu 22.04 (docs/base_images.md), whose python3 is
+# 3.10: then Python 3.11 comes from Ubuntu's own archive (22.04's universe has python3.11 and
+# python3.11-venv), and the grader's virtualenv is made with it. Ubuntu 24.04's python3 (3.12)
+# is used as it is.
 set -euo pipefail
 cd "$(dirname "${{BASH_SOURCE[0]}}")"
-python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {{
-    echo "python3 is $(python3 --version 2>&1); the grader needs 3.11 or newer: choose another base image" >&2
-    exit 1
-}}
 export DEBIAN_FRONTEND=noninteractive
+VENV="${{GRADER_VENV:-{VENV}}}"  # outside /autograder/source, which run_autograder makes unreadable to student code
+supported() {{ "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; }}
+PYTHON=""
+for candidate in python3 python3.13 python3.12 python3.11; do
+    if command -v "$candidate" >/dev/null 2>&1 && supported "$candidate"; then
+        PYTHON="$(command -v "$candidate")"
+        break
+    fi
+done
 apt-get update
-# bubblewrap: the sandbox for student code. python3-venv: Ubuntu's python3 ships without it.
-apt-get install -y bubblewrap python3-venv
-# A virtualenv, because Ubuntu 24.04 refuses system-wide pip installs (PEP 668). It lives
-# outside /autograder/source, which run_autograder makes unreadable to student code.
-python3 -m venv {VENV}
+# bubblewrap: the sandbox for student code. The venv package: Ubuntu's Pythons ship without it.
+if [ -n "$PYTHON" ]; then
+    apt-get install -y bubblewrap "$(basename "$PYTHON")-venv"
+else
+    found="$(command -v python3 >/dev/null 2>&1 && python3 --version 2>&1 || echo 'not installed')"
+    echo "setup.sh: python3 is $found; the grader needs 3.11 or newer: installing python3.11 from the distribution's archive"
+    apt-get install -y bubblewrap python3.11 python3.11-venv || {{
+        echo "setup.sh: could not install python3.11 from this image's archive: choose Gradescope's Ubuntu 22.04 (default) or 24.04 base image" >&2
+        exit 1
+    }}
+    PYTHON="$(command -v python3.11)"
+fi
+# A virtualenv, because Ubuntu 24.04 refuses system-wide pip installs (PEP 668).
+"$PYTHON" -m venv "$VENV"
+echo "setup.sh: the grader runs on $("$VENV/bin/python" --version) ($PYTHON), in $VENV"
 # torch's CPU build from the PyTorch CPU wheel index (no GPU here; PyPI's Linux wheel is the
 # CUDA build, several GB): TORCH_INDEX changes the index (a mirror) or, empty, turns it off.
 # grader/torch_index.py adds it only when it answers within 3 s, so an offline build still works.
 TORCH_INDEX="${{TORCH_INDEX-https://download.pytorch.org/whl/cpu}}"
-{VENV}/bin/python -m pip install --disable-pip-version-check \\
-    $({VENV}/bin/python grader/torch_index.py "$TORCH_INDEX") -r requirements.txt
+"$VENV/bin/python" -m pip install --disable-pip-version-check \\
+    $("$VENV/bin/python" grader/torch_index.py "$TORCH_INDEX") -r requirements.txt
 """
 
 RUN_AUTOGRADER_COMMENT = f"""\
@@ -126,7 +145,7 @@ def run(arguments: argparse.Namespace) -> int:
     with zipfile.ZipFile(path) as archive:
         count = len(archive.namelist())
     print(f"wrote {path} ({count} files; hidden tests {arguments.hidden_visibility}).")
-    print("Upload it as the autograder of a Gradescope programming assignment (base image with python3 >= 3.11).")
+    print("Upload it as the autograder of a Gradescope programming assignment (the default Ubuntu 22.04 base image, or 24.04).")
     return 0
 
 

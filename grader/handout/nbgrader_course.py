@@ -143,10 +143,13 @@ def grading_cell_source(group: str, points: int, hidden: bool) -> str:
 
 def build_source_notebook(
     solution: str, points: dict[str, int], root: Path = REPO_ROOT, hidden: set[str] | None = None,
-    level: str = stubs.DEFAULT_LEVEL,
+    level: str = stubs.DEFAULT_LEVEL, install_from: str | None = None,
 ):
     """The instructor's version, solutions and hidden tests included; nbgrader releases it.
-    ``level``: the scaffolding (grader.handout.stubs), which decides what the solution cells hold."""
+    ``level``: the scaffolding (grader.handout.stubs), which decides what the solution cells hold.
+    ``install_from``: where a student's copy, alone on Colab or a hosted Jupyter, installs the
+    student grader from (grader.handout.notebook.setup_source); the course's own autograding finds
+    this repository first, hidden tests included."""
     hidden = hidden_groups() if hidden is None else hidden
     solution = stubs.resolve_level(solution, level)
     unknown = set(points) - set(GROUPS)
@@ -155,7 +158,7 @@ def build_source_notebook(
     pieces = notebook.definitions(solution)
     root_place = f'Path(os.environ.get("{ROOT_VARIABLE}", {str(root)!r}))'
     cells = [notebook.intro_cells(solution)[0], notebook.markdown("how-it-works", HOW_IT_WORKS)]
-    cells.append(notebook.code("setup", notebook.setup_source((root_place,)), tags=(notebook.SETUP_TAG,), **_nbgrader("setup", locked=True)))
+    cells.append(notebook.code("setup", notebook.setup_source((root_place,), install_from), tags=(notebook.SETUP_TAG,), **_nbgrader("setup", locked=True)))
     for part in notebook.PARTS:
         cells.append(notebook.markdown(f"lesson-{part.key}", notebook.part_lesson(part, level)))
         for name in part.names:
@@ -177,14 +180,15 @@ def build_source_notebook(
 
 
 def write_course(
-    course_dir: Path, repo_root: Path = REPO_ROOT, points: dict[str, int] | None = None, level: str = stubs.DEFAULT_LEVEL
+    course_dir: Path, repo_root: Path = REPO_ROOT, points: dict[str, int] | None = None, level: str = stubs.DEFAULT_LEVEL,
+    install_from: str | None = None,
 ) -> Path:
     course_dir = Path(course_dir).resolve()
     points = group_points(repo_root) if points is None else points
     solution = (repo_root / "solutions" / "multi_head_attention.py").read_text(encoding="utf-8")
     source = course_dir / "source" / ASSIGNMENT / NOTEBOOK_NAME
     source.parent.mkdir(parents=True, exist_ok=True)
-    source.write_text(notebook.dumps(build_source_notebook(solution, points, repo_root, level=level)), encoding="utf-8")
+    source.write_text(notebook.dumps(build_source_notebook(solution, points, repo_root, level=level, install_from=install_from)), encoding="utf-8")
     config = CONFIG_TEMPLATE.format(
         bin_folder=Path(sys.executable).parent, assignment=ASSIGNMENT, root_variable=ROOT_VARIABLE,
         root=str(repo_root), code_stub=CODE_STUB, seed_variable=notebook_checks.SEED_VARIABLE,
@@ -215,11 +219,12 @@ def fill_in(released: nbformat.NotebookNode, answers: dict[str, str]) -> nbforma
 def add_arguments(parser) -> None:
     parser.add_argument("course_dir", type=Path, help="the course folder to write (created if missing)")
     stubs.add_level_argument(parser)
+    notebook.add_install_from_argument(parser)
 
 
 def run(arguments) -> int:
     level = arguments.level or stubs.recorded_level()
-    course = write_course(arguments.course_dir, level=level)
+    course = write_course(arguments.course_dir, level=level, install_from=arguments.install_from)
     print(f"wrote the nbgrader course in {course} ({level} scaffolding): nbgrader_config.py and source/{ASSIGNMENT}/{NOTEBOOK_NAME}")
     print(f"next: cd {course} && PATH={Path(sys.executable).parent}:$PATH nbgrader generate_assignment {ASSIGNMENT}")
     return 0

@@ -12,11 +12,17 @@ Cells that are not part of a submission (the setup cell and the check cells) sta
 ``grader.notebooks.GRADER_CELL_MARKER`` and carry a tag from ``GRADER_CELL_TAGS``: the intake
 (batch grading, ``pytest grader --submission X.ipynb``) and the checks themselves drop them.
 ``grader/handout/nbgrader_course.py`` builds the nbgrader version from the same pieces.
+
+``--install-from SPEC`` (here, in ``release`` and in ``nbgrader``) makes a setup cell for a
+notebook that runs alone, as on Colab: when no grader/ folder is beside it, it installs the
+student wheel (``python -m grader wheel``) from SPEC into the kernel, keeping the kernel's torch
+(grader/handout/kernel_install.py). The committed notebook is made without it.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +30,8 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from grader.handout import stubs
+from grader import DISTRIBUTION_NAME
+from grader.handout import kernel_install, stubs
 from grader.notebooks import GRADER_CELL_MARKER
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -52,8 +59,8 @@ class Part:
 HOW_IT_WORKS = """\
 ## How this notebook works
 
-* **Run the setup cell first** (just below). It finds the grader beside this notebook and
-  imports torch.
+* **Run the setup cell first** (just below). It finds the grader beside this notebook (or
+  installs it, where the notebook is on its own, as on Colab) and imports torch.
 * Each function you write raises `NotImplementedError`; the `# TODO` above it says what to do
   and its docstring states the conventions.
 * **Each part ends with a check cell.** It grades the code you have run so far with exactly the
@@ -203,6 +210,22 @@ difference in width. But there is one attention matrix instead of two, so one wa
 retrieving information fewer. (Put such an experiment under `if __name__ == "__main__":`.)
 """
 
+# The notebook's last cell. Menu names: Colab's File menu ("Download > Download .ipynb"),
+# JupyterLab's File menu ("Download"); the batch grades the downloaded file as any notebook.
+HAND_IN = """\
+## Handing in
+
+Hand in this notebook as one `.ipynb` file:
+
+1. **Run it from the top once more**: *Runtime > Restart session and run all* in Colab, *Kernel >
+   Restart Kernel and Run All Cells* in JupyterLab. Your work is graded as its code cells read
+   from top to bottom, not in the order you ran them, so this shows the score it will get.
+2. **Download it**: *File > Download > Download .ipynb* in Colab, *File > Download* in JupyterLab.
+3. **Upload that `.ipynb` file** where your course collects the work. Keep the names of the
+   functions and classes. Its outputs do not count: your code is run again when it is graded,
+   with the hidden checks too.
+"""
+
 
 # --- the solution, cut into definitions -------------------------------------------------
 
@@ -291,27 +314,59 @@ def code(cell_id: str, text: str, tags: tuple[str, ...] = (), **metadata) -> nbf
     return new_code_cell(text.strip("\n"), id=cell_id, metadata=metadata)
 
 
-def setup_source(extra_places: tuple[str, ...] = ()) -> str:
-    """The setup cell: find the folder holding grader/ (``extra_places`` first), import torch, start."""
+# What the setup cell says when the grader is neither beside the notebook nor to be installed.
+NOT_BESIDE = (
+    "No grader/ folder beside this notebook: open the notebook from the exercise's folder, or, on Colab ",
+    "or a hosted Jupyter, ask your instructor for the version of the notebook that installs the grader.",
+)
+
+
+def setup_source(extra_places: tuple[str, ...] = (), install_from: str | None = None) -> str:
+    """The setup cell: find the folder holding grader/ (``extra_places`` first), else install the
+    grader from ``install_from`` (a wheel's URL or path, or a requirement) into the kernel; then
+    import torch and start. When neither works, it says why in one sentence, and so does every
+    check cell (a stand-in whose ``points`` raises, so that nbgrader never counts a missing grader)."""
     places = "".join(f"{place}, " for place in extra_places)
     os_import = "import os\n" if "os." in places else ""
+    if install_from:  # grader/handout/kernel_install.py says how, and why so
+        installer = "\n" + kernel_install.source() + "\n\n"
+        missing = f"install_grader({_python_string(install_from)}, {_python_string(DISTRIBUTION_NAME)})"
+    else:
+        installer = ""
+        missing = "(\n" + "".join(f"    {_python_string(part)}\n" for part in NOT_BESIDE) + ")"
     return f'''\
 {GRADER_CELL_MARKER} setup (not part of your submission: it finds the grader and starts the checks)
 {os_import}import sys
 from pathlib import Path
+from types import SimpleNamespace
+
+{installer}GRADER_PLACES = [{places}Path.cwd(), *Path.cwd().parents]
+GRADER_ROOT = next((p for p in GRADER_PLACES if (p / "grader" / "notebook_checks.py").is_file()), None)
+if GRADER_ROOT is not None and str(GRADER_ROOT) not in sys.path:
+    sys.path.insert(0, str(GRADER_ROOT))
+GRADER_PROBLEM = None if GRADER_ROOT is not None else {missing}
 
 import torch  # imported here, once, so that no check cell shows torch's start-up messages
 
-GRADER_PLACES = [{places}Path.cwd(), *Path.cwd().parents]
-GRADER_ROOT = next((p for p in GRADER_PLACES if (p / "grader" / "notebook_checks.py").is_file()), None)
-if GRADER_ROOT is None:
-    raise ModuleNotFoundError("no grader/ folder found: open this notebook from the exercise's folder")
-if str(GRADER_ROOT) not in sys.path:
-    sys.path.insert(0, str(GRADER_ROOT))
-from grader import notebook_checks
+if GRADER_PROBLEM is None:
+    from grader import notebook_checks
 
-notebook_checks.start()
+    notebook_checks.start()
+else:
+    print(GRADER_PROBLEM)
+
+    def no_grader(*_, **__):
+        raise RuntimeError(GRADER_PROBLEM)
+
+    notebook_checks = SimpleNamespace(
+        check=lambda: print(f"The check could not run. {{GRADER_PROBLEM}}"), points=no_grader
+    )
 '''
+
+
+def _python_string(text: str) -> str:
+    """``text`` as a double-quoted Python literal (JSON's escapes are Python's)."""
+    return json.dumps(text)
 
 
 CHECK_SOURCE = f"""\
@@ -328,12 +383,15 @@ def intro_cells(solution: str) -> list[nbformat.NotebookNode]:
     ]
 
 
-def build_notebook(solution: str, filled: bool = False, level: str = stubs.DEFAULT_LEVEL) -> nbformat.NotebookNode:
-    """The exercise notebook: stubs (``filled=False``) or the solution filled in."""
+def build_notebook(
+    solution: str, filled: bool = False, level: str = stubs.DEFAULT_LEVEL, install_from: str | None = None
+) -> nbformat.NotebookNode:
+    """The exercise notebook: stubs (``filled=False``) or the solution filled in; with
+    ``install_from``, a setup cell that installs the grader when it is not beside the notebook."""
     pieces = definitions(exercise_source(solution, filled, level))
     definitions(solution)  # the solution itself must fit the parts too
     cells = intro_cells(solution)
-    cells.append(code("setup", setup_source(), tags=(SETUP_TAG,)))
+    cells.append(code("setup", setup_source(install_from=install_from), tags=(SETUP_TAG,)))
     for part in PARTS:
         cells.append(markdown(f"lesson-{part.key}", part_lesson(part, level)))
         cells += [code(f"code-{name}", pieces[name]) for name in part.names]
@@ -341,6 +399,7 @@ def build_notebook(solution: str, filled: bool = False, level: str = stubs.DEFAU
             cells.append(code(f"check-{part.key}", CHECK_SOURCE, tags=(CHECK_TAG,)))
     cells.append(markdown("lesson-score", FINAL_LESSON))
     cells.append(code("check-score", CHECK_SOURCE, tags=(CHECK_TAG,)))
+    cells.append(markdown("hand-in", HAND_IN))
     return new_notebook(cells=cells, metadata=NOTEBOOK_METADATA)
 
 
@@ -349,14 +408,20 @@ def dumps(notebook: nbformat.NotebookNode) -> str:
     return nbformat.writes(notebook, version=4) + "\n"
 
 
-def notebook_text(solution_path: Path = stubs.SOLUTION_PATH, filled: bool = False, level: str = stubs.DEFAULT_LEVEL) -> str:
-    return dumps(build_notebook(solution_path.read_text(encoding="utf-8"), filled=filled, level=level))
+def notebook_text(
+    solution_path: Path = stubs.SOLUTION_PATH, filled: bool = False, level: str = stubs.DEFAULT_LEVEL,
+    install_from: str | None = None,
+) -> str:
+    solution = solution_path.read_text(encoding="utf-8")
+    return dumps(build_notebook(solution, filled=filled, level=level, install_from=install_from))
 
 
 def notebook_is_current(
-    solution_path: Path = stubs.SOLUTION_PATH, notebook_path: Path = NOTEBOOK_PATH, level: str = stubs.DEFAULT_LEVEL
+    solution_path: Path = stubs.SOLUTION_PATH, notebook_path: Path = NOTEBOOK_PATH, level: str = stubs.DEFAULT_LEVEL,
+    install_from: str | None = None,
 ) -> bool:
-    return notebook_path.is_file() and notebook_path.read_text(encoding="utf-8") == notebook_text(solution_path, level=level)
+    expected = notebook_text(solution_path, level=level, install_from=install_from)
+    return notebook_path.is_file() and notebook_path.read_text(encoding="utf-8") == expected
 
 
 # --- the lesson as one Markdown file, for students who work in the .py file -----------------
@@ -398,18 +463,30 @@ def add_arguments(parser) -> None:
         "--filled", type=Path, metavar="PATH", help="also write the notebook with the solution filled in to PATH"
     )
     stubs.add_level_argument(parser)
+    add_install_from_argument(parser)
+
+
+def add_install_from_argument(parser) -> None:
+    parser.add_argument(
+        "--install-from", metavar="SPEC", default=None,
+        help="where the notebook's setup cell installs the grader from when no grader/ folder is beside it "
+        "(Colab, a hosted Jupyter): the URL or path of the wheel `python -m grader wheel` builds, or a requirement",
+    )
 
 
 def run(arguments) -> int:
     level = arguments.level or stubs.recorded_level()
+    install_from = arguments.install_from
     if arguments.check:
-        command = f"python -m grader notebook --level {level}"
-        notebook_status = stubs.report_freshness(NOTEBOOK_PATH, notebook_is_current(level=level), command)
-        return notebook_status | stubs.report_freshness(LESSON_PATH, lesson_is_current(level=level), command)
-    NOTEBOOK_PATH.write_text(notebook_text(level=level), encoding="utf-8")
+        command = f"python -m grader notebook --level {level}" + (f" --install-from {install_from}" if install_from else "")
+        current = notebook_is_current(notebook_path=NOTEBOOK_PATH, level=level, install_from=install_from)
+        notebook_status = stubs.report_freshness(NOTEBOOK_PATH, current, command)
+        lesson_current = lesson_is_current(lesson_path=LESSON_PATH, level=level)
+        return notebook_status | stubs.report_freshness(LESSON_PATH, lesson_current, command)
+    NOTEBOOK_PATH.write_text(notebook_text(level=level, install_from=install_from), encoding="utf-8")
     LESSON_PATH.write_text(lesson_text(level=level), encoding="utf-8")
     print(f"wrote {NOTEBOOK_PATH.relative_to(REPO_ROOT)} and {LESSON_PATH.relative_to(REPO_ROOT)} ({level} scaffolding)")
     if arguments.filled:
-        arguments.filled.write_text(notebook_text(filled=True, level=level), encoding="utf-8")
+        arguments.filled.write_text(notebook_text(filled=True, level=level, install_from=install_from), encoding="utf-8")
         print(f"wrote {arguments.filled} (the solution filled in: for instructors only)")
     return 0

@@ -65,6 +65,7 @@ from pathlib import Path
 from grader.handout import notebook, stubs
 from grader import diagnosis_text
 from grader.handout.autograder import (
+    CPU_TORCH_INDEX,
     HIDDEN_GROUP,
     REPO_ROOT,
     VENV,
@@ -75,7 +76,6 @@ from grader.handout.autograder import (
     failure_output,
     grade,
     instructor_note,
-    pip_install_lines,
     protect,
     readable,
     requested_sandbox,
@@ -126,11 +126,16 @@ FROM {base}
 RUN apt-get update \\
     && apt-get install -y --no-install-recommends bubblewrap \\
     && rm -rf /var/lib/apt/lists/*
-COPY requirements.txt /opt/mha-grader/requirements.txt
+COPY requirements.txt torch_index.py /opt/mha-grader/
 ENV PIP_NO_CACHE_DIR=1
-# torch from PyTorch's CPU-only wheel index, then the other pinned requirements.
+# torch's CPU build from PyTorch's CPU-only wheel index (PyPI's Linux wheel is the CUDA build,
+# several GB), then the other pinned requirements. torch_index.py adds the index only when it
+# answers within 3 s, so a build behind a mirror of PyPI still works; --build-arg
+# TORCH_INDEX=URL changes the index, TORCH_INDEX= turns it off.
+ARG TORCH_INDEX={torch_index}
 RUN python -m venv {venv} \\
-    && {install}
+    && {venv}/bin/python -m pip install --disable-pip-version-check \\
+        $({venv}/bin/python /opt/mha-grader/torch_index.py "$TORCH_INDEX") -r /opt/mha-grader/requirements.txt
 """
 
 
@@ -177,6 +182,7 @@ def write_question(out_dir: Path, *, image: str = DEFAULT_IMAGE, timeout: int = 
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
     (out_dir / "Dockerfile").write_text(dockerfile(), encoding="utf-8")
+    shutil.copyfile(REPO_ROOT / "grader" / "torch_index.py", out_dir / "torch_index.py")  # the build's probe
     (question / "info.json").write_text(json.dumps(info_json(image, timeout), indent=2) + "\n", encoding="utf-8")
     (question / "question.html").write_text(question_html(upload), encoding="utf-8")
     (tests / INITIAL_CODE).write_text(stubs.make_stub(stubs.SOLUTION_PATH.read_text(encoding="utf-8")), encoding="utf-8")
@@ -211,9 +217,7 @@ def info_json(image: str = DEFAULT_IMAGE, timeout: int = DEFAULT_TIMEOUT) -> dic
 
 
 def dockerfile() -> str:
-    python = f"{VENV}/bin/python"
-    install = " \\\n    && ".join(pip_install_lines(python, "/opt/mha-grader/requirements.txt"))
-    return DOCKERFILE.format(base=PYTHON_IMAGE, venv=VENV, install=install)
+    return DOCKERFILE.format(base=PYTHON_IMAGE, venv=VENV, torch_index=CPU_TORCH_INDEX)
 
 
 def lesson_markdown() -> str:

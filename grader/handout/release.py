@@ -6,7 +6,8 @@ at the chosen scaffolding level (``--level standard|guided``, recorded in
 grader package's own modules, none of its instructor subpackages), a README written for
 them, requirements.txt and a Makefile with the students' targets only (student.mk). Never solutions/, grader/hidden/,
 the sandbox, the batch, the hand-outs or tests/; ``leaked_solution_lines`` lets a test prove that no line of
-solution text slipped into any file of it.
+solution text slipped into any file of it. ``--install-from SPEC``: the release's notebook
+installs the student wheel from SPEC where it runs alone (Colab, a hosted Jupyter).
 """
 
 from __future__ import annotations
@@ -86,18 +87,28 @@ CONSTRUCTORS = {
 }
 
 
-def write_release(out_dir: Path, level: str = stubs.DEFAULT_LEVEL) -> Path:
+def own_files() -> list[tuple[str, Path]]:
+    """The student grader's files: each folder of ``OWN_FILES_ONLY``'s own files, none of its
+    subfolders, as (path in the release, path here). The release copies them; the student
+    wheel (grader/handout/wheel.py) packs the same list."""
+    return [
+        (f"{name}/{path.name}", path)
+        for name in OWN_FILES_ONLY
+        for path in sorted((REPO_ROOT / name).iterdir())
+        if path.is_file() and path.suffix != ".pyc"
+    ]
+
+
+def write_release(out_dir: Path, level: str = stubs.DEFAULT_LEVEL, install_from: str | None = None) -> Path:
     out_dir = Path(out_dir)
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
     for name in WHOLE_FOLDERS:
         shutil.copytree(REPO_ROOT / name, out_dir / name, ignore=NEVER_COPIED)
-    for name in OWN_FILES_ONLY:
-        (out_dir / name).mkdir()
-        for path in sorted((REPO_ROOT / name).iterdir()):
-            if path.is_file() and path.suffix != ".pyc":
-                shutil.copy2(path, out_dir / name / path.name)
+    for relative, path in own_files():
+        (out_dir / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, out_dir / relative)
     for source, name in TOP_LEVEL_FILES.items():
         shutil.copy2(REPO_ROOT / source, out_dir / name)
     # The exercise at the chosen level, made from the solution (not copied: exercises/ may be
@@ -106,7 +117,9 @@ def write_release(out_dir: Path, level: str = stubs.DEFAULT_LEVEL) -> Path:
     (out_dir / "exercises" / stubs.EXERCISE_PATH.name).write_text(
         stubs.make_stub(solution.read_text(encoding="utf-8"), level), encoding="utf-8"
     )
-    (out_dir / "exercises" / notebook.NOTEBOOK_PATH.name).write_text(notebook.notebook_text(level=level), encoding="utf-8")
+    (out_dir / "exercises" / notebook.NOTEBOOK_PATH.name).write_text(
+        notebook.notebook_text(level=level, install_from=install_from), encoding="utf-8"
+    )
     (out_dir / "exercises" / notebook.LESSON_PATH.name).write_text(notebook.lesson_text(level=level), encoding="utf-8")
     (out_dir / "grader" / stubs.LEVEL_FILE.name).write_text(level + "\n", encoding="utf-8")
     readme = STUDENT_README.format(constructors=CONSTRUCTORS[level], visible=VISIBLE_POINTS, hidden=HIDDEN_POINTS)
@@ -155,11 +168,12 @@ def _notebook_leaks(path: Path, release: Path, secret: set[str]) -> list[str]:
 def add_arguments(parser) -> None:
     parser.add_argument("out_dir", type=Path, help="folder to (re)create with the student release")
     stubs.add_level_argument(parser)
+    notebook.add_install_from_argument(parser)
 
 
 def run(arguments) -> int:
     level = arguments.level or stubs.recorded_level()
-    out = write_release(arguments.out_dir, level)
+    out = write_release(arguments.out_dir, level, arguments.install_from)
     leaks = leaked_solution_lines(out, level=level)
     if leaks:
         print("the release holds solution text; fix before handing it out:", *leaks[:10], sep="\n  ", file=sys.stderr)

@@ -66,24 +66,34 @@ class Limits:
     landlock_readable: tuple[str, ...] = ()
 
 
-def bwrap_available() -> bool:
-    """True when bubblewrap is installed and can actually create a sandbox here."""
+def bwrap_refusal() -> str:
+    """Why bubblewrap cannot sandbox here ("" when it can): not installed, or what it said when
+    it tried (inside a container: "Creating new namespace failed: Operation not permitted")."""
     if shutil.which("bwrap") is None:
-        return False
+        return "bubblewrap (bwrap) is not installed"
     probe = subprocess.run(
         ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
         capture_output=True,
         timeout=30,
     )
-    return probe.returncode == 0
+    if probe.returncode == 0:
+        return ""
+    said = probe.stderr.decode("utf-8", "replace").strip().splitlines()
+    first_sentence = said[-1].split(". ")[0][:200] if said else f"exit status {probe.returncode}"
+    return f"bubblewrap refused: {first_sentence}"
+
+
+def bwrap_available() -> bool:
+    """True when bubblewrap is installed and can actually create a sandbox here."""
+    return not bwrap_refusal()
 
 
 def resolve_sandbox(requested: str) -> tuple[str, str]:
     """The sandbox to use and, when it differs from the one asked for or is weaker than
     it should be, why."""
-    if requested != "process" and bwrap_available():
+    reason = bwrap_refusal() if requested != "process" else ""
+    if requested != "process" and not reason:
         return "bwrap", ""
-    reason = "bubblewrap (bwrap) is not installed or cannot create namespaces here"
     if requested == "bwrap":
         raise RuntimeError(f"--sandbox bwrap was requested, but {reason}")
     notes = [f"falling back to the plain-process sandbox: {reason}"] if requested == "auto" else []
@@ -303,13 +313,33 @@ def _signal_groups(started: list[subprocess.Popen], sent: signal.Signals) -> Non
 
 # --- leftovers of processes that ended without cleaning up -----------------------------
 
-OWNED_NAME = re.compile(r"^mha-(?:staging|worker)-(?P<pid>\d+)\.(?P<start>\d+)-")
+OWNED_NAME = re.compile(r"^mha-(?:staging|worker)-(?P<pid>\d+)\.(?P<start>\d+)(?:\.(?P<namespace>\d+))?-")
+OWNED_GROUP = re.compile(r"^mha-worker-(?P<pid>\d+)(?:\.(?P<start>\d+))?(?:\.(?P<namespace>\d+))?-[0-9a-f]{8}$")
 
 
 def owner_tag(pid: int | None = None) -> str:
-    """``<pid>.<start time>`` of a process: unlike a pid alone, never the tag of a later process."""
+    """``<pid>.<start time>.<pid namespace>`` of a process: unlike a pid alone, never the tag of
+    a later process, nor of a process in another pid namespace sharing the temporary folder
+    (a grader in a container sees itself as pid 1; so does the machine's init)."""
     pid = os.getpid() if pid is None else pid
-    return f"{pid}.{_start_time(pid)}"
+    return f"{pid}.{_start_time(pid)}.{_pid_namespace()}"
+
+
+def _pid_namespace() -> int:
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+def _owner_gone(owner: re.Match) -> bool:
+    """Whether the process a name was tagged with is gone. A tag from another pid namespace
+    cannot be judged from here: its owner is taken to be alive, and the folder left alone."""
+    if owner["namespace"] and int(owner["namespace"]) != _pid_namespace():
+        return False
+    if owner["start"]:
+        return not _owner_alive(int(owner["pid"]), int(owner["start"]))
+    return _start_time(int(owner["pid"])) is None
 
 
 def _start_time(pid: int) -> int | None:
@@ -350,7 +380,7 @@ def remove_leftovers() -> list[str]:
             continue
         if not (os.path.isdir(path) and not path.is_symlink() and info.st_uid == os.geteuid()):
             continue
-        if _owner_alive(int(owner["pid"]), int(owner["start"])):
+        if not _owner_gone(owner):
             continue
         shutil.rmtree(path, ignore_errors=True)
         removed.append(str(path))
@@ -361,12 +391,8 @@ def remove_leftovers() -> list[str]:
             except OSError:
                 continue
             for group in groups:
-                owner = re.match(r"^mha-worker-(\d+)(?:\.(\d+))?-[0-9a-f]{8}$", group.name)
-                if owner is None:
-                    continue
-                pid, start = int(owner[1]), owner[2]
-                alive = _owner_alive(pid, int(start)) if start else _start_time(pid) is not None
-                if not alive:
+                owner = OWNED_GROUP.match(group.name)
+                if owner is not None and _owner_gone(owner):
                     ProcessCountGroup(group).remove()
                     removed.append(str(group))
     return removed
