@@ -9,7 +9,9 @@ Standard library only: this runs before torch is imported.
 
 from __future__ import annotations
 
+import site
 import sys
+import sysconfig
 from pathlib import Path
 
 # The libraries the grader imports (requirements.txt), by their import names.
@@ -29,8 +31,15 @@ def shadowing_files(folders: list[Path]) -> list[Path]:
 
 def searched_first(grader_dir: Path) -> list[Path]:
     """The folders Python searches before the installed libraries at the desk: the current
-    folder and the one that holds grader/ (where pytest's rootdir puts it on ``sys.path``)."""
-    return [Path.cwd(), grader_dir.parent]
+    folder and the one that holds grader/ (where pytest's rootdir puts it on ``sys.path``).
+    Never a folder libraries are installed in: the student wheel puts grader/ beside torch."""
+    installed = set()
+    for folder in (*site.getsitepackages(), site.getusersitepackages(), *sysconfig.get_paths().values()):
+        try:
+            installed.add(Path(folder).resolve())
+        except (OSError, RuntimeError):
+            continue
+    return [folder for folder in (Path.cwd(), grader_dir.parent) if folder.resolve() not in installed]
 
 
 def message(found: list[Path]) -> str:

@@ -226,3 +226,15 @@ def test_at_the_desk_a_file_hiding_a_library_the_grader_imports_is_reported_befo
     assert finished.returncode == 4, said
     assert f"{desk / shadow.split('/')[0]} hides a library the grader and your code import ({name})" in said, said
     assert "the shadowing file ran" not in said and "Traceback" not in said
+
+
+def test_a_grader_installed_beside_the_libraries_finds_nothing_hiding_them():
+    """The student wheel installs grader/ into site-packages, beside the real torch/ and
+    pytest_timeout.py: those are the libraries, not files hiding them."""
+    import sysconfig
+
+    from grader import shadowing
+
+    installed = Path(sysconfig.get_paths()["purelib"])
+    assert (installed / "pytest_timeout.py").is_file() or (installed / "torch").is_dir()
+    assert installed.resolve() not in [folder.resolve() for folder in shadowing.searched_first(installed / "grader")]
