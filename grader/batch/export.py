@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from grader import results, settings, untrusted
-from grader.batch import roster
+from grader.batch import class_results, roster
 from grader.scoring import GROUP_TITLES, GROUPS
 
 MATCH_FILE = "export.json"  # read by grader/batch/report.py
@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(arguments: argparse.Namespace) -> int:
     try:
-        document = results.read_class_results(arguments.out / "results.json")
+        document = class_results.read_class_results(arguments.out / "results.json")
         rows = roster.read_roster(arguments.roster)
     except (OSError, ValueError) as error:  # RosterError is a ValueError
         print(f"error: {error}", file=sys.stderr)

@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from grader import results, untrusted
-from grader.batch import feedback_pages, report_plots
+from grader.batch import class_results, feedback_pages, report_plots
 from grader.batch.class_statistics import UNKNOWN, ClassStatistics, ItemStatistics, Misconception, class_statistics
 from grader.scoring import GROUP_TITLES, GROUPS
 
@@ -95,7 +95,7 @@ def run(arguments: argparse.Namespace) -> int:
         print(f"error: {arguments.out} holds no results.json: run `python -m grader batch` first")
         return 2
     try:
-        results.read_class_results(arguments.out / "results.json")
+        class_results.read_class_results(arguments.out / "results.json")
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
