@@ -198,3 +198,17 @@ def test_a_student_whose_grading_failed_is_said_so_not_called_without_a_submissi
     assert "without a submission (left empty):\n  Nobody Handed-In" in said and "Carol" not in said.split("without a submission")[1]
     record = json.loads((out / export.MATCH_FILE).read_text())
     assert not [row for row in record["roster_without_submission"] if "Carol" in row]
+
+
+def test_a_student_with_two_entries_is_never_exported_at_the_lower_grade_unsaid(tmp_path, roster_file, capsys):
+    """Canvas's "Download Submissions" names one entry per uploaded file: a finished .py and an
+    untouched notebook become two submissions of one student, matched to one roster row."""
+    documents = class_documents()
+    documents["s1"] = document("s1", 0, False)  # Jane Doe's untouched notebook: 0
+    documents["u1"] = document("u1", 2, True)  # Jane Doe again (SIS User ID U1): her work, 4 of 5
+    out = write_out(tmp_path / "out", documents)
+    text = export_csv(out, roster_file, tmp_path)
+    assert '"Doe, Jane",1001,U1,s1,Section A,0\r\n' in text  # s1 matched first
+    said = capsys.readouterr().err
+    assert "WARNING: " in said and "exported s1 (0%), but u1 scored 80%; the higher grade was NOT sent" in said
+    assert json.loads((out / export.MATCH_FILE).read_text())["higher_grades_not_sent"]

@@ -64,10 +64,33 @@ def run(arguments: argparse.Namespace) -> int:
     else:
         text = plain_csv(found, submissions, arguments.points)
     results.write_atomically(arguments.file, text)
-    results.write_atomically(arguments.out / MATCH_FILE, json.dumps(match_record(found, arguments), indent=2) + "\n")
+    results.write_atomically(arguments.out / MATCH_FILE, json.dumps(match_record(found, arguments, submissions), indent=2) + "\n")
     _rebuild_report(arguments.out)
     _print_summary(found, arguments.file, not_graded)
+    for warning in higher_grades_not_sent(found, submissions):
+        print(f"WARNING: {untrusted.printable(warning)}", file=sys.stderr)
     return 0
+
+
+def higher_grades_not_sent(found: roster.Match, submissions: dict[str, dict]) -> list[str]:
+    """One sentence per roster student for whom another of their submissions scored higher
+    than the one exported: the LMS would get the lower grade, so the instructor is told."""
+    warnings = []
+    for row, others in found.also_matched.items():
+        sent = found.submission_of_row[row]
+        score = _fraction(submissions.get(sent))
+        better = [(sid, _fraction(submissions.get(sid))) for sid in others if _fraction(submissions.get(sid)) > score]
+        if better:
+            best, fraction = max(better, key=lambda item: item[1])
+            warnings.append(
+                f"{roster.describe(found.rows[row])}: exported {sent} ({score:.0%}), but {best} scored {fraction:.0%}; "
+                "the higher grade was NOT sent. Keep one entry per student in the submissions folder and grade again."
+            )
+    return warnings
+
+
+def _fraction(document: dict | None) -> float:
+    return document["score"] / document["max_score"] if document and document.get("max_score") else 0.0
 
 
 def canvas_csv(found: roster.Match, submissions: dict[str, dict], assignment: str, points: float) -> str:
@@ -113,7 +136,7 @@ def number(value: float) -> str:
     return "0" if text == "-0" else text
 
 
-def match_record(found: roster.Match, arguments: argparse.Namespace) -> dict:
+def match_record(found: roster.Match, arguments: argparse.Namespace, submissions: dict[str, dict]) -> dict:
     return {
         "assignment": arguments.assignment,
         "roster": arguments.roster.name,
@@ -123,6 +146,7 @@ def match_record(found: roster.Match, arguments: argparse.Namespace) -> dict:
         "matched_by": found.matched_by,
         "roster_without_submission": [roster.describe(row) for row in found.without_submission],
         "submissions_not_on_roster": [{"submission": sid, "reason": why} for sid, why in found.not_on_roster.items()],
+        "higher_grades_not_sent": higher_grades_not_sent(found, submissions),
     }
 
 

@@ -33,6 +33,9 @@ class Match:
     submission_of_row: dict[int, str] = field(default_factory=dict)  # row index -> submission id
     matched_by: dict[str, str] = field(default_factory=dict)  # submission id -> the column that matched
     not_on_roster: dict[str, str] = field(default_factory=dict)  # submission id -> why it matched no row
+    # row index -> the later submissions that matched a row already taken (Canvas's
+    # "Download Submissions" gives one entry per uploaded file: name_..._file, name_..._file-2)
+    also_matched: dict[int, list[str]] = field(default_factory=dict)
 
     @property
     def without_submission(self) -> list[dict[str, str]]:
@@ -69,6 +72,7 @@ def match(submission_ids: list[str], rows: list[dict[str, str]]) -> Match:
         elif row in found.submission_of_row:
             taken = found.submission_of_row[row]
             found.not_on_roster[sid] = f"its roster row ({column} {rows[row].get(column, '')}) is already matched by {taken}"
+            found.also_matched.setdefault(row, []).append(sid)
         else:
             found.submission_of_row[row] = sid
             found.matched_by[sid] = column
