@@ -4,6 +4,7 @@
     python exercises/example.py --solution   # the reference: solutions/multi_head_attention.py
     python exercises/example.py --heads 1    # the lesson's experiment: one head against two
     python exercises/example.py --heads 3    # a width that does not divide: the ValueError is expected
+    python exercises/example.py --plot attention.png  # each head's attention matrix as a picture
 """
 
 from __future__ import annotations
@@ -112,6 +113,45 @@ def print_weights(weights) -> None:
         print("    " + "   ".join(f"{row:<21}" for row in rows).rstrip())
 
 
+# The students' requirements leave matplotlib out (the instructor's pin it): --plot says so.
+MATPLOTLIB_MISSING = (
+    "--plot needs matplotlib, which the exercise's requirements do not install:"
+    " `.venv/bin/python -m pip install matplotlib` (or leave --plot out: the matrices are printed as text)."
+)
+
+
+def can_plot() -> bool:
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+def write_plot(path: Path, weights) -> None:
+    """Each head's attention matrix as a heatmap; the future, which the mask hides, is left blank."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    matrices = weights[0].detach()  # (heads, seq, seq)
+    heads, seq = matrices.shape[0], matrices.shape[-1]
+    future = ~torch.tril(torch.ones(seq, seq, dtype=torch.bool))
+    figure = Figure(figsize=(3 * heads + 1, 3), layout="constrained")
+    axes = figure.subplots(1, heads, squeeze=False)[0]
+    for head, ax in enumerate(axes):
+        # Only a masked entry that really is zero is blank: weight that leaks into the future shows.
+        shown_weights = matrices[head].masked_fill(future & (matrices[head] == 0), float("nan"))
+        image = ax.imshow(shown_weights, vmin=0, vmax=1, cmap="viridis")
+        for (query, key), value in zip(torch.cartesian_prod(torch.arange(seq), torch.arange(seq)).tolist(), shown_weights.flatten().tolist()):
+            if value == value:  # not NaN
+                ax.text(key, query, f"{value:.2f}", ha="center", va="center", fontsize=8, color="white" if value < 0.6 else "black")
+        ax.set_title(f"head {head}")
+        ax.set_xlabel("key position")
+        ax.set_ylabel("query position")
+        ax.set_xticks(range(seq))
+        ax.set_yticks(range(seq))
+    figure.colorbar(image, ax=list(axes), shrink=0.8, label="attention weight")
+    figure.savefig(path, dpi=100)
+
+
 # Each check returns None when it passes, or a few words on what came back instead.
 def output_shape(model, result, heads):
     if tuple(result.output.shape) != (BATCH, SEQ, WIDTH):
@@ -197,12 +237,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--solution", action="store_true", help="run on solutions/ instead")
     parser.add_argument("--heads", type=int, default=2, help="number of heads (default 2)")
+    parser.add_argument("--plot", type=Path, metavar="PATH", help="save each head's attention matrix as a PNG")
     arguments = parser.parse_args(argv)
     heads, code = arguments.heads, SOLUTION_FILE if arguments.solution else STUDENT_FILE
     if not code.exists():
         print(f"✗ {shown(code)} is absent: this copy has no solutions/ folder (the student"
               " release ships without it); run without --solution to try your own code.")
         return 1
+    if arguments.plot and not can_plot():
+        print(f"✗ {MATPLOTLIB_MISSING}")
+        return 2
     print(f"The lesson's focused example on {shown(code)}: {SEQ} positions, {WIDTH} features,"
           f" {heads} head{'s' * (heads != 1)}")
 
@@ -216,6 +260,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"✗ {explain(error, code)}")
         return 1
     print_weights(getattr(result, "weights", None))
+    if arguments.plot:
+        try:
+            write_plot(arguments.plot, result.weights)
+            print(f"  picture: {arguments.plot}")
+        except Exception as error:
+            print(f"✗ --plot: the weights could not be drawn: {explain(error, code)}")
 
     failures = 0
     for description, check in CHECKS:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from grader import attention_comparison
+
 # Outputs are compared in float32 after the same operations in a different order
 # (einsum or matmul, -inf or -1e9 fill, softmax in float64, ...). Such variants differ
 # by about 1e-7; a real mistake (a missing scale, one wrong weight) by 1e-2 or more.
@@ -26,11 +28,33 @@ MODULE_OUTPUT_SHAPE_HINT = (
 )
 
 
-def fail(problem: str, expected: str, got: str, hint: str = "") -> None:
+class AttentionMismatch(pytest.fail.Exception):
+    """A failed check about attention weights, carrying the student's matrix beside the
+    reference's (grader/attention_comparison.py) to the test's result."""
+
+    def __init__(self, message: str, picture: dict) -> None:
+        super().__init__(message, pytrace=False)
+        self.picture = picture
+
+
+def fail(problem: str, expected: str, got: str, hint: str = "", picture: dict | None = None) -> None:
     lines = [problem, f"  expected: {expected}", f"  got:      {got}"]
     if hint:
         lines.append(f"  hint:     {hint}")
+    if picture is not None:
+        raise AttentionMismatch("\n".join(lines), picture)
     pytest.fail("\n".join(lines), pytrace=False)
+
+
+def weights_picture(what: str, weights: torch.Tensor, reference: torch.Tensor | None,
+                    allowed: torch.Tensor | None = None) -> dict | None:
+    """The comparison a failing weights check shows (None without a reference to show)."""
+    if reference is None:
+        return None
+    try:
+        return attention_comparison.comparison(what, weights, reference, allowed, FLOAT32_TOLERANCE)
+    except Exception:  # noqa: BLE001 - a picture that cannot be made must not replace the check's message
+        return None
 
 
 def shape_of(tensor: torch.Tensor) -> str:
@@ -59,14 +83,17 @@ def expect_finite(tensor: torch.Tensor, what: str, hint: str) -> None:
         )
 
 
-def expect_non_negative(weights: torch.Tensor, what: str, hint: str) -> None:
+def expect_non_negative(weights: torch.Tensor, what: str, hint: str, reference: torch.Tensor | None = None) -> None:
+    """``reference``: the reference's weights on the same data, shown beside these on failure."""
     negative = weights < 0
     if negative.any():
         index = tuple(int(i) for i in negative.nonzero()[0])
-        fail(f"{what} has negative weights.", "every weight >= 0", f"{weights[index].item():.4g} at {index}", hint)
+        fail(f"{what} has negative weights.", "every weight >= 0", f"{weights[index].item():.4g} at {index}", hint,
+             weights_picture(what, weights, reference))
 
 
-def expect_rows_sum_to_one(weights: torch.Tensor, what: str, hint: str) -> None:
+def expect_rows_sum_to_one(weights: torch.Tensor, what: str, hint: str, reference: torch.Tensor | None = None,
+                           allowed: torch.Tensor | None = None) -> None:
     """Each row (one query position, the last axis over keys) must sum to one."""
     sums = weights.double().sum(dim=-1)
     wrong = ~((sums - 1).abs() <= ROW_SUM_TOLERANCE)  # NaN counts as wrong
@@ -78,10 +105,13 @@ def expect_rows_sum_to_one(weights: torch.Tensor, what: str, hint: str) -> None:
             "every row (over key positions, the last axis) sums to 1",
             f"sum {sums[index].item():.4f} for the row [{row}{', ...' if weights.shape[-1] > 8 else ''}]",
             hint,
+            weights_picture(what, weights, reference, allowed),
         )
 
 
-def expect_zero_where_disallowed(weights: torch.Tensor, allowed: torch.Tensor, what: str, hint: str) -> None:
+def expect_zero_where_disallowed(
+    weights: torch.Tensor, allowed: torch.Tensor, what: str, hint: str, reference: torch.Tensor | None = None
+) -> None:
     """``weights[..., q, k]`` must be exactly 0 wherever ``allowed[..., q, k]`` is False."""
     leaked = (~allowed.expand_as(weights)) & (weights != 0)
     if leaked.any():
@@ -92,12 +122,16 @@ def expect_zero_where_disallowed(weights: torch.Tensor, allowed: torch.Tensor, w
             f"weight exactly 0 at [{', '.join(map(str, index))}]",
             f"{weights[index].item():.4g} ({int(leaked.sum())} hidden positions have weight)",
             hint,
+            weights_picture(what, weights, reference, allowed),
         )
 
 
 def expect_close(
-    actual: torch.Tensor, expected: torch.Tensor, what: str, hint: str, tolerance=None, compared_with: str = "the reference"
+    actual: torch.Tensor, expected: torch.Tensor, what: str, hint: str, tolerance=None, compared_with: str = "the reference",
+    attention: bool = False, allowed: torch.Tensor | None = None,
 ) -> None:
+    """``attention``: the tensors are attention weights (``allowed``: the mask they were computed
+    under), so a failure shows the two matrices side by side."""
     tolerance = tolerance or FLOAT32_TOLERANCE
     expect_shape(actual, tuple(expected.shape), what)
     actual64, expected64 = actual.double(), expected.double()
@@ -112,4 +146,5 @@ def expect_close(
             f"(within {tolerance['atol']:g} + {tolerance['rtol']:g}*|expected|)",
             f"{actual64[index].item():.6g} (largest difference {error.nan_to_num(float('inf')).max().item():.3g})",
             hint,
+            weights_picture(what, actual, expected, allowed) if attention else None,
         )

@@ -28,8 +28,8 @@ shadowing.stop_if_shadowed(Path(__file__).resolve().parent)
 
 import torch  # noqa: E402
 
-from grader import loading, notebooks, results, settings, timeouts, untrusted
-from grader.scoring import GROUPS, Scoreboard, group_of
+from grader import checks, loading, notebooks, results, settings, timeouts, untrusted
+from grader.scoring import ATTENTION_PROPERTY, GROUPS, Scoreboard, group_of
 from grader.submission import ErrorDescription, InProcessBackend, StudentCodeError, Submission
 
 GRADER_DIR = Path(__file__).resolve().parent
@@ -383,6 +383,10 @@ def grading_seed(request: pytest.FixtureRequest) -> int:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """Show a student's exception as one readable paragraph, not a grader traceback."""
     report = yield
+    if call.excinfo is not None and isinstance(call.excinfo.value, checks.AttentionMismatch):
+        # The matrices, as plain data, travel with the report to the test's result (and
+        # across pytest-xdist's workers): grader/attention_comparison.py.
+        report.user_properties.append((ATTENTION_PROPERTY, call.excinfo.value.picture))
     if call.excinfo is not None and isinstance(call.excinfo.value, StudentCodeError):
         report.longrepr = student_error_message(call.excinfo.value)
         submission = item.callspec.params.get("submission") if hasattr(item, "callspec") else None

@@ -148,3 +148,19 @@ def scattered_allowed(config: Config, rng: torch.Generator) -> torch.Tensor:
     empty_rows = ~allowed.any(dim=-1)  # (batch, seq)
     allowed[..., 0] |= empty_rows  # every row allows at least one key
     return allowed
+
+
+def reference_weights(inputs: torch.Tensor, parameters: dict, allowed: torch.Tensor, num_heads: int | None = None):
+    """The attention weights the lesson defines, computed here from the grader's own data:
+    softmax(queries @ keys^T / sqrt(head_dim)) over the keys, masked before the softmax, in
+    float64. ``parameters`` of one head: (batch, seq, seq); of a module with ``num_heads``
+    heads (``heads.h.query.weight``, ...): (batch, heads, seq, seq), head h at index h."""
+    if num_heads is not None:
+        return torch.stack([
+            reference_weights(inputs, {name: parameters[f"heads.{head}.{name}"] for name in ("query.weight", "key.weight")}, allowed)
+            for head in range(num_heads)
+        ], dim=1)
+    queries = inputs.double() @ parameters["query.weight"].double().T  # (batch, seq, head_dim)
+    keys = inputs.double() @ parameters["key.weight"].double().T  # (batch, seq, head_dim)
+    scores = (queries @ keys.transpose(-2, -1)) / math.sqrt(queries.shape[-1])  # (batch, seq, seq)
+    return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)

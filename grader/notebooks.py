@@ -17,11 +17,11 @@ from dataclasses import dataclass
 # IPython magics (%), shell escapes (!) and help (?): not Python, so they would not import.
 # Where IPython is missing, lines starting with these are dropped (IPython finds them exactly).
 MAGIC_PREFIXES = ("%", "!", "?")
-# The exercise notebook's own cells (its setup cell and its check cells) are never part of a
-# submission. They start with this marker line (all a kernel sees of a cell is its source)
-# and carry one of these tags.
+# The exercise notebook's own cells (its setup cell, its check cells and the training
+# experiment) are never part of a submission. They start with this marker line (all a kernel
+# sees of a cell is its source) and carry one of these tags.
 GRADER_CELL_MARKER = "#| grader:"
-GRADER_CELL_TAGS = frozenset({"grader-setup", "grader-check"})
+GRADER_CELL_TAGS = frozenset({"grader-setup", "grader-check", "grader-experiment"})
 
 
 def is_grader_cell(source: str, tags: object = ()) -> bool:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from grader import attention_comparison
 from grader.untrusted import printable
 
 GROUP_TITLES = {
@@ -29,6 +30,8 @@ GROUP_TITLES = {
 }
 GROUPS = tuple(GROUP_TITLES)
 HIDDEN_TESTS = Path(__file__).resolve().parent / "hidden"  # absent from the student release
+# The name under which a failed weights check's matrices ride on its pytest report.
+ATTENTION_PROPERTY = "attention"
 # How a test stopped by a stub reads (grader/conftest.py, student_error_message).
 NOT_WRITTEN = re.compile(r"^(?P<name>[\w.]+) is not written yet: this test needs it")
 # The order in which the student's functions build on each other: "Start with" the first
@@ -53,6 +56,9 @@ class TestRecord:
     outcome: str = "not run"
     message: str = ""
     duration: float = 0.0
+    # A failed check about attention weights: the student's matrix beside the reference's,
+    # as plain data (grader/attention_comparison.py); None otherwise.
+    attention: dict | None = None
 
     @property
     def points(self) -> int:
@@ -178,10 +184,18 @@ class Scoreboard:
                 record.outcome = "passed" if report.passed else report.outcome
                 if not report.passed:
                     record.message = _message_of(report)
+                    record.attention = dict(report.user_properties).get(ATTENTION_PROPERTY)
         if report.when == "teardown" and self.last_test.get(record.submission) == report.nodeid:
             self.on_submission_done(self.results[record.submission])
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        # After pytest's failures: the first failed weights check's matrices, side by side.
+        for result in self.results.values():
+            first = next((test for test in result.tests if test.outcome == "failed" and test.attention), None)
+            if first is not None:
+                terminalreporter.section(f"attention weights: {printable(first.name)}", sep="-")
+                for line in attention_comparison.text_lines(first.attention):
+                    terminalreporter.write_line(printable(line))
         for result in self.results.values():
             if result.import_error:
                 # The student's text, on an instructor's terminal too (pytest grader --submission ...).

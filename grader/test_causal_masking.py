@@ -48,11 +48,9 @@ def test_causal_mask_is_the_lower_triangle_with_the_diagonal(submission, seq):
 @pytest.mark.parametrize("config", PROPERTY_CONFIGS, ids=CONFIG_IDS)
 def test_future_positions_get_zero_weight(submission, config):
     rng = data.generator(31)
+    inputs, parameters = data.random_inputs(config, rng), data.attention_parameters(config, rng)
     weights = submission.run_attention(
-        model_dim=config.model_dim,
-        num_heads=config.num_heads,
-        inputs=data.random_inputs(config, rng),
-        parameters=data.attention_parameters(config, rng),
+        model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, parameters=parameters
     )["weights"]
     checks.expect_shape(
         weights, (config.batch, config.num_heads, config.seq, config.seq),
@@ -63,6 +61,7 @@ def test_future_positions_get_zero_weight(submission, config):
         data.causal_allowed(config.seq),
         f"with allowed_mask=None (causal), {config.describe()}",
         CAUSAL_HINT,
+        data.reference_weights(inputs, parameters, data.causal_allowed(config.seq), config.num_heads),
     )
 
 
@@ -101,18 +100,18 @@ def test_head_honours_a_custom_allowed_mask(submission):
     config = PROPERTY_CONFIGS[1]
     rng = data.generator(33)
     allowed = data.scattered_allowed(config, rng)
+    parameters, inputs = data.head_parameters(config, rng), data.random_inputs(config, rng)
     weights = submission.run_head(
-        model_dim=config.model_dim,
-        head_dim=config.head_dim,
-        parameters=data.head_parameters(config, rng),
-        inputs=data.random_inputs(config, rng),
-        allowed_mask=allowed,
+        model_dim=config.model_dim, head_dim=config.head_dim, parameters=parameters, inputs=inputs, allowed_mask=allowed
     )["weights"]
     checks.expect_shape(
         weights, (config.batch, config.seq, config.seq), f"AttentionHead weights for {config.describe()}",
         "a head's weights are one (seq, seq) matrix per batch element: (batch, seq, seq), [query, key].",
     )
-    checks.expect_zero_where_disallowed(weights, allowed, "AttentionHead with a custom (batch, seq, seq) mask", CUSTOM_MASK_HINT)
+    checks.expect_zero_where_disallowed(
+        weights, allowed, "AttentionHead with a custom (batch, seq, seq) mask", CUSTOM_MASK_HINT,
+        data.reference_weights(inputs, parameters, allowed),
+    )
     must_attend = allowed & ~data.causal_allowed(config.seq)  # allowed keys in the future
     if not (weights[must_attend] > 0).any():
         checks.fail(
@@ -128,19 +127,17 @@ def test_module_honours_a_custom_allowed_mask(submission):
     config = PROPERTY_CONFIGS[0]
     rng = data.generator(34)
     allowed = data.scattered_allowed(config, rng)
+    inputs, parameters = data.random_inputs(config, rng), data.attention_parameters(config, rng)
     weights = submission.run_attention(
-        model_dim=config.model_dim,
-        num_heads=config.num_heads,
-        inputs=data.random_inputs(config, rng),
-        parameters=data.attention_parameters(config, rng),
-        allowed_mask=allowed,
+        model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, parameters=parameters, allowed_mask=allowed
     )["weights"]
     checks.expect_shape(
         weights, (config.batch, config.num_heads, config.seq, config.seq),
         f"MultiHeadSelfAttention weights for {config.describe()}", checks.MODULE_WEIGHTS_SHAPE_HINT,
     )
     checks.expect_zero_where_disallowed(
-        weights, allowed[:, None], "MultiHeadSelfAttention with a custom (batch, seq, seq) mask", CUSTOM_MASK_HINT
+        weights, allowed[:, None], "MultiHeadSelfAttention with a custom (batch, seq, seq) mask", CUSTOM_MASK_HINT,
+        data.reference_weights(inputs, parameters, allowed, config.num_heads),
     )
     must_attend = (allowed & ~data.causal_allowed(config.seq))[:, None].expand_as(weights)
     if not (weights[must_attend] > 0).any():

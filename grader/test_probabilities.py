@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
-import torch
 
 from grader import checks, data
 from grader.data import PROPERTY_CONFIGS
@@ -24,42 +21,49 @@ FINITE_HINT = (
 
 
 def run_module(submission, config, scale=1.0, seed=21):
+    """The module's result on seeded data, with the reference's weights on that data
+    (``reference_weights``: shown beside the student's when a check fails)."""
     rng = data.generator(seed)
-    return submission.run_attention(
-        model_dim=config.model_dim,
-        num_heads=config.num_heads,
-        inputs=data.random_inputs(config, rng, scale=scale),
-        parameters=data.attention_parameters(config, rng),
+    inputs = data.random_inputs(config, rng, scale=scale)
+    parameters = data.attention_parameters(config, rng)
+    result = submission.run_attention(
+        model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, parameters=parameters
     )
+    reference = data.reference_weights(inputs, parameters, data.causal_allowed(config.seq), config.num_heads)
+    return dict(result, reference_weights=reference)
 
 
 @pytest.mark.points(1)
 @pytest.mark.parametrize("config", PROPERTY_CONFIGS, ids=CONFIG_IDS)
 def test_weights_are_never_negative(submission, config):
-    weights = run_module(submission, config)["weights"]
-    checks.expect_non_negative(weights, f"MultiHeadSelfAttention weights for {config.describe()}", ROW_HINT)
+    result = run_module(submission, config)
+    checks.expect_non_negative(
+        result["weights"], f"MultiHeadSelfAttention weights for {config.describe()}", ROW_HINT, result["reference_weights"]
+    )
 
 
 @pytest.mark.points(1)
 @pytest.mark.parametrize("config", PROPERTY_CONFIGS, ids=CONFIG_IDS)
 def test_every_row_of_every_head_sums_to_one(submission, config):
-    weights = run_module(submission, config)["weights"]
-    checks.expect_rows_sum_to_one(weights, f"MultiHeadSelfAttention weights for {config.describe()}", ROW_HINT)
+    result = run_module(submission, config)
+    checks.expect_rows_sum_to_one(
+        result["weights"], f"MultiHeadSelfAttention weights for {config.describe()}", ROW_HINT,
+        result["reference_weights"], data.causal_allowed(config.seq),
+    )
 
 
 @pytest.mark.points(1)
 @pytest.mark.parametrize("config", PROPERTY_CONFIGS, ids=CONFIG_IDS)
 def test_head_rows_sum_to_one_under_a_custom_mask(submission, config):
     rng = data.generator(22)
+    parameters, inputs = data.head_parameters(config, rng), data.random_inputs(config, rng)
+    allowed = data.scattered_allowed(config, rng)
     result = submission.run_head(
-        model_dim=config.model_dim,
-        head_dim=config.head_dim,
-        parameters=data.head_parameters(config, rng),
-        inputs=data.random_inputs(config, rng),
-        allowed_mask=data.scattered_allowed(config, rng),
+        model_dim=config.model_dim, head_dim=config.head_dim, parameters=parameters, inputs=inputs, allowed_mask=allowed
     )
     checks.expect_rows_sum_to_one(
-        result["weights"], f"AttentionHead weights under a custom mask, {config.describe()}", ROW_HINT
+        result["weights"], f"AttentionHead weights under a custom mask, {config.describe()}", ROW_HINT,
+        data.reference_weights(inputs, parameters, allowed), allowed,
     )
 
 
@@ -83,10 +87,7 @@ def test_weights_are_the_softmax_of_scores_scaled_by_sqrt_head_dim(submission):
     weights = submission.run_head(
         model_dim=config.model_dim, head_dim=config.head_dim, parameters=parameters, inputs=inputs, allowed_mask=allowed
     )["weights"]
-    queries = inputs.double() @ parameters["query.weight"].double().T  # (batch, seq, head_dim)
-    keys = inputs.double() @ parameters["key.weight"].double().T  # (batch, seq, head_dim)
-    scores = (queries @ keys.transpose(-2, -1)) / math.sqrt(config.head_dim)  # (batch, seq, seq)
-    expected = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    expected = data.reference_weights(inputs, parameters, allowed)  # softmax(q k^T / sqrt(head_dim)), masked first
     checks.expect_close(
         weights,
         expected,
@@ -95,4 +96,6 @@ def test_weights_are_the_softmax_of_scores_scaled_by_sqrt_head_dim(submission):
         "applied to the scores before the softmax: divide by math.sqrt(self.head_dim) (not by "
         "head_dim or model_dim, and do not multiply).",
         compared_with="the weights the grader computes from your projections",
+        attention=True,
+        allowed=allowed,
     )

@@ -73,7 +73,10 @@ def weights_match(weights, example: data.ReferenceExample) -> bool:
 @pytest.mark.parametrize("example", HEAD_EXAMPLES, ids=[example.name for example in HEAD_EXAMPLES])
 def test_head_weights_agree_with_the_reference_example(submission, example):
     weights = run(submission, example)["weights"]
-    checks.expect_close(weights, example.expected_weights, f"{what(example)}: the weights", WEIGHTS_HINT)
+    checks.expect_close(
+        weights, example.expected_weights, f"{what(example)}: the weights", WEIGHTS_HINT, attention=True,
+        allowed=example.allowed_mask,
+    )
 
 
 @pytest.mark.points(2)
@@ -89,7 +92,8 @@ def test_head_output_agrees_with_the_reference_example(submission, example):
 def test_module_weights_agree_with_the_reference_example(submission, example):
     weights = run(submission, example)["weights"]
     checks.expect_close(
-        weights, example.expected_weights, f"{what(example)}: the weights", f"{MODULE_WEIGHTS_HINT}; within each head, {WEIGHTS_HINT}"
+        weights, example.expected_weights, f"{what(example)}: the weights", f"{MODULE_WEIGHTS_HINT}; within each head, {WEIGHTS_HINT}",
+        attention=True, allowed=example.allowed_mask if example.allowed_mask.dim() < 3 else example.allowed_mask[:, None],
     )
 
 

@@ -239,6 +239,30 @@ def test_the_stub_notebook_runs_to_the_end_and_its_checks_name_what_is_not_writt
     assert "Start with head_dimension" in last, last
 
 
+def test_the_training_section_shows_two_heads_specialising_and_one_losing_a_pattern_inline(executed):
+    nb, _ = executed["solution"]
+    cell = next(cell for cell in code_cells(nb) if cell.id == "experiment-training")
+    text = text_of(cell)
+    assert "The heads specialised" in text and "One head lost a retrieval pattern" in text, text
+    assert any("image/png" in output.get("data", {}) for output in cell.outputs), "the picture is not shown inline"
+
+
+def test_the_training_section_on_the_stubs_points_to_the_grader_and_trains_nothing(executed):
+    nb, _ = executed["stubs"]
+    cell = next(cell for cell in code_cells(nb) if cell.id == "experiment-training")
+    text = text_of(cell)
+    assert "is not ready to train" in text and "pytest grader" in text and "Training the" not in text, text
+    assert not any("image/png" in output.get("data", {}) for output in cell.outputs)
+
+
+def test_the_training_cell_of_a_notebook_alone_says_it_needs_the_exercise_folder(tmp_path):
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    source = next(cell.source for cell in nb.cells if cell.id == "experiment-training")
+    finished = run_python("-c", source, cwd=tmp_path)  # no exercises/ here, as in Colab
+    assert finished.returncode == 0 and finished.stderr == "", finished.stderr
+    assert "runs from the exercise's folder" in finished.stdout and "no points" in finished.stdout, finished.stdout
+
+
 def test_an_early_check_names_the_definitions_whose_cells_have_not_run_yet(executed):
     nb, _ = executed["stubs"]
     first = check_outputs(nb)["check-head-width"]
@@ -325,7 +349,7 @@ def test_lesson_md_is_the_notebooks_lesson_and_is_current():
     nb = nbformat.read(NOTEBOOK, as_version=4)
     cells = [cell.source for cell in nb.cells  # every lesson cell but the one about the notebook's import cell
              if cell.cell_type == "markdown" and cell.id.startswith("lesson-") and cell.id != "lesson-imports"]
-    assert len(cells) == 6 and all(source in lesson for source in cells)
+    assert len(cells) == 7 and all(source in lesson for source in cells)
     assert "LESSON.md" in (REPO_ROOT / "exercises" / "multi_head_attention.py").read_text(encoding="utf-8")
 
 

@@ -340,3 +340,28 @@ def test_example_says_when_there_is_no_solutions_folder(tmp_path):
     finished = run_python(str(release / EXAMPLE_FILE.name), "--solution", cwd=tmp_path)
     assert finished.returncode == 1, finished.stdout + finished.stderr
     assert "absent" in finished.stdout and "Traceback" not in finished.stderr, finished.stdout
+
+
+def test_example_plot_draws_each_heads_matrix_with_the_future_left_blank(tmp_path):
+    matplotlib_image = pytest.importorskip("matplotlib.image")
+    finished = run_python(str(EXAMPLE_FILE), "--solution", "--plot", str(tmp_path / "attention.png"))
+    assert finished.returncode == 0 and "picture:" in finished.stdout, finished.stdout + finished.stderr
+    pixels = matplotlib_image.imread(tmp_path / "attention.png")  # (height, width, rgba)
+    # Where the heatmaps are: columns and rows that are neither background nor an axis. The
+    # future (query 0, keys 1..3: the top row but its first cell) is blank, white as the page.
+    painted = (pixels[..., :3] < 0.9).any(axis=-1)
+    rows = painted.any(axis=1).nonzero()[0]
+    top_row = rows[len(rows) // 8]  # well inside the first query's row of cells
+    row = painted[top_row]
+    first = row.nonzero()[0].min()  # query 0 attends to key 0: a coloured cell...
+    cell = (~row[first:]).nonzero()[0].min()
+    after = row[first + cell:].nonzero()[0].min()  # ...then blank until the next head's axes
+    assert after > 2 * cell, f"query 0's masked future (3 cells) should be blank: {cell} px coloured, then {after} px blank"
+
+
+def test_example_plot_without_matplotlib_says_how_to_get_it(tmp_path):
+    code = (f"import runpy, sys; sys.modules['matplotlib'] = None; sys.argv = [{str(EXAMPLE_FILE)!r}, '--solution', "
+            f"'--plot', {str(tmp_path / 'unused.png')!r}]; runpy.run_path({str(EXAMPLE_FILE)!r}, run_name='__main__')")
+    finished = run_python("-c", code)
+    assert finished.returncode == 2 and "--plot needs matplotlib" in finished.stdout, finished.stdout + finished.stderr
+    assert not (tmp_path / "unused.png").exists()

@@ -3,7 +3,9 @@
 The Markdown holds what a student controls (their id, exception messages), so it is
 rendered with mistune's ``escape`` (raw HTML shows as text), links and images become their
 text (a student's ``![x](http://...)`` fetches nothing), and the page's Content Security
-Policy allows no script and no request at all.
+Policy allows no script and no request at all: its one image source is ``data:``, for the
+pictures of failed weights checks the grader draws itself (grader/batch/attention_picture.py),
+which are inline and fetch nothing.
 """
 
 from __future__ import annotations
@@ -12,12 +14,17 @@ import html
 
 import mistune
 
-CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'"
+from grader.batch import attention_picture
+
+CONTENT_SECURITY_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+PICTURES_SHOWN = 3  # the first failed weights checks drawn; one mistake usually fails many
 STYLE = """
 body { font: 15px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
 pre { background: #f5f5f5; padding: .6rem; overflow-x: auto; white-space: pre-wrap; }
 table { border-collapse: collapse; } th, td { border: 1px solid #ccc; padding: .2rem .6rem; text-align: left; }
 nav { margin-bottom: 1rem; }
+figure { margin: 1rem 0; } figure img { max-width: 100%; image-rendering: pixelated; border: 1px solid #ddd; }
+figcaption { font-size: 13px; color: #555; }
 """
 
 
@@ -34,17 +41,45 @@ class _TextOnlyLinks(mistune.HTMLRenderer):
 _markdown = mistune.create_markdown(renderer=_TextOnlyLinks(escape=True), plugins=["table"])
 
 
-def render_page(student_id: str, markdown_text: str, output: str = "", report_link: str = "../report.html") -> str:
-    """The whole HTML page; ``output`` (what the code printed) is shown to instructors as text."""
+def render_page(
+    student_id: str, markdown_text: str, output: str = "", report_link: str = "../report.html", tests: list[dict] = ()
+) -> str:
+    """The whole HTML page; ``output`` (what the code printed) is shown to instructors as text;
+    ``tests`` (the result's) give the pictures of the failed weights checks."""
+    feedback = _markdown(markdown_text)
+    pictures = pictures_html(tests)
+    # Before the list of failing checks (a heading the grader writes, never a student's text).
+    for heading in ("<h2>What to fix</h2>", "<h2>Failing checks</h2>"):
+        if pictures and heading in feedback:
+            feedback, pictures = feedback.replace(heading, pictures + heading, 1), ""
     printed = ""
     if output:
         printed = f"<details><summary>What the code printed (for instructors)</summary><pre>{html.escape(output)}</pre></details>"
     body = f"""<nav><a href="{html.escape(report_link)}">← class report</a></nav>
 <main>
-{_markdown(markdown_text)}
+{feedback}
+{pictures}
 {printed}
 </main>"""
     return html_page(f"Feedback for {html.escape(student_id)}", body, STYLE, CONTENT_SECURITY_POLICY)
+
+
+def pictures_html(tests: list[dict]) -> str:
+    """The first failed weights checks, each the student's matrix beside the reference's."""
+    drawn = [test for test in tests if test.get("outcome") == "failed" and test.get("attention")]
+    if not drawn:
+        return ""
+    parts = ["<section class=\"attention\"><h2>Attention weights, yours beside the reference's</h2>"]
+    for test in drawn[:PICTURES_SHOWN]:
+        picture = test["attention"]
+        parts.append(
+            f"<figure><img src=\"{attention_picture.data_url(picture)}\" alt=\"{html.escape(attention_picture.label(picture))}\">"
+            f"<figcaption><strong>{html.escape(test['name'])}</strong>: {html.escape(picture['what'])},"
+            f" {html.escape(picture['where'])}. {html.escape(attention_picture.CAPTION)}.</figcaption></figure>"
+        )
+    if len(drawn) > PICTURES_SHOWN:
+        parts.append(f"<p>{len(drawn) - PICTURES_SHOWN} more failed weights checks: the same comparison, on other data.</p>")
+    return "\n".join(parts) + "</section>"
 
 
 def html_page(title: str, body: str, style: str, policy: str) -> str:

@@ -113,7 +113,9 @@ def write_report(out: Path, assignment: str | None = None) -> Path:
         # Named as the batch names the student's files: a long or unusual id gets a bounded stem.
         markdown_path = out / "feedback" / f"{untrusted.file_stem(student_id)}.md"
         if markdown_path.is_file():
-            page = feedback_pages.render_page(student_id, markdown_path.read_text(encoding="utf-8"), result.get("output", ""))
+            page = feedback_pages.render_page(
+                student_id, markdown_path.read_text(encoding="utf-8"), result.get("output", ""), tests=result.get("tests", [])
+            )
             results.write_atomically(out / "feedback" / f"{untrusted.file_stem(student_id)}.html", page)
     match = _read_match(out / MATCH_FILE)
     date = document.get("graded_at") or time.strftime("%Y-%m-%d %H:%M", time.localtime((out / "results.json").stat().st_mtime))

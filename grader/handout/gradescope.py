@@ -207,7 +207,7 @@ def gradescope_results(
         group = test["group"]
         counters[group] += 1
         passed = test["outcome"] == "passed"
-        tests.append({
+        entry = {
             "name": f"{GROUP_TITLES[group]}: {readable(test['name'])}",
             "number": f"{GROUPS.index(group) + 1}.{counters[group]}",
             "score": float(test["points"]),
@@ -215,7 +215,11 @@ def gradescope_results(
             "status": "passed" if passed else "failed",
             "output": "" if passed else failure_output(test, test["name"] in explained),
             "visibility": hidden_visibility if group == HIDDEN_GROUP else "visible",
-        })
+        }
+        # A hidden check's matrices only where its details are shown at once (as its message is).
+        if not passed and test.get("attention") and (group != HIDDEN_GROUP or hidden_visibility == "visible"):
+            entry |= with_picture(entry["output"], test["attention"])
+        tests.append(entry)
     sandbox, sandbox_note = document.get("sandbox", ""), document.get("sandbox_note", "")
     note = instructor_note(
         document, sandbox_requested=sandbox_requested, found=found, running_as_root=running_as_root,
@@ -250,6 +254,22 @@ def gradescope_results(
             "content_hash": document.get("content_hash", ""),
         },
         "tests": tests,
+    }
+
+
+def with_picture(message: str, picture: dict) -> dict:
+    """A test's output as HTML: its message as text, then the student's attention matrix beside
+    the reference's as an inline PNG. Gradescope renders a test's output as HTML when its
+    "output_format" is "html" (sanitised: basic elements only; gradescope/autograder_samples,
+    docs/specs.md, "Output String Formatting"), and an image embedded as a base64 data URL shows
+    there (https://github.com/gradescope/autograder_samples/discussions/108): no file, no request."""
+    from grader.batch import attention_picture
+
+    label = html.escape(attention_picture.label(picture))
+    return {
+        "output": f"<pre>{html.escape(message)}</pre>\n<p><img src=\"{attention_picture.data_url(picture)}\" alt=\"{label}\"></p>"
+                  f"\n<p>{label}</p>",
+        "output_format": "html",
     }
 
 

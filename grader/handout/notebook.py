@@ -36,7 +36,7 @@ from grader.notebooks import GRADER_CELL_MARKER
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK_PATH = REPO_ROOT / "exercises" / "multi_head_attention.ipynb"
-SETUP_TAG, CHECK_TAG = "grader-setup", "grader-check"
+SETUP_TAG, CHECK_TAG, EXPERIMENT_TAG = "grader-setup", "grader-check", "grader-experiment"
 IMPORTS = "imports"  # the key of the solution's import statements in definitions()
 
 NOTEBOOK_METADATA = {
@@ -195,6 +195,37 @@ WORK = {
 def part_lesson(part: Part, level: str = stubs.DEFAULT_LEVEL) -> str:
     return part.lesson.format(**WORK[level]) if "{" in part.lesson else part.lesson
 
+
+# After the exercise, before the score: the lesson's idea seen, never graded.
+TRAINING_LESSON = """\
+## What training does to the heads
+
+Your heads start out different only because their random projections differ: no head has a
+job yet. A job comes from training. Here is a task that needs two jobs at once: at every
+position, report the token one position back *and* the token at position 0, in two separate
+outputs. Your `MultiHeadSelfAttention` is trained on it with a tiny given embedding and
+read-out, twice at the same width of 16 features: with two heads of 8, and with one head of 16.
+
+* **Two heads**: each settles on one pattern, one on the previous position, the other on
+  position 0. Nothing in the code told them which; training did.
+* **One head**: it has one attention matrix, so it splits its weight between the two positions,
+  and the two tokens it fetches arrive added together. Its loss stays far above the two heads',
+  with the same width passed on: the lesson's lost retrieval pattern.
+
+In the notebook, run the cell below once your module passes its checks (it says so when it
+does not). For the `.py` file: `python exercises/train.py`; `--heads 1` adds the one-head run,
+`--plot PATH` saves the pictures (it needs matplotlib). It takes a few seconds and counts for no points.
+"""
+TRAINING_SOURCE = f"""\
+{GRADER_CELL_MARKER} experiment (not part of your submission, never graded): what training does to the heads
+try:
+    from exercises import train
+except ImportError:  # a notebook alone (Colab, a hosted Jupyter): the exercise's folder is not beside it
+    print("This experiment runs from the exercise's folder (exercises/train.py beside this notebook), "
+          "which is not here. It counts for no points: skip it.")
+else:
+    train.in_notebook(globals())
+"""
 
 FINAL_LESSON = """\
 ## Your score
@@ -397,6 +428,8 @@ def build_notebook(
         cells += [code(f"code-{name}", pieces[name]) for name in part.names]
         if part.names != (IMPORTS,):
             cells.append(code(f"check-{part.key}", CHECK_SOURCE, tags=(CHECK_TAG,)))
+    cells.append(markdown("lesson-training", TRAINING_LESSON))
+    cells.append(code("experiment-training", TRAINING_SOURCE, tags=(EXPERIMENT_TAG,)))
     cells.append(markdown("lesson-score", FINAL_LESSON))
     cells.append(code("check-score", CHECK_SOURCE, tags=(CHECK_TAG,)))
     cells.append(markdown("hand-in", HAND_IN))
@@ -441,6 +474,7 @@ def lesson_markdown(solution: str, level: str = stubs.DEFAULT_LEVEL) -> str:
     """The notebook's lesson cells, in order, as one Markdown document (exercises/LESSON.md)."""
     sections = [intro_cells(solution)[0].source, FOR_THE_PY_FILE.strip("\n")]
     sections += [part_lesson(part, level).strip("\n") for part in PARTS if part.names != (IMPORTS,)]
+    sections.append(TRAINING_LESSON.strip("\n"))
     sections.append(FINAL_LESSON.strip("\n"))
     return LESSON_NOTICE + "\n\n".join(sections) + "\n"
 

@@ -283,6 +283,7 @@ def prairielearn_results(document: dict, found: str) -> dict:
             "max_points": test["max_points"],
             "message": "passed" if passed else f"failed ({test['outcome']})",
             "output": "" if passed else failure_output(test, test["name"] in explained),
+            **({} if passed or not test.get("attention") else {"images": [picture_image(test["attention"])]}),
         })
     if hidden:
         earned, maximum = sum(t["points"] for t in hidden), sum(t["max_points"] for t in hidden)
@@ -302,6 +303,16 @@ def prairielearn_results(document: dict, found: str) -> dict:
         "output": student_summary(document, found, hidden_details=False, diagnoses=diagnoses),
         "tests": tests,
     }
+
+
+def picture_image(picture: dict) -> dict:
+    """A failed weights check's matrices (the student's beside the reference's) as one of a
+    test's ``images``: ``{"label", "url": "data:image/png;base64,..."}``, the form PrairieLearn's
+    external grading results take per test or at the top level, within the results file's 1 MB
+    (PrairieLearn/PrairieLearn, docs/externalGrading.md, "Grading results")."""
+    from grader.batch import attention_picture
+
+    return {"label": attention_picture.label(picture), "url": attention_picture.data_url(picture)}
 
 
 def _points(number: int) -> str:

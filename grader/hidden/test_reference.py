@@ -68,7 +68,10 @@ def test_head_matches_the_reference(submission, grading_seed, draw):
     head.load_state_dict(parameters)
     with torch.no_grad():
         expected = head(inputs, allowed)
-    checks.expect_close(got["weights"], expected.weights, f"AttentionHead weights ({config.describe()})", VALUES_HINT)
+    checks.expect_close(
+        got["weights"], expected.weights, f"AttentionHead weights ({config.describe()})", VALUES_HINT, attention=True,
+        allowed=allowed,
+    )
     checks.expect_close(got["output"], expected.output, f"AttentionHead output ({config.describe()})", VALUES_HINT)
 
 
@@ -86,7 +89,8 @@ def test_module_matches_the_reference(submission, grading_seed, draw):
     with torch.no_grad():
         expected = reference_module(config, parameters)(inputs, allowed)
     what = f"MultiHeadSelfAttention ({config.describe()}, {'causal' if allowed is None else 'custom'} mask)"
-    checks.expect_close(got["weights"], expected.weights, f"{what} weights", VALUES_HINT)
+    mask = data.causal_allowed(config.seq) if allowed is None else allowed[:, None]
+    checks.expect_close(got["weights"], expected.weights, f"{what} weights", VALUES_HINT, attention=True, allowed=mask)
     checks.expect_close(got["output"], expected.output, f"{what} output", VALUES_HINT)
 
 
