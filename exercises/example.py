@@ -1,7 +1,6 @@
 """The lesson's focused example: four positions, eight features, two heads of four.
 
     python exercises/example.py              # your code: exercises/multi_head_attention.py
-    python exercises/example.py --solution   # the reference: solutions/multi_head_attention.py
     python exercises/example.py --heads 1    # the lesson's experiment: one head against two
     python exercises/example.py --heads 3    # a width that does not divide: the ValueError is expected
     python exercises/example.py --plot attention.png  # each head's attention matrix as a picture
@@ -235,7 +234,9 @@ def compare_with_two_heads(mha, model, result, code: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--solution", action="store_true", help="run on solutions/ instead")
+    # An instructor's option: the student release has no solutions/, so there it is not offered.
+    parser.add_argument("--solution", action="store_true",
+                        help="run on solutions/ instead" if SOLUTION_FILE.exists() else argparse.SUPPRESS)
     parser.add_argument("--heads", type=int, default=2, help="number of heads (default 2)")
     parser.add_argument("--plot", type=Path, metavar="PATH", help="save each head's attention matrix as a PNG")
     arguments = parser.parse_args(argv)

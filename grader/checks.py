@@ -1,7 +1,8 @@
 """Checks on the tensors a submission returned, with failure messages for students.
 
-Every failure says what was expected, what came back and a hint at the likely mistake,
-and shows at most a few numbers, never a whole tensor. The tensors checked here have
+Every failure says what was expected and what came back, and shows at most a few numbers,
+never a whole tensor. A hint is added only when the caller has checked its premise on the
+student's numbers (grader/premises.py); otherwise expected / got stands alone. The tensors checked here have
 already passed ``type(t) is torch.Tensor`` (see ``grader.submission``).
 """
 
@@ -10,22 +11,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader import attention_comparison
+from grader import attention_comparison, premises
 
 # Outputs are compared in float32 after the same operations in a different order
 # (einsum or matmul, -inf or -1e9 fill, softmax in float64, ...). Such variants differ
 # by about 1e-7; a real mistake (a missing scale, one wrong weight) by 1e-2 or more.
 FLOAT32_TOLERANCE = {"atol": 1e-5, "rtol": 1e-4}
 ROW_SUM_TOLERANCE = 1e-4
-# Shape hints shared by the groups that check values but must first read the right tensors.
-MODULE_WEIGHTS_SHAPE_HINT = (
-    "MultiHeadSelfAttention returns one (seq, seq) attention matrix per head, as "
-    "(batch, heads, seq, seq), head h at index h of axis 1 (group 1, shapes, checks this too)."
-)
-MODULE_OUTPUT_SHAPE_HINT = (
-    "the output keeps the input's shape (batch, seq, model_dim): the heads' outputs side by side, "
-    "then the output projection (group 1, shapes, checks this too)."
-)
 
 
 class AttentionMismatch(pytest.fail.Exception):
@@ -66,6 +58,30 @@ def expect_shape(tensor: torch.Tensor, expected: tuple, what: str, hint: str = "
         fail(f"{what} has the wrong shape.", str(tuple(expected)), shape_of(tensor), hint)
 
 
+def expect_module_weights_shape(weights: torch.Tensor, config, what: str) -> None:
+    """(batch, heads, seq, seq), with a hint only when the shape is a known misarrangement."""
+    expected = (config.batch, config.num_heads, config.seq, config.seq)
+    if tuple(weights.shape) != expected:
+        fail(
+            f"{what} has the wrong shape.",
+            f"{expected}: (batch, heads, seq, seq), head h's matrix at index h of axis 1",
+            shape_of(weights),
+            premises.weights_shape_hint(weights.shape, config.batch, config.seq, config.num_heads),
+        )
+
+
+def expect_module_output_shape(output: torch.Tensor, config, what: str) -> None:
+    """(batch, seq, model_dim), with a hint only when the shape is a known misarrangement."""
+    expected = (config.batch, config.seq, config.model_dim)
+    if tuple(output.shape) != expected:
+        fail(
+            f"{what} has the wrong shape.",
+            f"{expected}: the input's shape (batch, seq, model_dim)",
+            shape_of(output),
+            premises.module_output_shape_hint(output.shape, config.batch, config.seq, config.model_dim, config.num_heads),
+        )
+
+
 def expect_floating(tensor: torch.Tensor, what: str) -> None:
     if not tensor.is_floating_point():
         fail(f"{what} is not a floating-point tensor.", "float32", str(tensor.dtype))
@@ -92,11 +108,20 @@ def expect_non_negative(weights: torch.Tensor, what: str, hint: str, reference: 
              weights_picture(what, weights, reference))
 
 
+def _rows_off_one(weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    sums = weights.double().sum(dim=-1)
+    return sums, ~((sums - 1).abs() <= ROW_SUM_TOLERANCE)  # NaN counts as wrong
+
+
+def rows_sum_to_one(weights: torch.Tensor) -> bool:
+    """Whether every row (the last axis) sums to one: the tests ask before they work out a hint."""
+    return not bool(_rows_off_one(weights)[1].any())
+
+
 def expect_rows_sum_to_one(weights: torch.Tensor, what: str, hint: str, reference: torch.Tensor | None = None,
                            allowed: torch.Tensor | None = None) -> None:
     """Each row (one query position, the last axis over keys) must sum to one."""
-    sums = weights.double().sum(dim=-1)
-    wrong = ~((sums - 1).abs() <= ROW_SUM_TOLERANCE)  # NaN counts as wrong
+    sums, wrong = _rows_off_one(weights)
     if wrong.any():
         index = tuple(int(i) for i in wrong.nonzero()[0])
         row = ", ".join(f"{value:.3f}" for value in weights[index].tolist()[:8])

@@ -52,6 +52,7 @@ class Target:
     content_hash: str = ""  # the batch's hash of the entry, recorded with its result
     graded_file: str = ""  # which file of the submission is graded, recorded with its result
     cells: tuple = ()  # a notebook's cells in the graded file (grader.notebooks.CellSpan)
+    given: Path | None = None  # what the user named, when ``path`` is a staged copy (a notebook's code)
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
@@ -115,6 +116,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # steal the cores the worker needs.
     torch.set_num_threads(1)
     _skip_gc_sweep_at_exit(config)
+    _root_the_session_at_the_grader(config)
     if config.getoption("grading_seed") is None:
         config.option.grading_seed = secrets.randbelow(2**31)
     scoreboard = Scoreboard()
@@ -126,7 +128,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("manifest"):
         entries = json.loads(Path(config.getoption("manifest")).read_text(encoding="utf-8"))
         config.stash[targets_key] = {
-            e["name"]: Target(e["name"], Path(e["path"]), e.get("problem", ""), e.get("content_hash", ""), e.get("graded_file", ""))
+            e["name"]: Target(
+                e["name"], Path(e["path"]), e.get("problem", ""), e.get("content_hash", ""), e.get("graded_file", ""),
+                cells=tuple(notebooks.CellSpan(**{**cell, "line_offsets": tuple(cell["line_offsets"])}) for cell in e.get("cells", [])),
+            )
             for e in entries
         }
     config.stash[worker_key] = None
@@ -226,6 +231,17 @@ def _refuse_a_submissions_own_ini(config: pytest.Config) -> None:
             )
 
 
+def _root_the_session_at_the_grader(config: pytest.Config) -> None:
+    """pytest reads ``--submission PATH`` before the option exists and takes PATH for a test
+    path (see pytest_addoption), so it roots the session at the common ancestor of grader/
+    and the submission: ``/`` for a file in /tmp, which the header then shows as
+    ``rootdir: /``. With no configuration file found (the repository has none), the root is
+    the folder that holds the grader, as when no submission is named. ``_rootpath`` is
+    pytest's own attribute behind ``config.rootpath`` (pytest is pinned)."""
+    if config.inipath is None and REPO_ROOT.is_relative_to(config.rootpath) and config.rootpath != REPO_ROOT:
+        config._rootpath = REPO_ROOT
+
+
 def _skip_gc_sweep_at_exit(config: pytest.Config) -> None:
     """Garbage collection at exit walks every object torch created: pytest's
     unraisable-exception plugin runs gc.collect() five times, and the interpreter's own
@@ -261,7 +277,7 @@ def _targets(paths: list[str], config: pytest.Config | None = None) -> dict[str,
         shown = graded.relative_to(path).as_posix() if graded != path else path.name
         targets[unique] = Target(unique, path, graded_file=shown)
         if graded.suffix.lower() == ".ipynb" and graded.is_file() and config is not None:
-            targets[unique] = _notebook_target(config, Target(unique, graded, graded_file=shown))
+            targets[unique] = _notebook_target(config, Target(unique, graded, graded_file=shown, given=path))
     return targets
 
 
@@ -275,19 +291,20 @@ def _notebook_target(config: pytest.Config, target: Target) -> Target:
         code, cells = notebooks.notebook_code_with_spans(target.path.read_text(encoding="utf-8-sig"))
     except Exception as error:  # noqa: BLE001 - a broken notebook is the student's 0 with a reason, not a crash
         problem = f"{target.path.name} is not a readable notebook ({type(error).__name__}: {error})."
-        return Target(target.name, target.path, problem, graded_file=target.graded_file)
+        return Target(target.name, target.path, problem, graded_file=target.graded_file, given=target.given)
     if not code.strip():
-        return Target(target.name, target.path, f"{target.path.name} holds no code.", graded_file=target.graded_file)
+        return Target(target.name, target.path, f"{target.path.name} holds no code.", graded_file=target.graded_file, given=target.given)
     staged = config.stash[notebooks_key] / target.name / loading.MODULE_FILE_NAME
     staged.parent.mkdir(parents=True, exist_ok=True)
     staged.write_text(code, encoding="utf-8")
-    return Target(target.name, staged, graded_file=target.graded_file, cells=tuple(cells))
+    return Target(target.name, staged, graded_file=target.graded_file, cells=tuple(cells), given=target.given)
 
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     targets = config.stash[targets_key]
-    shown = ", ".join(str(t.path) for t in list(targets.values())[:3]) + (" ..." if len(targets) > 3 else "")
+    # What the user named (a notebook, or its folder), never the staged copy of a notebook's code.
+    shown = ", ".join(str(t.given or t.path) for t in list(targets.values())[:3]) + (" ..." if len(targets) > 3 else "")
     sandbox, fallback = config.stash[sandbox_key]
     lines = [f"grading: {shown}", f"grading seed: {config.getoption('grading_seed')}", f"student code runs: {sandbox}"]
     if len(targets) == 1 and (target := next(iter(targets.values()))).graded_file.endswith(".ipynb"):

@@ -41,17 +41,30 @@ def block_lines(function: str, entries: list[dict]) -> list[str]:
         lines.append(f"{' ' * (len(prefix) - 2)}  fix: {entry.get('fix', '')}")
     explains = known[0].get("explains", [])
     if explains:
-        lines.append(f"  explains {len(explains)} failing check{'s' if len(explains) != 1 else ''}: {checks_in_short(explains)}")
+        lines.append(f"  {explains_count(explains)}: {checks_in_short(explains)}")
     return lines
 
 
-def checks_in_short(names: list[str]) -> str:
-    """Check names without their parameters, each once, with how often it failed."""
+def explains_count(explains: list[str]) -> str:
+    """How many failing checks (parametrised cases, what the score counts) and of how many
+    test functions: "explains 7 failing checks of 4 tests". The class report counts the
+    test functions and says so."""
+    tests = len(tests_of(explains))
+    return (f"explains {len(explains)} failing check{'s' if len(explains) != 1 else ''} "
+            f"of {tests} test{'s' if tests != 1 else ''}")
+
+
+def tests_of(names: list[str]) -> dict[str, int]:
+    """Check names without their parameters (their tests), each once, with how often it failed."""
     counts: dict[str, int] = {}
     for name in names:
         base = name.split("[", 1)[0]
         counts[base] = counts.get(base, 0) + 1
-    return ", ".join(f"{base} (x{count})" if count > 1 else base for base, count in counts.items())
+    return counts
+
+
+def checks_in_short(names: list[str], name_format=str) -> str:
+    return ", ".join(f"{name_format(base)} (x{count})" if count > 1 else name_format(base) for base, count in tests_of(names).items())
 
 
 def text_lines(entries: list[dict]) -> list[str]:
@@ -63,15 +76,29 @@ def text_lines(entries: list[dict]) -> list[str]:
 
 
 def markdown_lines(entries: list[dict]) -> list[str]:
-    """The diagnosis section of a feedback page. Check names come from the grader, the
-    texts from the instructors' library: none of it is the student's."""
+    """The diagnosis section of a feedback page. Titles, whys and fixes come from the
+    instructors' library; function and check names sit in code spans, since a check's
+    parameters hold the submission's id, which is the student's text."""
+    from grader.untrusted import markdown_code_span
+
     if not entries:
         return []
     lines = ["## What went wrong", ""]
     for function, group in by_function(entries).items():
-        block = block_lines(function, group)
-        lines += [f"### {block[0]}", ""]
-        lines += [f"- {line.strip()}" for line in block[1:]]
+        known = [entry for entry in group if entry.get("mistake") != UNKNOWN]
+        if not known:
+            first = group[0].get("first_failing_check", "")
+            lines += [f"### {markdown_code_span(function)}: a mistake that matches none of the known ones", ""]
+            if first:
+                lines += [f"- the first failing check is {markdown_code_span(first)} (its full message is below).", ""]
+            continue
+        lines += [f"### {markdown_code_span(function)}: " + " and ".join(entry["title"] for entry in known) + ".", ""]
+        for entry in known:
+            prefix = f"[{entry['mistake']}] " if len(known) > 1 else ""
+            lines += [f"- {prefix}why: {entry.get('why', '')}", f"- {prefix}fix: {entry.get('fix', '')}"]
+        explains = known[0].get("explains", [])
+        if explains:
+            lines.append(f"- {explains_count(explains)}: {checks_in_short(explains, markdown_code_span)}")
         lines.append("")
     return lines
 

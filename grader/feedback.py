@@ -1,20 +1,40 @@
 """The feedback a student reads after batch grading: a Markdown page per submission.
 
-The student id, import errors and test messages (which quote exception messages and class
-names) are the student's text: the id is escaped, the rest sits in code blocks whose fence
-no text inside can close (grader/untrusted.py), so nothing of it renders as a heading, a
-link or HTML.
+The student id, check names (whose parameters hold the id), import errors and test messages
+(which quote exception messages and class names) are the student's text: names and one-line
+messages sit in code spans, the rest in code blocks, each with a fence no text inside can
+close (grader/untrusted.py), so nothing of it renders as a heading, a link or HTML, and it
+reads as it was written (no backslash before every punctuation mark).
+
+Checks that fail with the same message (numbers aside: the same failure on other sizes) are
+folded into one box that names the others.
 """
 
 from __future__ import annotations
 
+import re
+
 from grader import diagnosis_text
-from grader.scoring import GROUP_TITLES, SubmissionResult, describe_not_written
-from grader.untrusted import markdown_code_block, markdown_text
+from grader.scoring import GROUP_TITLES, SubmissionResult, TestRecord, describe_not_written
+from grader.untrusted import markdown_code_block, markdown_code_span
+
+_NUMBER = re.compile(r"\d+(\.\d+)?(e[+-]?\d+)?")
+
+
+def _points(count: int) -> str:
+    return f"{count} point{'s' if count != 1 else ''}"
+
+
+def folded(tests: list[TestRecord]) -> list[list[TestRecord]]:
+    """Failing checks grouped by their message with every number taken out, in order of first failure."""
+    groups: dict[str, list[TestRecord]] = {}
+    for test in tests:
+        groups.setdefault(_NUMBER.sub("#", test.message or test.outcome), []).append(test)
+    return list(groups.values())
 
 
 def render_markdown(result: SubmissionResult) -> str:
-    lines = [f"# Feedback for {markdown_text(result.submission)}", "", f"**Score: {result.score}/{result.max_score}**", ""]
+    lines = [f"# Feedback for {markdown_code_span(result.submission)}", "", f"**Score: {result.score}/{result.max_score}**", ""]
     if result.import_error:
         lines += ["Your file could not be imported, so no test could run:", "", markdown_code_block(result.import_error), ""]
     lines += ["| group | points |", "|---|---|"]
@@ -22,20 +42,27 @@ def render_markdown(result: SubmissionResult) -> str:
         lines.append(f"| {GROUP_TITLES[group]} | {earned}/{total} |")
     failed = [test for test in result.tests if test.outcome != "passed"]
     if (missing := result.not_written()) and not result.import_error:
-        lines += ["", describe_not_written(missing)]
+        lines += ["", describe_not_written(missing, name_format=markdown_code_span)]
     if failed and not result.import_error:
         # The diagnosis first; the checks it explains then take one line each, the others
         # keep their whole message (expected, got, hint).
         lines += ["", *diagnosis_text.markdown_lines(result.diagnoses)]
         explained = diagnosis_text.explained_checks(result.diagnoses)
         lines += ["## What to fix" if not explained else "## Failing checks", ""]
-        for test in failed:
-            points = f"{test.max_points} point{'s' if test.max_points != 1 else ''}"
-            if test.name in explained:
-                message = diagnosis_text.compact_message(test.message or test.outcome)
-                lines += [f"- {test.name} ({points}): {markdown_text(message)} (explained above)"]
-            else:
-                lines += [f"### {test.name} ({points})", "", markdown_code_block(test.message or test.outcome), ""]
+        for test in (test for test in failed if test.name in explained):
+            message = diagnosis_text.compact_message(test.message or test.outcome)
+            lines += [f"- {markdown_code_span(test.name)} ({_points(test.max_points)}): {markdown_code_span(message)} (explained above)"]
+        if explained:
+            lines.append("")
+        for group in folded([test for test in failed if test.name not in explained]):
+            first, others = group[0], group[1:]
+            lines += [f"### {markdown_code_span(first.name)} ({_points(first.max_points)})", ""]
+            if others:
+                names = ", ".join(markdown_code_span(test.name) for test in others)
+                alike = "" if all(test.message == first.message for test in others) else " (numbers aside)"
+                lines += [f"The same failure{alike} in {len(others)} more check{'s' if len(others) != 1 else ''} "
+                          f"({_points(sum(test.max_points for test in others))}): {names}.", ""]
+            lines += [markdown_code_block(first.message or first.outcome), ""]
         lines.append("")
     elif not failed:
         lines += ["", "Every check passed."]

@@ -38,7 +38,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader.notebooks import in_cell_terms, join_code_cells, join_code_cells_with_spans
+from grader.notebooks import cell_label, in_cell_terms, join_code_cells, join_code_cells_with_spans
 from grader.loading import MODULE_FILE_NAME
 from grader import diagnosis_text, scoring
 from grader.scoring import GROUP_TITLES, NOT_WRITTEN
@@ -72,18 +72,27 @@ class _CellLog:
         self.labels: dict[tuple[str, object], str] = {}  # "In [7]": how the front end numbers the run
         self._runs = itertools.count()
         self._shell = shell
+        self._running: tuple[str, object] | None = None
 
     def add_history(self, inputs: list[str]) -> None:
         for number, source in enumerate(inputs, start=1):
             key = ("run", next(self._runs))
-            self.sources[key], self.labels[key] = source, f"In [{number}]"
+            self.sources[key], self.labels[key] = source, cell_label(number, number)
 
     def pre_run_cell(self, info) -> None:
         cell_id = getattr(info, "cell_id", None)
         key = ("cell", cell_id) if cell_id else ("run", next(self._runs))
         self.sources[key] = info.raw_cell or ""
-        count = getattr(self._shell, "execution_count", None)
-        self.labels[key] = f"In [{count}]" if isinstance(count, int) else "a cell"
+        self.labels[key] = "the cell running now"
+        self._running = key
+
+    def post_run_cell(self, result) -> None:
+        """Name the cell by the number its run got, ``In [n]``: the result's own
+        execution_count. The shell's counter is no guide before the run ends: IPython 9
+        advances it before ``pre_run_cell``, IPython 8 after the cell."""
+        count = getattr(result, "execution_count", None)
+        if self._running in self.labels:
+            self.labels[self._running] = f"In [{count}]" if type(count) is int and count > 0 else "a cell run without a number"
 
     def code(self) -> str:
         return join_code_cells(list(self.sources.values()))
@@ -111,6 +120,7 @@ def start() -> None:
     log = _CellLog(shell)
     log.add_history(list(shell.history_manager.input_hist_raw[1:]))  # cells run before this one
     shell.events.register("pre_run_cell", log.pre_run_cell)
+    shell.events.register("post_run_cell", log.post_run_cell)
     _log = log
     seed = os.environ.get(SEED_VARIABLE, "").strip()
     _seed = int(seed) if seed.isdigit() else None  # read now, before any student code runs

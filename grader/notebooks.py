@@ -37,7 +37,7 @@ class CellSpan:
 
     first_line: int  # 1-based line of the joined file where the cell's code starts
     last_line: int
-    label: str  # "cell 7" (its place in the notebook) or "In [7]" (its run in a kernel)
+    label: str  # "In [7]" (its run in a kernel) or "code cell 3" (see cell_label)
     first_code_line: str  # the cell's first line of code, to recognise it
     line_offsets: tuple[int, ...]  # the cell's own line number for each line of its code in the file
 
@@ -52,7 +52,7 @@ def join_code_cells(sources: list[str]) -> str:
 def join_code_cells_with_spans(sources: list[str], labels: list[str] | None = None) -> tuple[str, list[CellSpan]]:
     """``join_code_cells``, and where each kept cell's code lies in the file (for messages
     that name the cell, not a line of a file the student never saw)."""
-    labels = labels or [f"cell {number}" for number in range(1, len(sources) + 1)]
+    labels = labels or [cell_label(None, number) for number in range(1, len(sources) + 1)]
     kept: list[str] = []
     spans: list[CellSpan] = []
     line = 1
@@ -126,7 +126,11 @@ def magic_lines(source: str) -> set[int]:
 
 
 def code_cells(text: str) -> list[str]:
-    notebook = json.loads(text)
+    return _code_cells(json.loads(text), text)
+
+
+def _code_cells(notebook: object, text: str) -> list[str]:
+    """``code_cells`` of an already parsed notebook (``text``, its JSON, for an old one's upgrade)."""
     if not isinstance(notebook, dict):
         raise TypeError("it is not a JSON object")
     if notebook.get("nbformat", 4) < 4:
@@ -162,26 +166,39 @@ def notebook_code(text: str) -> str:
 
 
 def notebook_code_with_spans(text: str) -> tuple[str, list[CellSpan]]:
-    """``notebook_code``, and each cell's place: "cell N" counts every cell of the notebook,
-    markdown included, from the top, as the student scrolls through it."""
-    numbered = numbered_code_cells(text)
-    return join_code_cells_with_spans([source for _, source in numbered], [f"cell {n}" for n, _ in numbered])
+    """``notebook_code``, and each cell's place, named by ``cell_label``."""
+    labelled = labelled_code_cells(text)
+    return join_code_cells_with_spans([source for _, source in labelled], [label for label, _ in labelled])
 
 
-def numbered_code_cells(text: str) -> list[tuple[int, str]]:
-    """The code cells ``code_cells`` keeps, each with its 1-based place among all the cells."""
-    notebook = json.loads(text)
-    kept = code_cells(text)
+def cell_label(execution_count: object, code_cell_number: int) -> str:
+    """How every message names a notebook cell, wherever it is graded (the desk, the check
+    cells, the batch, Gradescope, PrairieLearn): ``In [8]``, the number the front end shows
+    beside a cell that has run, else ``code cell 5``, its place among the code cells from the
+    top (markdown cells not counted, as the words say). Messages add the cell's first line."""
+    if type(execution_count) is int and execution_count > 0:
+        return f"In [{execution_count}]"
+    return f"code cell {code_cell_number}"
+
+
+def labelled_code_cells(text: str) -> list[tuple[str, str]]:
+    """The code cells ``code_cells`` keeps, each with its ``cell_label``."""
+    notebook = json.loads(text)  # once: a notebook with its outputs may be 20 MB
+    kept = _code_cells(notebook, text)
     cells = notebook.get("cells", []) if isinstance(notebook, dict) and notebook.get("nbformat", 4) >= 4 else []
-    numbered: list[tuple[int, str]] = []
+    labelled: list[tuple[str, str]] = []
     remaining = list(kept)
-    for number, cell in enumerate(cells, start=1):
-        if not remaining or not isinstance(cell, dict) or cell.get("cell_type") != "code":
+    code_number = 0
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
+        code_number += 1
+        if not remaining:
+            break
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) else source
         if source == remaining[0]:
-            numbered.append((number, remaining.pop(0)))
-    if remaining:  # an old notebook (worksheets): number the code cells by their order
-        return list(enumerate(kept, start=1))
-    return numbered
+            labelled.append((cell_label(cell.get("execution_count"), code_number), remaining.pop(0)))
+    if remaining:  # an old notebook (worksheets): number the kept code cells by their order
+        return [(cell_label(None, number), source) for number, source in enumerate(kept, start=1)]
+    return labelled

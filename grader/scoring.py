@@ -128,11 +128,12 @@ def _writing_rank(name: str) -> tuple[int, str]:
     return (WRITING_ORDER.index(name) if name in WRITING_ORDER else len(WRITING_ORDER), name)
 
 
-def describe_not_written(counts: dict[str, int], scope: str = "") -> str:
+def describe_not_written(counts: dict[str, int], scope: str = "", name_format=str) -> str:
     """One line for students: what to write, in the order the functions build on each other
-    (``scope``: which tests the counts come from, when not all of them ran)."""
-    needs = ", ".join(f"{name} ({count} test{'s' if count != 1 else ''})" for name, count in counts.items())
-    return f"Not written yet{scope}: {needs}. Start with {next(iter(counts))}."
+    (``scope``: which tests the counts come from, when not all of them ran; ``name_format``:
+    how a function's name is written, e.g. a Markdown code span, where ``__init__`` would be bold)."""
+    needs = ", ".join(f"{name_format(name)} ({count} test{'s' if count != 1 else ''})" for name, count in counts.items())
+    return f"Not written yet{scope}: {needs}. Start with {name_format(next(iter(counts)))}."
 
 
 def group_of(item: pytest.Item) -> str:

@@ -5,19 +5,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader import checks, data
+from grader import checks, data, premises
 from grader.data import PROPERTY_CONFIGS
 
 CONFIG_IDS = [config.id for config in PROPERTY_CONFIGS]
-
-CAUSAL_HINT = (
-    "mask the scores before the softmax: scores.masked_fill(~allowed_mask, float('-inf')), "
-    "with allowed_mask True on and below the diagonal (key <= query)."
-)
-CUSTOM_MASK_HINT = (
-    "use the allowed_mask you are given (True = may attend) instead of building a causal "
-    "mask inside the head; MultiHeadSelfAttention must pass its allowed_mask to every head."
-)
+# Every hint here is the one of a slip the grader reproduced on the student's numbers
+# (grader/premises.py); when none reproduces them, expected / got stands alone.
 
 
 @pytest.mark.points(2)
@@ -39,8 +32,7 @@ def test_causal_mask_is_the_lower_triangle_with_the_diagonal(submission, seq):
             f"causal_mask({seq}) is wrong at [query={query}, key={key}].",
             f"{bool(expected[query, key])} (a query may attend to itself and to earlier keys)",
             str(bool(mask[query, key])),
-            "torch.tril keeps the lower triangle and the diagonal; torch.triu(..., diagonal=1) "
-            "marks the future, so its negation is the allowed part.",
+            premises.causal_mask_hint(mask),
         )
 
 
@@ -48,20 +40,31 @@ def test_causal_mask_is_the_lower_triangle_with_the_diagonal(submission, seq):
 @pytest.mark.parametrize("config", PROPERTY_CONFIGS, ids=CONFIG_IDS)
 def test_future_positions_get_zero_weight(submission, config):
     rng = data.generator(31)
-    inputs, parameters = data.random_inputs(config, rng), data.attention_parameters(config, rng)
+    inputs = data.random_inputs(config, rng)
+    parameters = data.attention_parameters(config, rng)
     weights = submission.run_attention(
-        model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, parameters=parameters
+        model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, parameters=parameters,
     )["weights"]
-    checks.expect_shape(
-        weights, (config.batch, config.num_heads, config.seq, config.seq),
-        f"MultiHeadSelfAttention weights for {config.describe()}", checks.MODULE_WEIGHTS_SHAPE_HINT,
-    )
-    checks.expect_zero_where_disallowed(
-        weights,
-        data.causal_allowed(config.seq),
-        f"with allowed_mask=None (causal), {config.describe()}",
-        CAUSAL_HINT,
-        data.reference_weights(inputs, parameters, data.causal_allowed(config.seq), config.num_heads),
+    checks.expect_module_weights_shape(weights, config, f"MultiHeadSelfAttention weights for {config.describe()}")
+    allowed = data.causal_allowed(config.seq)
+    if leaks(weights, allowed):
+        hint = default_mask_hint(submission, config, weights, inputs, parameters)
+        checks.expect_zero_where_disallowed(
+            weights, allowed, f"with allowed_mask=None (causal), {config.describe()}", hint,
+            data.reference_weights(inputs, parameters, allowed, config.num_heads),
+        )
+
+
+def leaks(weights, allowed) -> bool:
+    return bool(((~allowed.expand_as(weights)) & (weights != 0)).any())
+
+
+def default_mask_hint(submission, config, weights, inputs, parameters) -> str:
+    """With allowed_mask=None: the slip (no mask, the student's own wrong causal_mask, a
+    mask after the softmax...) that reproduces the module's weights, if one does."""
+    return premises.weights_hint(
+        weights, inputs, parameters, data.causal_allowed(config.seq), model_dim=config.model_dim,
+        num_heads=config.num_heads, other_masks=premises.default_mask_slips(submission, config.seq),
     )
 
 
@@ -71,25 +74,37 @@ def test_output_at_a_position_ignores_later_inputs(submission, config):
     rng = data.generator(32)
     parameters = data.attention_parameters(config, rng)
     inputs = data.random_inputs(config, rng)
-    original = submission.run_attention(
+    result = submission.run_attention(
         model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, parameters=parameters
-    )["output"]
-    checks.expect_shape(
-        original, (config.batch, config.seq, config.model_dim),
-        f"MultiHeadSelfAttention output for {config.describe()}", checks.MODULE_OUTPUT_SHAPE_HINT,
     )
+    original = result["output"]
+    checks.expect_module_output_shape(original, config, f"MultiHeadSelfAttention output for {config.describe()}")
     for first_changed in (config.seq // 2, config.seq - 1):
         perturbed_inputs = inputs.clone()
         perturbed_inputs[:, first_changed:] += data.random_inputs(config, rng)[:, first_changed:] * 3
         perturbed = submission.run_attention(
             model_dim=config.model_dim, num_heads=config.num_heads, inputs=perturbed_inputs, parameters=parameters
         )["output"]
+        unchanged = perturbed[:, :first_changed]
+        if tuple(unchanged.shape) == tuple(original[:, :first_changed].shape) and torch.allclose(
+            unchanged.double(), original[:, :first_changed].double(), atol=1e-6, rtol=1e-5
+        ):
+            continue
+        # The hint speaks only when the weights the module returned show the leak.
+        weights = result["weights"]
+        hint = ""
+        if tuple(weights.shape) == (config.batch, config.num_heads, config.seq, config.seq) and leaks(
+            weights, data.causal_allowed(config.seq)
+        ):
+            hint = "your weights give later positions weight (see the test of future positions)" + (
+                f": {found}" if (found := default_mask_hint(submission, config, weights, inputs, parameters)) else "."
+            )
         checks.expect_close(
-            perturbed[:, :first_changed],
+            unchanged,
             original[:, :first_changed],
             f"after changing the inputs at positions {first_changed} and later, the output at "
             f"positions before {first_changed}",
-            "earlier positions must not see later ones: " + CAUSAL_HINT,
+            hint,
             tolerance={"atol": 1e-6, "rtol": 1e-5},
             compared_with="the output before the change",
         )
@@ -100,25 +115,33 @@ def test_head_honours_a_custom_allowed_mask(submission):
     config = PROPERTY_CONFIGS[1]
     rng = data.generator(33)
     allowed = data.scattered_allowed(config, rng)
-    parameters, inputs = data.head_parameters(config, rng), data.random_inputs(config, rng)
+    parameters = data.head_parameters(config, rng)
+    inputs = data.random_inputs(config, rng)
     weights = submission.run_head(
-        model_dim=config.model_dim, head_dim=config.head_dim, parameters=parameters, inputs=inputs, allowed_mask=allowed
+        model_dim=config.model_dim, head_dim=config.head_dim, parameters=parameters, inputs=inputs, allowed_mask=allowed,
     )["weights"]
     checks.expect_shape(
         weights, (config.batch, config.seq, config.seq), f"AttentionHead weights for {config.describe()}",
-        "a head's weights are one (seq, seq) matrix per batch element: (batch, seq, seq), [query, key].",
     )
-    checks.expect_zero_where_disallowed(
-        weights, allowed, "AttentionHead with a custom (batch, seq, seq) mask", CUSTOM_MASK_HINT,
-        data.reference_weights(inputs, parameters, allowed),
-    )
+
+    def hint() -> str:
+        return premises.weights_hint(
+            weights, inputs, parameters, allowed, model_dim=config.model_dim,
+            other_masks=premises.given_mask_slips(allowed, "inside the head"),
+        )
+
+    if leaks(weights, allowed):
+        checks.expect_zero_where_disallowed(
+            weights, allowed, "AttentionHead with a custom (batch, seq, seq) mask", hint(),
+            data.reference_weights(inputs, parameters, allowed),
+        )
     must_attend = allowed & ~data.causal_allowed(config.seq)  # allowed keys in the future
     if not (weights[must_attend] > 0).any():
         checks.fail(
             "AttentionHead with a custom mask that allows some later positions gives them no weight.",
             "positive weight on allowed later keys (the mask says they may be attended)",
             "zero weight on every one of them",
-            CUSTOM_MASK_HINT,
+            hint(),
         )
 
 
@@ -127,23 +150,27 @@ def test_module_honours_a_custom_allowed_mask(submission):
     config = PROPERTY_CONFIGS[0]
     rng = data.generator(34)
     allowed = data.scattered_allowed(config, rng)
-    inputs, parameters = data.random_inputs(config, rng), data.attention_parameters(config, rng)
+    inputs = data.random_inputs(config, rng)
+    parameters = data.attention_parameters(config, rng)
     weights = submission.run_attention(
-        model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, parameters=parameters, allowed_mask=allowed
+        model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, parameters=parameters, allowed_mask=allowed,
     )["weights"]
-    checks.expect_shape(
-        weights, (config.batch, config.num_heads, config.seq, config.seq),
-        f"MultiHeadSelfAttention weights for {config.describe()}", checks.MODULE_WEIGHTS_SHAPE_HINT,
-    )
-    checks.expect_zero_where_disallowed(
-        weights, allowed[:, None], "MultiHeadSelfAttention with a custom (batch, seq, seq) mask", CUSTOM_MASK_HINT,
-        data.reference_weights(inputs, parameters, allowed, config.num_heads),
-    )
+    checks.expect_module_weights_shape(weights, config, f"MultiHeadSelfAttention weights for {config.describe()}")
+
+    def hint() -> str:
+        return premises.module_custom_mask_hint(submission, weights, inputs, parameters, allowed, config)
+
+    if leaks(weights, allowed[:, None]):
+        checks.expect_zero_where_disallowed(
+            weights, allowed[:, None], "MultiHeadSelfAttention with a custom (batch, seq, seq) mask", hint(),
+            data.reference_weights(inputs, parameters, allowed, config.num_heads),
+        )
     must_attend = (allowed & ~data.causal_allowed(config.seq))[:, None].expand_as(weights)
     if not (weights[must_attend] > 0).any():
         checks.fail(
             "MultiHeadSelfAttention ignores a custom mask that allows later positions.",
             "positive weight on allowed later keys",
             "zero weight on every one of them",
-            CUSTOM_MASK_HINT,
+            hint(),
         )
+

@@ -9,10 +9,18 @@ import pytest
 from grader import checks
 from grader.submission import StudentCodeError
 
-DIVIDE_HINT = (
-    "check num_heads < 1 or model_dim % num_heads != 0 and raise ValueError(f'... {model_dim} ... {num_heads} ...'); "
-    "a bare assert gives the wrong exception type and vanishes under python -O."
+# Each hint is chosen by what the call did: returned, raised AssertionError, raised another error.
+CHECK_HINT = "check num_heads < 1 or model_dim % num_heads != 0 and raise ValueError(f'... {model_dim} ... {num_heads} ...')."
+ASSERT_HINT = (
+    "your check is an assert: it raises AssertionError, not ValueError, and vanishes under python -O; "
+    "raise ValueError(f'... {model_dim} ... {num_heads} ...') instead."
 )
+UNCHECKED_HINT = (
+    "your code raised {error} before any check of the configuration: check num_heads < 1 or "
+    "model_dim % num_heads != 0 first and raise ValueError."
+)
+# Errors that the arithmetic of an unchecked configuration raises by itself.
+UNCHECKED_ERRORS = ("ZeroDivisionError", "RuntimeError", "TypeError")
 
 
 def expect_value_error(call, what: str, numbers: tuple[int, ...], constructs: bool = False) -> None:
@@ -25,14 +33,17 @@ def expect_value_error(call, what: str, numbers: tuple[int, ...], constructs: bo
     else:
         if constructs:
             got = "no error: the module was built, so the mistake would surface later, in a forward pass"
-            hint = "MultiHeadSelfAttention.__init__ must check the configuration before it builds anything; " + DIVIDE_HINT
+            hint = "MultiHeadSelfAttention.__init__ must check the configuration before it builds anything: " + CHECK_HINT
         else:
-            got, hint = f"it returned {returned!r}", DIVIDE_HINT
+            got, hint = f"it returned {returned!r}", CHECK_HINT
         checks.fail(f"{what} did not raise.", "ValueError", got, hint)
     if error.error.kind != "raised" or error.type_name == "NotImplementedError":
         raise error  # not written yet, or a contract problem: reported as such
     if error.type_name != "ValueError":
-        checks.fail(f"{what} raised the wrong kind of error.", "ValueError", f"{error.type_name}: {error.error.message}", DIVIDE_HINT)
+        hint = ASSERT_HINT if error.type_name == "AssertionError" else (
+            UNCHECKED_HINT.format(error=error.type_name) if error.type_name in UNCHECKED_ERRORS else ""
+        )
+        checks.fail(f"{what} raised the wrong kind of error.", "ValueError", f"{error.type_name}: {error.error.message}", hint)
     missing = [n for n in numbers if not re.search(rf"(?<!\d){n}(?!\d)", error.error.message)]
     if missing:
         checks.fail(
@@ -52,7 +63,8 @@ def test_head_dimension_is_the_width_of_one_head(submission, model_dim, num_head
             f"head_dimension({model_dim}, {num_heads}) is wrong.",
             f"{expected} (an int)",
             f"{result!r} ({type(result).__name__})",
-            "model_dim // num_heads is an int; model_dim / num_heads is a float.",
+            "your number is right and a float: model_dim // num_heads is an int, model_dim / num_heads a float."
+            if type(result) is float and result == expected else "",
         )
 
 

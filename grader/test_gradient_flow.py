@@ -5,43 +5,78 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader import checks, data
+from grader import checks, data, premises
 from grader.data import Config
 
 CONFIG = Config(batch=2, seq=4, model_dim=12, num_heads=3)
 TINY = Config(batch=2, seq=3, model_dim=4, num_heads=2)
-NAN_HINT = (
-    "NaN usually comes from a row where every position is masked (a softmax over nothing "
-    "but -inf): the causal mask must keep the diagonal."
-)
+# Each hint states a premise the grader checked on the student's module (grader/premises.py).
 CUT_HINT = (
-    "a .detach(), torch.no_grad() or a value rebuilt with torch.tensor(...) cuts the graph; "
-    "keep every step a differentiable torch operation on the projections' outputs."
+    "your output changes when {name} changes, yet no gradient comes back to it: the graph is cut "
+    "(a .detach(), torch.no_grad() or a value rebuilt with torch.tensor(...)); keep every step a "
+    "differentiable torch operation."
+)
+UNUSED_HINT = "your output does not change when {name} changes: the forward pass does not use it."
+NAN_HINT = (
+    "your causal_mask({seq}) has a row that allows no position, and a softmax over nothing but -inf is NaN: "
+    "the causal mask keeps the diagonal."
+)
+CUT_INPUTS_HINT = (
+    "no gradient comes back to the inputs, though the output depends on them: the graph is cut "
+    "(a .detach(), torch.no_grad() or a tensor rebuilt with torch.tensor(...))."
 )
 
 
-def module_gradients(submission, config: Config) -> dict:
+def module_data(config: Config) -> dict:
     rng = data.generator(51)
     inputs = data.random_inputs(config, rng)
     parameters = data.attention_parameters(config, rng)
     output_gradient = torch.randn((config.batch, config.seq, config.model_dim), generator=rng)
-    result = submission.run_attention(
-        model_dim=config.model_dim,
-        num_heads=config.num_heads,
-        inputs=inputs,
-        parameters=parameters,
-        output_gradient=output_gradient,
-    )
+    return {"inputs": inputs, "parameters": parameters, "output_gradient": output_gradient}
+
+
+def module_gradients(submission, config: Config) -> dict:
+    result = submission.run_attention(model_dim=config.model_dim, num_heads=config.num_heads, **module_data(config))
     return result["parameter_gradients"]
 
 
-def expect_useful_gradient(gradients: dict, name: str) -> None:
+def dependence_hint(submission, config: Config, name: str) -> str:
+    """Whether the output depends on the parameter ``name``: the same call with that one
+    parameter changed. It does: the graph is cut. It does not: the parameter is unused."""
+    given = module_data(config)
+    del given["output_gradient"]
+    changed = dict(given["parameters"])
+    if name not in changed:
+        return ""
+    changed[name] = changed[name] + torch.randn(changed[name].shape, generator=data.generator(55))
+    # The unchanged call twice: a module whose answers change from call to call (dropout left
+    # on, sampling) proves nothing by a changed answer, and gets no hint here.
+    outputs = [premises.asked(lambda parameters=parameters: submission.run_attention(
+        model_dim=config.model_dim, num_heads=config.num_heads, inputs=given["inputs"], parameters=parameters,
+    )) for parameters in (given["parameters"], given["parameters"], changed)]
+    if not all(outputs) or len({tuple(output["output"].shape) for output in outputs}) != 1:
+        return ""
+    if not torch.equal(outputs[0]["output"], outputs[1]["output"]):
+        return ""
+    if torch.equal(outputs[0]["output"], outputs[2]["output"]):
+        return UNUSED_HINT.format(name=name)
+    return CUT_HINT.format(name=name)
+
+
+def nan_hint(submission, seq: int) -> str:
+    return NAN_HINT.format(seq=seq) if premises.has_an_empty_row(premises.student_causal_mask(submission, seq)) else ""
+
+
+def expect_useful_gradient(submission, gradients: dict, name: str) -> None:
     gradient = gradients.get(name)
     if gradient is None:
-        checks.fail(f"no gradient reaches {name}.", "a gradient after backward()", "None", CUT_HINT)
-    checks.expect_finite(gradient, f"the gradient of {name}", NAN_HINT)
+        checks.fail(f"no gradient reaches {name}.", "a gradient after backward()", "None", dependence_hint(submission, CONFIG, name))
+    if not bool(torch.isfinite(gradient).all()):
+        checks.expect_finite(gradient, f"the gradient of {name}", nan_hint(submission, CONFIG.seq))
     if not gradient.abs().max() > 0:
-        checks.fail(f"the gradient of {name} is zero everywhere.", "a non-zero gradient", "all zeros", CUT_HINT)
+        checks.fail(
+            f"the gradient of {name} is zero everywhere.", "a non-zero gradient", "all zeros", dependence_hint(submission, CONFIG, name)
+        )
 
 
 @pytest.mark.points(3)
@@ -49,7 +84,7 @@ def test_every_head_projection_receives_a_gradient(submission):
     gradients = module_gradients(submission, CONFIG)
     for head in range(CONFIG.num_heads):
         for projection in ("query", "key", "value"):
-            expect_useful_gradient(gradients, f"heads.{head}.{projection}.weight")
+            expect_useful_gradient(submission, gradients, f"heads.{head}.{projection}.weight")
 
 
 @pytest.mark.points(2)
@@ -58,7 +93,7 @@ def test_output_projection_receives_a_gradient(submission):
     for name in ("output_projection.weight", "output_projection.bias"):
         if name not in gradients:
             checks.fail(f"{name} is missing.", "the output projection given in the constructor", "no such parameter")
-        expect_useful_gradient(gradients, name)
+        expect_useful_gradient(submission, gradients, name)
 
 
 # The finite-difference step and tolerances of torch.autograd.gradcheck, in float64.
@@ -66,7 +101,7 @@ STEP = 1e-6
 GRADIENT_TOLERANCE = {"atol": 1e-5, "rtol": 1e-3}
 
 
-def expect_gradcheck(run, inputs: torch.Tensor, what: str) -> None:
+def expect_gradcheck(submission, run, inputs: torch.Tensor, what: str, seq: int) -> None:
     """backward() against finite differences, along a random direction.
 
     The check of torch.autograd.gradcheck's fast mode: for a random input direction u and
@@ -84,7 +119,8 @@ def expect_gradcheck(run, inputs: torch.Tensor, what: str) -> None:
             str(output.dtype),
             "do not hard-code dtype=torch.float32; build new tensors with the dtype of the scores.",
         )
-    checks.expect_finite(output, f"{what}'s float64 output", NAN_HINT)
+    if not bool(torch.isfinite(output).all()):
+        checks.expect_finite(output, f"{what}'s float64 output", nan_hint(submission, seq))
     rng = data.generator(54)
     direction = torch.randn(inputs.shape, generator=rng, dtype=torch.float64)
     output_weights = torch.randn(output.shape, generator=rng, dtype=torch.float64)
@@ -104,7 +140,8 @@ def expect_gradcheck(run, inputs: torch.Tensor, what: str) -> None:
             f"the derivative along a random direction of the inputs, estimated numerically: {numerical:.6g}",
             f"{backpropagated:.6g} from backward()"
             + (" (no gradient reached the inputs)" if input_gradient is None else ""),
-            CUT_HINT,
+            # A cut is certain only when nothing comes back while the output does depend on the inputs.
+            CUT_INPUTS_HINT if backpropagated == 0.0 and numerical != 0.0 else "",
         )
 
 
@@ -124,7 +161,7 @@ def test_head_passes_gradcheck_in_float64(submission):
             output_gradient=output_gradient,
         )
 
-    expect_gradcheck(run, data.random_inputs(TINY, rng, dtype=torch.float64), f"AttentionHead ({TINY.describe()})")
+    expect_gradcheck(submission, run, data.random_inputs(TINY, rng, dtype=torch.float64), f"AttentionHead ({TINY.describe()})", TINY.seq)
 
 
 @pytest.mark.points(3)
@@ -141,4 +178,6 @@ def test_module_passes_gradcheck_in_float64(submission):
             output_gradient=output_gradient,
         )
 
-    expect_gradcheck(run, data.random_inputs(TINY, rng, dtype=torch.float64), f"MultiHeadSelfAttention ({TINY.describe()})")
+    expect_gradcheck(
+        submission, run, data.random_inputs(TINY, rng, dtype=torch.float64), f"MultiHeadSelfAttention ({TINY.describe()})", TINY.seq
+    )

@@ -7,16 +7,25 @@ import itertools
 import pytest
 import torch
 
-from grader import checks, data
+from grader import checks, data, premises
 from grader.data import LESSON, Config
 
 SEED = 2024
 PROJECTIONS = ("query", "key", "value")
 THREE_HEADS = Config(batch=2, seq=5, model_dim=12, num_heads=3)
-SAME_HEAD_HINT = (
-    "create a new AttentionHead for every head (AttentionHead(...) for _ in range(num_heads)); "
-    "[head] * num_heads repeats one module, and calling torch.manual_seed inside a head "
-    "gives every head the same starting weights."
+# Each hint names the cause the check itself established (one tensor held twice, the same
+# starting numbers, the same matrices from different weights), never another.
+SHARED_HINT = (
+    "create a new AttentionHead for every head (AttentionHead(...) for _ in range(num_heads)): "
+    "[head] * num_heads, or one head appended several times, repeats one module."
+)
+RESEEDED_HINT = (
+    "your heads are separate modules built from the same random numbers: a torch.manual_seed "
+    "called before each head (or inside it) gives every head the same starting weights; seed once, outside."
+)
+REPEATED_MATRIX_HINT = (
+    "your heads start with different weights, yet return the same matrices: stack each head's own "
+    "weights, not one head's weights repeated."
 )
 
 
@@ -57,20 +66,20 @@ def test_heads_neither_share_nor_copy_their_parameters(submission):
             "several heads hold the very same parameter tensor.",
             "every head with parameters of its own",
             f"shared: {', '.join(shared_between_heads[0][:3])}",
-            SAME_HEAD_HINT,
+            SHARED_HINT,
         )
     for first, second in itertools.combinations(range(config.num_heads), 2):
         for projection in PROJECTIONS:
             a = parameters.get(f"heads.{first}.{projection}.weight")
             b = parameters.get(f"heads.{second}.{projection}.weight")
             if a is None or b is None:
-                checks.fail("a head's parameters are missing.", f"heads.{second}.{projection}.weight", "nothing", SAME_HEAD_HINT)
+                checks.fail("a head's parameters are missing.", f"heads.{second}.{projection}.weight", "nothing")
             if a.shape == b.shape and torch.equal(a, b):
                 checks.fail(
                     f"heads {first} and {second} start with identical {projection} weights.",
                     "independently initialised heads (different random weights)",
                     "the same numbers in both",
-                    SAME_HEAD_HINT,
+                    RESEEDED_HINT,
                 )
 
 
@@ -81,10 +90,7 @@ def test_seeded_heads_produce_different_attention_matrices(submission, config):
     weights = submission.run_attention(
         model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, seed=SEED
     )["weights"]
-    checks.expect_shape(
-        weights, (config.batch, config.num_heads, config.seq, config.seq),
-        f"MultiHeadSelfAttention weights for {config.describe()}", checks.MODULE_WEIGHTS_SHAPE_HINT,
-    )
+    checks.expect_module_weights_shape(weights, config, f"MultiHeadSelfAttention weights for {config.describe()}")
     for first, second in itertools.combinations(range(config.num_heads), 2):
         difference = (weights[:, first] - weights[:, second]).abs().max().item()
         if not difference > 1e-4:
@@ -92,5 +98,27 @@ def test_seeded_heads_produce_different_attention_matrices(submission, config):
                 f"heads {first} and {second} return the same attention matrix ({config.describe()}).",
                 "different matrices: each head has its own random projections",
                 f"largest difference {difference:.2g}",
-                SAME_HEAD_HINT + " Stack each head's own weights, not one head's weights repeated.",
+                same_matrices_hint(submission, config, inputs, weights, first, second),
             )
+
+
+def same_matrices_hint(submission, config: Config, inputs, weights, first: int, second: int) -> str:
+    """Why two heads return the same matrix, from the parameters the module starts with:
+    one tensor for both, the same numbers, or different numbers while both matrices are the
+    one that ``first``'s own weights give (then the stacking repeats one head's)."""
+    built = premises.asked(lambda: submission.initial_parameters(config.model_dim, config.num_heads, SEED))
+    if not built:
+        return ""
+    if any(f"heads.{first}." in " ".join(group) and f"heads.{second}." in " ".join(group) for group in built.get("shared", [])):
+        return SHARED_HINT
+    parameters = built["parameters"]
+    pairs = [(parameters.get(f"heads.{first}.{p}.weight"), parameters.get(f"heads.{second}.{p}.weight")) for p in PROJECTIONS]
+    if any(a is None or b is None for a, b in pairs):
+        return ""
+    if all(a.shape == b.shape and torch.equal(a, b) for a, b in pairs):
+        return RESEEDED_HINT
+    own = {name.removeprefix(f"heads.{first}."): value for name, value in parameters.items() if name.startswith(f"heads.{first}.")}
+    expected = premises.weights_of_one_head(inputs, own, data.causal_allowed(config.seq))
+    if expected is not None and premises.close(weights[:, first], expected) and premises.close(weights[:, second], expected):
+        return REPEATED_MATRIX_HINT
+    return ""

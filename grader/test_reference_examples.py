@@ -12,31 +12,14 @@ from __future__ import annotations
 
 import pytest
 
-from grader import checks, data
+from grader import checks, data, premises
 
 EXAMPLES = data.reference_examples()
 HEAD_EXAMPLES = [example for example in EXAMPLES.values() if example.runs == "head"]
 MODULE_EXAMPLES = [example for example in EXAMPLES.values() if example.runs == "module"]
 
-WEIGHTS_HINT = (
-    "the attention weights are softmax(queries @ keys^T / sqrt(head_dim)) over the key positions, "
-    "with the positions the mask forbids set to -inf *before* the softmax (masking after it "
-    "leaves rows that no longer sum to one). Check the scale (1/sqrt(head_dim), not head_dim or "
-    "model_dim) and that queries and keys are not swapped."
-)
-HEAD_OUTPUT_HINT = (
-    "the weights match the reference, so the head's output must mix the values with them: "
-    "weights @ values (not the queries or the keys)."
-)
-MODULE_WEIGHTS_HINT = (
-    "head h's attention matrix belongs at index h of axis 1, computed with head h's own weights "
-    "(the grader loads them into heads.h); every head gets the same inputs and the same mask"
-)
-MODULE_OUTPUT_HINT = (
-    "every head's weights match the reference, so what differs comes after the heads: their "
-    "outputs concatenated on the feature axis, head 0's block first and each block whole, then "
-    "output_projection applied exactly once, to that concatenation (not skipped, not twice)."
-)
+# The hints are those of the slips the grader reproduces on the example's own data
+# (grader/premises.py): one is shown only when it gives the student's numbers.
 FIX_WEIGHTS_FIRST = (
     "the attention weights differ from the reference too (see the weights check of this "
     "example): fix them first, the output follows from them."
@@ -69,13 +52,42 @@ def weights_match(weights, example: data.ReferenceExample) -> bool:
     )
 
 
+def example_weights_hint(submission, example: data.ReferenceExample, weights) -> str:
+    """The slip that reproduces ``weights`` on the example's data, if one does."""
+    if weights_match(weights, example):
+        return ""
+    config = example.config
+    if example.mask == "causal":
+        other_masks = premises.default_mask_slips(submission, config.seq)
+    elif example.runs == "module":
+        return premises.module_custom_mask_hint(
+            submission, weights, example.inputs, example.parameters, example.allowed_mask, config
+        )
+    else:
+        other_masks = premises.given_mask_slips(example.allowed_mask, "inside the head")
+    return premises.weights_hint(
+        weights, example.inputs, example.parameters, example.allowed_mask, model_dim=config.model_dim,
+        num_heads=None if example.runs == "head" else config.num_heads, other_masks=other_masks,
+    )
+
+
+def example_output_hint(result: dict, example: data.ReferenceExample) -> str:
+    if not weights_match(result["weights"], example):
+        return FIX_WEIGHTS_FIRST
+    if example.runs == "head":
+        return premises.head_output_hint(result["output"], example.expected_weights, example.inputs, example.parameters)
+    return premises.module_output_hint(
+        result["output"], example.inputs, example.parameters, example.allowed_mask, example.config.num_heads
+    )
+
+
 @pytest.mark.points(3)
 @pytest.mark.parametrize("example", HEAD_EXAMPLES, ids=[example.name for example in HEAD_EXAMPLES])
 def test_head_weights_agree_with_the_reference_example(submission, example):
     weights = run(submission, example)["weights"]
     checks.expect_close(
-        weights, example.expected_weights, f"{what(example)}: the weights", WEIGHTS_HINT, attention=True,
-        allowed=example.allowed_mask,
+        weights, example.expected_weights, f"{what(example)}: the weights", example_weights_hint(submission, example, weights),
+        attention=True, allowed=example.allowed_mask,
     )
 
 
@@ -83,8 +95,7 @@ def test_head_weights_agree_with_the_reference_example(submission, example):
 @pytest.mark.parametrize("example", HEAD_EXAMPLES, ids=[example.name for example in HEAD_EXAMPLES])
 def test_head_output_agrees_with_the_reference_example(submission, example):
     result = run(submission, example)
-    hint = HEAD_OUTPUT_HINT if weights_match(result["weights"], example) else FIX_WEIGHTS_FIRST
-    checks.expect_close(result["output"], example.expected_output, f"{what(example)}: the output", hint)
+    checks.expect_close(result["output"], example.expected_output, f"{what(example)}: the output", example_output_hint(result, example))
 
 
 @pytest.mark.points(1)
@@ -92,7 +103,7 @@ def test_head_output_agrees_with_the_reference_example(submission, example):
 def test_module_weights_agree_with_the_reference_example(submission, example):
     weights = run(submission, example)["weights"]
     checks.expect_close(
-        weights, example.expected_weights, f"{what(example)}: the weights", f"{MODULE_WEIGHTS_HINT}; within each head, {WEIGHTS_HINT}",
+        weights, example.expected_weights, f"{what(example)}: the weights", example_weights_hint(submission, example, weights),
         attention=True, allowed=example.allowed_mask if example.allowed_mask.dim() < 3 else example.allowed_mask[:, None],
     )
 
@@ -101,5 +112,4 @@ def test_module_weights_agree_with_the_reference_example(submission, example):
 @pytest.mark.parametrize("example", MODULE_EXAMPLES, ids=[example.name for example in MODULE_EXAMPLES])
 def test_module_output_agrees_with_the_reference_example(submission, example):
     result = run(submission, example)
-    hint = MODULE_OUTPUT_HINT if weights_match(result["weights"], example) else FIX_WEIGHTS_FIRST
-    checks.expect_close(result["output"], example.expected_output, f"{what(example)}: the output", hint)
+    checks.expect_close(result["output"], example.expected_output, f"{what(example)}: the output", example_output_hint(result, example))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader import checks, data
+from grader import checks, data, premises
 from grader.data import SHAPE_CONFIGS, Config
 
 CONFIG_IDS = [config.id for config in SHAPE_CONFIGS]
@@ -25,26 +25,14 @@ def run_lesson_module(submission, config: Config) -> dict:
 @pytest.mark.parametrize("config", SHAPE_CONFIGS, ids=CONFIG_IDS)
 def test_module_output_keeps_the_model_width(submission, config):
     output = run_lesson_module(submission, config)["output"]
-    checks.expect_shape(
-        output,
-        (config.batch, config.seq, config.model_dim),
-        f"MultiHeadSelfAttention output for {config.describe()}",
-        "the output is (batch, seq, model_dim): concatenate the heads on the last axis "
-        "and apply output_projection to the result.",
-    )
+    checks.expect_module_output_shape(output, config, f"MultiHeadSelfAttention output for {config.describe()}")
 
 
 @pytest.mark.points(1)
 @pytest.mark.parametrize("config", SHAPE_CONFIGS, ids=CONFIG_IDS)
 def test_module_weights_have_one_matrix_per_head(submission, config):
     weights = run_lesson_module(submission, config)["weights"]
-    checks.expect_shape(
-        weights,
-        (config.batch, config.num_heads, config.seq, config.seq),
-        f"MultiHeadSelfAttention weights for {config.describe()}",
-        "stack the heads' weights on a new axis 1: torch.stack(..., dim=1) gives "
-        "(batch, heads, seq, seq).",
-    )
+    checks.expect_module_weights_shape(weights, config, f"MultiHeadSelfAttention weights for {config.describe()}")
 
 
 @pytest.mark.points(1)
@@ -58,18 +46,22 @@ def test_head_returns_head_dim_features_and_a_square_weight_matrix(submission, c
         inputs=data.random_inputs(config, rng),
         allowed_mask=data.causal_allowed(config.seq),
     )
-    what = f"AttentionHead output for {config.describe()}"
+    output, weights = result["output"], result["weights"]
+    square = (config.batch, config.seq, config.seq)
     checks.expect_shape(
-        result["output"],
+        output,
         (config.batch, config.seq, config.head_dim),
-        what,
-        "a head's output is weights @ values: (batch, seq, seq) @ (batch, seq, head_dim).",
+        f"AttentionHead output for {config.describe()}",
+        # Said only when the output has the weights' shape (and the sizes tell them apart).
+        "that is the weights' shape: the output is weights @ values, (batch, seq, head_dim)."
+        if tuple(output.shape) == square and config.seq != config.head_dim else "",
     )
     checks.expect_shape(
-        result["weights"],
-        (config.batch, config.seq, config.seq),
+        weights,
+        square,
         f"AttentionHead weights for {config.describe()}",
-        "scores are queries @ keys.transpose(-2, -1): one row per query, one column per key.",
+        "that is (batch, head_dim, head_dim): the scores are queries @ keys.transpose(-2, -1), one row per query."
+        if tuple(weights.shape) == (config.batch, config.head_dim, config.head_dim) and config.seq != config.head_dim else "",
     )
 
 
@@ -87,7 +79,7 @@ def test_concatenation_puts_each_head_in_its_own_block_in_order(submission):
         concatenated,
         (config.batch, config.seq, config.model_dim),
         "concatenate_heads of 3 heads of shape (2, 3, 4)",
-        "concatenate along the feature axis, the last one (dim=-1), not the sequence axis.",
+        premises.concatenation_shape_hint(concatenated.shape, config.batch, config.seq, config.head_dim, config.num_heads),
     )
     for head, expected in enumerate(outputs):
         block = concatenated[..., head * config.head_dim : (head + 1) * config.head_dim]
@@ -97,6 +89,5 @@ def test_concatenation_puts_each_head_in_its_own_block_in_order(submission):
                 f"do not hold head {head}'s output.",
                 f"head {head}'s output (values around {head + 1}) in that block, unchanged",
                 f"values {sorted({round(v) for v in block.flatten().tolist()})} there",
-                "torch.cat([result.output for result in head_results], dim=-1) keeps the heads "
-                "in order, each whole; stacking then reshaping interleaves their features.",
+                premises.concatenation_order_hint(concatenated, outputs),
             )

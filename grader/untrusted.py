@@ -72,6 +72,20 @@ def markdown_text(text: object) -> str:
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", printable(text))
 
 
+def markdown_code_span(text: object) -> str:
+    """``text`` as an inline code span, on one line: Markdown renders it literally (no
+    emphasis, link, HTML tag or entity inside a code span), and it reads as it is written.
+    Its backtick fence is longer than any run of backticks in the text, and a space pads a
+    text that starts or ends with a backtick (CommonMark, "Code spans"). Line breaks and
+    control characters are escaped as ``printable`` does. Not for a table cell, where GFM
+    ends the cell at a ``|`` even inside a code span."""
+    body = printable(text)
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * (longest + 1)
+    padded = f" {body} " if body.startswith("`") or body.endswith("`") or not body.strip() else body
+    return f"{fence}{padded}{fence}"
+
+
 def markdown_code_block(text: object, info: str = "text") -> str:
     """``text`` as a fenced code block whose fence is longer than any run of backticks in it,
     so the text cannot close the block and render as Markdown or HTML."""

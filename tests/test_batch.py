@@ -100,7 +100,7 @@ def test_each_student_gets_a_feedback_page_with_the_failed_checks(graded_class):
     assert "normalises over the query axis" in carol and "(explained above)" in carol
     assert "Every check passed." in (out / "feedback" / "alice.md").read_text()
     assert "could not be imported" in (out / "feedback" / "dave.md").read_text()
-    assert "Not written yet: head_dimension (" in (out / "feedback" / "bob.md").read_text()
+    assert "Not written yet: `head_dimension` (" in (out / "feedback" / "bob.md").read_text()
     assert "Not written yet" not in carol
 
 

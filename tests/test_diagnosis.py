@@ -262,7 +262,8 @@ def test_the_terminal_shows_the_diagnosis_first_and_explained_failures_in_one_li
     assert "hint:" not in explained.split("\n_")[0]
     failures = output[output.index("FAILURES"):]
     unexplained = failures[failures.index("test_every_row_of_every_head_sums_to_one[softmax_over_batch"):]
-    assert "  hint:" in unexplained.split("\n_")[0]  # not explained: the whole message stays
+    # Not explained: the whole message stays (expected / got; no hint, as no premise is checked).
+    assert "  expected:" in unexplained.split("\n_")[0] and "  got:" in unexplained.split("\n_")[0]
 
 
 def test_the_feedback_page_puts_the_diagnosis_before_the_failing_checks(graded):
@@ -272,7 +273,7 @@ def test_the_feedback_page_puts_the_diagnosis_before_the_failing_checks(graded):
     assert mistakes.BY_ID["missing_scale"].fix in page and mistakes.BY_ID["heads_interleaved"].why in page
     assert "hint:" not in page  # every failure is explained: no menu of hints
     unknown = (out / "feedback" / "softmax_over_batch.md").read_text()
-    assert "matches none of the known ones" in unknown and "hint:" in unknown
+    assert "matches none of the known ones" in unknown and "got:" in unknown
 
 
 def test_a_function_not_written_yet_or_not_defined_is_not_diagnosed(tmp_path):

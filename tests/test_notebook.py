@@ -349,6 +349,12 @@ def test_lesson_md_is_the_notebooks_lesson_and_is_current():
     nb = nbformat.read(NOTEBOOK, as_version=4)
     cells = [cell.source for cell in nb.cells  # every lesson cell but the one about the notebook's import cell
              if cell.cell_type == "markdown" and cell.id.startswith("lesson-") and cell.id != "lesson-imports"]
+    # The score cell tells a notebook's student to look at the cell below; LESSON.md gives the command.
+    cells = [
+        source.replace(notebook.SCORE_IN_THE_NOTEBOOK, notebook.SCORE_IN_THE_PY_FILE)
+        .replace(notebook.TRAINING_IN_THE_NOTEBOOK, notebook.TRAINING_FROM_THE_PY_FILE)
+        for source in cells
+    ]
     assert len(cells) == 7 and all(source in lesson for source in cells)
     assert "LESSON.md" in (REPO_ROOT / "exercises" / "multi_head_attention.py").read_text(encoding="utf-8")
 
@@ -383,8 +389,9 @@ def test_check_cells_name_the_cell_a_line_comes_from():
         [("#| grader: setup\nimport sys", "a"), ("import torch", "b"), ("def head_dimension(d, h):\n    return d // 0", "c")],
         start=3,
     ):
-        Shell.execution_count = count
+        Shell.execution_count = count + 1  # IPython 9 advances its counter before pre_run_cell
         log.pre_run_cell(Run(source, cell_id))
+        log.post_run_cell(SimpleNamespace(execution_count=count))
     code = log.code()
     line = code.splitlines().index("    return d // 0") + 1
     result = {"tests": [{"message": f"at multi_head_attention.py:{line} in head_dimension: return d // 0"}], "import_error": ""}

@@ -122,7 +122,7 @@ def test_the_report_shows_the_header_the_figures_both_charts_and_the_misconcepti
     assert page.count('src="data:image/svg+xml;base64,') == 2  # histogram, groups (misconceptions are HTML bars)
     assert "Heads interleaved instead of side by side" in page and "Each head&#x27;s features must stay together." in page
     assert '<ul id="unexplained"><li>causal_mask: 1 student (<a href="feedback/s4.html">s4</a>)</li></ul>' in page
-    assert '<td class="text long">causal_mask: no known mistake</td>' in page
+    assert '<td class="diagnoses text long">causal_mask: no known mistake</td>' in page
 
 
 def test_the_report_needs_no_network_and_allows_only_its_own_script(handmade_out):
@@ -213,7 +213,7 @@ def test_results_json_records_which_entry_each_id_was_graded_from(graded):
 def test_every_batch_writes_the_report_with_the_entries_names(graded):
     page = (graded / "report.html").read_text(encoding="utf-8")
     assert "<h1>Class report: Traced</h1>" in page
-    assert '<td class="text">dup.zip</td>' in page and '<span id="refused-count">1</span>' in page
+    assert '<td class="text name">dup.zip</td>' in page and '<span id="refused-count">1</span>' in page
     assert HOSTILE_ID not in page
     assert sorted(path.name for path in (graded / "feedback").glob("*.html")) == sorted(
         f"{untrusted.file_stem(sid)}.html" for sid in ("dup", "dup-2", "dup-3", HOSTILE_ID)

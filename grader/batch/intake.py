@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from grader.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME, functions_left
-from grader.notebooks import code_cells, join_code_cells
+from grader.notebooks import notebook_code_with_spans
 from grader.untrusted import file_stem, printable
 
 MB = 1024 * 1024
@@ -56,6 +56,10 @@ class Entry:
     problem: str  # "" when gradable; else a one-sentence reason
     entry_name: str = ""  # the file or folder name in SUBMISSIONS it was staged from ("dup.ipynb")
     graded_file: str = ""  # which file of a folder was graded (grader.loading.choose_work's rule)
+    # A notebook's cells in the staged file (grader.notebooks.CellSpan), so that messages name
+    # the cell (In [8], or code cell 5, and its first line) on every platform, never a line
+    # of a file the student never saw.
+    cells: tuple = ()
 
 
 class _Refused(Exception):
@@ -89,24 +93,24 @@ def stage_entry(entry: Path, staging: Path, *, student_id: str | None = None) ->
     """
     entry, staging = Path(entry), Path(staging)
     student_id = student_id or student_id_of(entry)
-    graded_file = ""
+    graded_file, cells = "", ()
     try:
         _refuse_unless_regular(entry, entry.name)  # a link to a folder is refused, not followed
         if stat.S_ISDIR(_lstat_mode(entry) or 0):
-            text, graded_file = _read_folder(entry)
+            (text, cells), graded_file = _read_folder(entry)
         else:
-            text = _read_source(entry)
+            text, cells = _read_source(entry)
         text, problem = _normalise(text, entry.name), ""
     except _Refused as refusal:
-        text, problem = None, str(refusal)
+        text, problem, cells = None, str(refusal), ()
     except Exception as error:  # noqa: BLE001 - one unforeseen failure must not stop a whole class's batch
-        text, problem = None, f"{entry.name} could not be read ({type(error).__name__}: {error})."
+        text, problem, cells = None, f"{entry.name} could not be read ({type(error).__name__}: {error}).", ()
     # Writing is the grader's own business: a full disk should stop the batch loudly.
     # The folder's name is derived from the id with a bounded length (grader/untrusted.py):
     # an id near the file system's limit must not fail here, nor in the result files.
     source_path = _write(staging / file_stem(student_id), text)
     content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest() if text is not None else _raw_hash(entry)
-    return Entry(student_id, source_path, content_hash, problem, entry.name, graded_file)
+    return Entry(student_id, source_path, content_hash, problem, entry.name, graded_file, tuple(cells))
 
 
 def stage_all(submissions: Path, staging: Path) -> list[Entry]:
@@ -179,13 +183,14 @@ def _open_regular(path: Path, shown: str) -> io.BufferedReader:
     return os.fdopen(descriptor, "rb")
 
 
-def _read_source(entry: Path) -> str:
+def _read_source(entry: Path) -> tuple[str, tuple]:
+    """The code to grade, and a notebook's cells in it (``()`` for a .py file)."""
     _refuse_unless_regular(entry, entry.name)
     if stat.S_ISDIR(_lstat_mode(entry) or 0):
         return _read_folder(entry)[0]
     suffix = entry.suffix.lower()
     if suffix == ".py":
-        return _decode_python(_read_bounded(entry, MAX_SOURCE_BYTES), entry.name)
+        return _decode_python(_read_bounded(entry, MAX_SOURCE_BYTES), entry.name), ()
     if suffix == ".ipynb":
         return _notebook_source(_read_bounded(entry, MAX_UNPACKED_BYTES), entry.name)
     if suffix == ".zip":
@@ -278,8 +283,8 @@ def _walk(folder: Path, skip_junk: bool = True) -> Iterator[tuple[tuple[str, ...
                     pending.append((Path(item.path), (*parts, item.name)))
 
 
-def _read_folder(folder: Path) -> tuple[str, str]:
-    """The code of the file that holds the work, and that file's path inside the folder.
+def _read_folder(folder: Path) -> tuple[tuple[str, tuple], str]:
+    """The code of the file that holds the work (with a notebook's cells), and that file's path inside the folder.
 
     multi_head_attention.py and the notebook multi_head_attention.ipynb are looked for, the
     shallowest of each (links are never followed: ``_walk``); with both, the one in which
@@ -299,30 +304,31 @@ def _read_folder(folder: Path) -> tuple[str, str]:
     for name, parts in found.items():
         shown, relative = "/".join((folder.name, *parts)), "/".join(parts)
         if name == MODULE_FILE_NAME:
-            codes[name] = (_decode_python(_read_bounded(folder.joinpath(*parts), MAX_SOURCE_BYTES, shown), shown), relative)
+            codes[name] = ((_decode_python(_read_bounded(folder.joinpath(*parts), MAX_SOURCE_BYTES, shown), shown), ()), relative)
             continue
         try:
             codes[name] = (_notebook_source(_read_bounded(folder.joinpath(*parts), MAX_UNPACKED_BYTES, shown), shown), relative)
         except _Refused:
             if MODULE_FILE_NAME not in found:
                 raise  # the notebook was the only candidate: its problem is the entry's
-    if len(codes) == 2 and functions_left(codes[NOTEBOOK_FILE_NAME][0]) < functions_left(codes[MODULE_FILE_NAME][0]):
+    if len(codes) == 2 and functions_left(codes[NOTEBOOK_FILE_NAME][0][0]) < functions_left(codes[MODULE_FILE_NAME][0][0]):
         return codes[NOTEBOOK_FILE_NAME]
     return codes.get(MODULE_FILE_NAME) or codes[NOTEBOOK_FILE_NAME]
 
 
-def _notebook_source(data: bytes, name: str) -> str:
-    """The code cells, joined by blank lines, without the grader's cells, magics or shell lines."""
+def _notebook_source(data: bytes, name: str) -> tuple[str, tuple]:
+    """The code cells, joined by blank lines, without the grader's cells, magics or shell lines,
+    and where each cell landed (the rule of ``pytest grader --submission notebook.ipynb``)."""
     try:
-        cells = code_cells(_decode(data, name))
+        code, cells = notebook_code_with_spans(_decode(data, name))
     except _Refused:
         raise
     except Exception as error:  # noqa: BLE001 - json and nbformat reject malformed input in many ways
         raise _Refused(f"{name} is not a valid notebook ({type(error).__name__}: {error}).") from None
-    return join_code_cells(cells)
+    return code, tuple(cells)
 
 
-def _read_zip(entry: Path) -> str:
+def _read_zip(entry: Path) -> tuple[str, tuple]:
     try:
         with _open_regular(entry, entry.name) as raw, zipfile.ZipFile(raw) as archive:
             member = _choose_member(archive.infolist(), entry.name)
@@ -338,7 +344,7 @@ def _read_zip(entry: Path) -> str:
     name = f"{entry.name}:{member.filename}"
     if len(data) > limit:
         raise _Refused(f"{name} is larger than {limit // MB} MB.")
-    return _notebook_source(data, name) if notebook else _decode_python(data, name)
+    return _notebook_source(data, name) if notebook else (_decode_python(data, name), ())
 
 
 def _choose_member(members: list[zipfile.ZipInfo], zip_name: str) -> zipfile.ZipInfo:

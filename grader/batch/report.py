@@ -70,11 +70,14 @@ th[aria-sort=ascending] button::after { content: " ▲"; } th[aria-sort=descendi
 .muted { color: #666; }
 #students-table { width: 100%; font-size: 13px; } #students-table th, #students-table td { padding: .2rem .35rem; }
 /* The table fits a laptop's width: the group columns' names stand upright, as in a gradebook (across,
-   they took half the width); diagnoses and intake messages have a quarter of the width each and wrap
-   there; the rest is the other columns', where only an id or file name longer than its share breaks. */
+   they took half the width); diagnoses and intake messages, where a column has any, have a quarter of
+   the width each and wrap there (an empty column is as narrow as its name). Ids and file names keep
+   their words whole: a name cell is at least 28 characters wide (longer than nearly every id and file
+   name a class has) and breaks only a name longer than that, which no width could show whole. */
 #students-table thead th { vertical-align: bottom; }
 #students-table th.group button { writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap; }
-#students-table td.text { overflow-wrap: anywhere; } #students-table td.long { width: 25%; min-width: 12rem; }
+#students-table td.text { overflow-wrap: anywhere; } #students-table td.name { min-width: 28ch; }
+#students-table td.long { width: 25%; min-width: 12rem; }
 ul.misconceptions { list-style: none; padding: 0; max-width: 64rem; } ul.misconceptions > li { margin-bottom: .9rem; }
 ul.misconceptions p { margin: .1rem 0; }
 .bar-row { display: grid; grid-template-columns: minmax(0, 1fr) 12rem 6rem; gap: 1rem; align-items: center; }
@@ -251,7 +254,9 @@ def _misconception_item(m: Misconception, most: int) -> str:
     explains = ""
     if m.explains:
         explains = (
-            f'<details><summary class="muted">the failing checks it explains ({len(m.explains)})</summary>'
+            # Tests (test functions), as the feedback pages' "explains 7 failing checks of 4 tests" says:
+            # the number of failing checks (parametrised cases) differs from student to student.
+            f'<details><summary class="muted">the tests it explains ({len(m.explains)} test{"s" if len(m.explains) != 1 else ""})</summary>'
             f'<p class="muted">{_text(", ".join(m.explains))}</p></details>'
         )
     return (
@@ -285,20 +290,28 @@ def _students_section(submissions: dict[str, dict]) -> str:
         ("diagnoses", ""), ("problem", ""),
     ]  # (name, the header's classes)
     head = "".join(_sortable_header(name, classes) for name, classes in columns)
+    texts = {
+        sid: (
+            "; ".join(_diagnosis_text(d) for d in submissions[sid].get("diagnoses") or [] if isinstance(d, dict)),
+            submissions[sid].get("intake_problem") or (submissions[sid].get("import_error") or "").strip().split("\n", 1)[0],
+        )
+        for sid in submissions
+    }
+    # A column of long text gets its share of the width only when some row has text in it.
+    wide = [" long" if any(text[column] for text in texts.values()) else "" for column in (0, 1)]
     rows = []
     for sid in sorted(submissions):
         result = submissions[sid]
         points = result.get("groups", {})
-        diagnoses = "; ".join(_diagnosis_text(d) for d in result.get("diagnoses") or [] if isinstance(d, dict))
-        problem = result.get("intake_problem") or (result.get("import_error") or "").strip().split("\n", 1)[0]
+        diagnoses, problem = texts[sid]
         cells = [
-            f'<td class="student text">{_text(sid)}</td>',
-            f'<td class="text">{_text(result.get("graded_from", ""))}</td>',
+            f'<td class="student text name">{_text(sid)}</td>',
+            f'<td class="text name">{_text(result.get("graded_from", ""))}</td>',
             f"<td>{_feedback_link(sid, 'feedback')}</td>",
             f'<td class="number score">{_text(result["score"])}</td>',
             *(f'<td class="number" data-group="{g}">{_text(points.get(g, {}).get("earned", 0))}</td>' for g in groups),
-            f'<td class="text long">{_text(diagnoses)}</td>',
-            f'<td class="problem text long">{_text(problem)}</td>',
+            f'<td class="diagnoses text{wide[0]}">{_text(diagnoses)}</td>',
+            f'<td class="problem text{wide[1]}">{_text(problem)}</td>',
         ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return f"""<section id="students"><h2>Students ({len(submissions)})</h2>

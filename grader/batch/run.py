@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import fcntl
 import io
 import json
@@ -321,6 +322,7 @@ def _manifest_entry(entry: intake.Entry) -> dict:
         "problem": entry.problem,
         "content_hash": _entry_hash(entry),
         "graded_file": entry.graded_file,
+        "cells": [dataclasses.asdict(cell) for cell in entry.cells],
     }
 
 

@@ -212,10 +212,14 @@ read-out, twice at the same width of 16 features: with two heads of 8, and with 
   and the two tokens it fetches arrive added together. Its loss stays far above the two heads',
   with the same width passed on: the lesson's lost retrieval pattern.
 
-In the notebook, run the cell below once your module passes its checks (it says so when it
-does not). For the `.py` file: `python exercises/train.py`; `--heads 1` adds the one-head run,
-`--plot PATH` saves the pictures (it needs matplotlib). It takes a few seconds and counts for no points.
+{how_to_run} It takes a few seconds and counts for no points.
 """
+# How to run the experiment: in the notebook, its cell; beside the .py file, the script.
+TRAINING_IN_THE_NOTEBOOK = "Run the cell below once your module passes its checks (it says so when it does not)."
+TRAINING_FROM_THE_PY_FILE = (
+    "Run `python exercises/train.py` once your module passes its checks (it says so when it does not); "
+    "`--heads 1` adds the one-head run, `--plot PATH` saves the pictures (it needs matplotlib)."
+)
 TRAINING_SOURCE = f"""\
 {GRADER_CELL_MARKER} experiment (not part of your submission, never graded): what training does to the heads
 try:
@@ -227,12 +231,19 @@ else:
     train.in_notebook(globals())
 """
 
+
+# How the student sees the score: in the notebook, the check cell below; in the .py file, the
+# grader's command. The group numbers and titles are the score table's (grader.scoring.GROUP_TITLES).
+SCORE_IN_THE_NOTEBOOK = "The cell below shows your score for all the code you have run, and what still fails."
+SCORE_IN_THE_PY_FILE = "`make grade` (or `python -m pytest grader`) shows your score, and what still fails."
 FINAL_LESSON = """\
 ## Your score
 
-The cell below shows your score for all the code you have run, and what still fails. Group 7
-(reference) compares your numbers with the reference solution on data drawn when your work is
-graded; code that passes the visible checks for the right reasons passes it too.
+{where_the_score_is} Group 7
+(reference examples) compares your numbers with the reference solution's on fixed examples
+shipped with the grader; group 8 (reference, hidden) makes the same comparison on sizes and
+data drawn when your work is graded, so code that passes the visible checks for the right
+reasons passes it too.
 
 **An experiment.** Keep the width and use one head instead of two, for example
 `MultiHeadSelfAttention(8, 1)` against `MultiHeadSelfAttention(8, 2)` on
@@ -428,9 +439,9 @@ def build_notebook(
         cells += [code(f"code-{name}", pieces[name]) for name in part.names]
         if part.names != (IMPORTS,):
             cells.append(code(f"check-{part.key}", CHECK_SOURCE, tags=(CHECK_TAG,)))
-    cells.append(markdown("lesson-training", TRAINING_LESSON))
+    cells.append(markdown("lesson-training", TRAINING_LESSON.format(how_to_run=TRAINING_IN_THE_NOTEBOOK)))
     cells.append(code("experiment-training", TRAINING_SOURCE, tags=(EXPERIMENT_TAG,)))
-    cells.append(markdown("lesson-score", FINAL_LESSON))
+    cells.append(markdown("lesson-score", FINAL_LESSON.format(where_the_score_is=SCORE_IN_THE_NOTEBOOK)))
     cells.append(code("check-score", CHECK_SOURCE, tags=(CHECK_TAG,)))
     cells.append(markdown("hand-in", HAND_IN))
     return new_notebook(cells=cells, metadata=NOTEBOOK_METADATA)
@@ -474,8 +485,8 @@ def lesson_markdown(solution: str, level: str = stubs.DEFAULT_LEVEL) -> str:
     """The notebook's lesson cells, in order, as one Markdown document (exercises/LESSON.md)."""
     sections = [intro_cells(solution)[0].source, FOR_THE_PY_FILE.strip("\n")]
     sections += [part_lesson(part, level).strip("\n") for part in PARTS if part.names != (IMPORTS,)]
-    sections.append(TRAINING_LESSON.strip("\n"))
-    sections.append(FINAL_LESSON.strip("\n"))
+    sections.append(TRAINING_LESSON.format(how_to_run=TRAINING_FROM_THE_PY_FILE).strip("\n"))
+    sections.append(FINAL_LESSON.format(where_the_score_is=SCORE_IN_THE_PY_FILE).strip("\n"))
     return LESSON_NOTICE + "\n\n".join(sections) + "\n"
 
 

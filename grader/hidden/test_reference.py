@@ -17,21 +17,17 @@ import random
 import pytest
 import torch
 
-from grader import checks, data
+from grader import checks, data, premises
 from grader.data import Config
 from grader.hidden.reference import reference
 
 DRAWS = range(3)
-VALUES_HINT = (
-    "shapes and masks are right but the numbers are not: check the 1/sqrt(head_dim) scale, "
-    "that values (not queries or keys) are weighted, the order of the heads in the "
-    "concatenation, and that output_projection is applied once at the end."
+# Hints name the slip the grader reproduces on the drawn data (grader/premises.py), or none.
+CUT_GRADIENT_HINT = (
+    "your outputs match the reference and this gradient does not: part of the graph is cut "
+    "(a .detach(), torch.no_grad() or a tensor rebuilt with torch.tensor(...))."
 )
-GRADIENT_HINT = (
-    "when the outputs match the reference but a gradient does not, part of the graph is "
-    "cut: look for a .detach(), torch.no_grad() or a tensor rebuilt with torch.tensor(...). "
-    "When the outputs differ too, fix those first."
-)
+FIX_OUTPUTS_FIRST = "your outputs differ from the reference too (see this group's other checks): fix them first."
 
 
 def drawn_config(grading_seed: int, draw: int) -> Config:
@@ -68,11 +64,16 @@ def test_head_matches_the_reference(submission, grading_seed, draw):
     head.load_state_dict(parameters)
     with torch.no_grad():
         expected = head(inputs, allowed)
+    weights_hint = "" if premises.close(got["weights"], expected.weights) else premises.weights_hint(
+        got["weights"], inputs, parameters, allowed, model_dim=config.model_dim,
+        other_masks={} if draw % 2 == 0 else premises.given_mask_slips(allowed, "inside the head"),
+    )
     checks.expect_close(
-        got["weights"], expected.weights, f"AttentionHead weights ({config.describe()})", VALUES_HINT, attention=True,
+        got["weights"], expected.weights, f"AttentionHead weights ({config.describe()})", weights_hint, attention=True,
         allowed=allowed,
     )
-    checks.expect_close(got["output"], expected.output, f"AttentionHead output ({config.describe()})", VALUES_HINT)
+    output_hint = premises.head_output_hint(got["output"], expected.weights, inputs, parameters)
+    checks.expect_close(got["output"], expected.output, f"AttentionHead output ({config.describe()})", output_hint)
 
 
 @pytest.mark.points(2)
@@ -89,9 +90,20 @@ def test_module_matches_the_reference(submission, grading_seed, draw):
     with torch.no_grad():
         expected = reference_module(config, parameters)(inputs, allowed)
     what = f"MultiHeadSelfAttention ({config.describe()}, {'causal' if allowed is None else 'custom'} mask)"
-    mask = data.causal_allowed(config.seq) if allowed is None else allowed[:, None]
-    checks.expect_close(got["weights"], expected.weights, f"{what} weights", VALUES_HINT, attention=True, allowed=mask)
-    checks.expect_close(got["output"], expected.output, f"{what} output", VALUES_HINT)
+    mask = data.causal_allowed(config.seq) if allowed is None else allowed
+    if premises.close(got["weights"], expected.weights):
+        weights_hint = ""
+    elif allowed is None:
+        weights_hint = premises.weights_hint(
+            got["weights"], inputs, parameters, mask, model_dim=config.model_dim, num_heads=config.num_heads,
+            other_masks=premises.default_mask_slips(submission, config.seq),
+        )
+    else:
+        weights_hint = premises.module_custom_mask_hint(submission, got["weights"], inputs, parameters, allowed, config)
+    over_heads = data.causal_allowed(config.seq) if allowed is None else allowed[:, None]  # lies over (batch, heads, seq, seq)
+    checks.expect_close(got["weights"], expected.weights, f"{what} weights", weights_hint, attention=True, allowed=over_heads)
+    output_hint = premises.module_output_hint(got["output"], inputs, parameters, mask, config.num_heads)
+    checks.expect_close(got["output"], expected.output, f"{what} output", output_hint)
 
 
 @pytest.mark.points(6)
@@ -114,8 +126,11 @@ def test_module_gradients_match_the_reference(submission, grading_seed):
     expected = {name: parameter.grad for name, parameter in module.named_parameters()}
     expected["inputs"] = leaf.grad
     got_gradients = dict(got["parameter_gradients"], inputs=got["input_gradient"])
+    with torch.no_grad():
+        outputs_match = premises.close(got["output"], module(inputs).output)
+    hint = CUT_GRADIENT_HINT if outputs_match else FIX_OUTPUTS_FIRST
     for name, expected_gradient in expected.items():
         gradient = got_gradients.get(name)
         if gradient is None:
-            checks.fail(f"no gradient reaches {name}.", "the reference's gradient", "None", GRADIENT_HINT)
-        checks.expect_close(gradient, expected_gradient, f"the gradient of {name} ({config.describe()})", GRADIENT_HINT)
+            checks.fail(f"no gradient reaches {name}.", "the reference's gradient", "None", hint)
+        checks.expect_close(gradient, expected_gradient, f"the gradient of {name} ({config.describe()})", hint)

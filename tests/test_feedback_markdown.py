@@ -1,0 +1,93 @@
+"""The Markdown feedback page (feedback/<id>.md) as an instructor or a student reads it.
+
+* a hostile id, which reaches the page inside check names, renders as text even in a
+  Markdown renderer that keeps inline HTML (mistune with ``escape=False``), as the HTML
+  pages do;
+* names and messages read as written: code spans, not a backslash before every mark;
+* checks that fail alike are folded into one box;
+* a diagnosis counts its failing checks and their tests, and the class report says which
+  of the two it counts.
+"""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+import mistune
+
+from grader.batch import report
+from grader.batch.class_statistics import Misconception
+from grader.feedback import render_markdown
+from grader.scoring import SubmissionResult, TestRecord
+
+HOSTILE_ID = "<img src=x onerror=alert(1)>"
+# The elements the page itself is made of; anything else came from the student's text.
+PAGE_ELEMENTS = {"h1", "h2", "h3", "p", "strong", "code", "pre", "ul", "li", "table", "thead", "tbody", "tr", "th", "td"}
+
+
+class Elements(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: set[str] = set()
+
+    def handle_starttag(self, tag, attrs) -> None:
+        self.found.add(tag)
+
+
+def elements_of(markdown: str) -> set[str]:
+    """The HTML elements a renderer that keeps inline and block HTML makes of the page."""
+    parser = Elements()
+    parser.feed(mistune.create_markdown(escape=False, plugins=["table"])(markdown))
+    return parser.found
+
+
+def hostile_result() -> SubmissionResult:
+    result = SubmissionResult(HOSTILE_ID)
+    explained = [f"test_concatenation[{HOSTILE_ID}-case{n}]" for n in range(3)]
+    for name in explained:
+        result.tests.append(TestRecord(name, "shapes", HOSTILE_ID, 1, "failed",
+                                       "concatenate_heads: features 0:4 do not hold head 0's output.\n  expected: x\n  got:      y"))
+    result.tests.append(TestRecord(f"test_other[{HOSTILE_ID}]", "probabilities", HOSTILE_ID, 1, "failed",
+                                   f"your code raised ValueError: {HOSTILE_ID} *bold* [link](http://x)"))
+    result.diagnoses = [
+        {"function": "concatenate_heads", "mistake": "heads_interleaved", "title": "the heads' features are interleaved",
+         "why": "why", "fix": "fix", "explains": explained},
+        {"function": "AttentionHead.forward", "mistake": "unknown", "first_failing_check": f"test_other[{HOSTILE_ID}]", "explains": []},
+    ]
+    return result
+
+
+def test_a_hostile_id_in_check_names_renders_as_text_in_the_markdown_feedback():
+    page = render_markdown(hostile_result())
+    assert elements_of(page) <= PAGE_ELEMENTS, elements_of(page) - PAGE_ELEMENTS
+    assert "img" not in elements_of(page)
+
+
+def test_names_and_messages_read_without_backslash_escapes():
+    page = render_markdown(hostile_result())
+    assert "\\_" not in page and "\\:" not in page, page
+    assert "`concatenate_heads: features 0:4 do not hold head 0's output.`" in page, page
+
+
+def test_checks_that_fail_alike_are_folded_into_one_box():
+    result = SubmissionResult("zoe")
+    for n in range(45):
+        result.tests.append(TestRecord(f"test_rows_sum_to_one[zoe-b{n}]", "probabilities", "zoe", 1, "failed",
+                                       f"the row at index ({n}, 0) is not a distribution.\n  expected: 1\n  got:      {n / 7:.3f}"))
+    result.tests.append(TestRecord("test_other[zoe]", "shapes", "zoe", 2, "failed", "something else entirely"))
+    page = render_markdown(result)
+    assert page.count("### ") == 2, page
+    assert "The same failure (numbers aside) in 44 more checks (44 points): `test_rows_sum_to_one[zoe-b1]`" in page, page
+
+
+def test_a_diagnosis_counts_its_failing_checks_and_their_tests_and_the_report_says_tests():
+    result = SubmissionResult("zoe")
+    explained = [f"test_{name}[zoe-{n}]" for name, cases in (("a", 4), ("b", 1), ("c", 1), ("d", 1)) for n in range(cases)]
+    for name in explained:
+        result.tests.append(TestRecord(name, "shapes", "zoe", 1, "failed", "wrong"))
+    result.diagnoses = [{"function": "f", "mistake": "m", "title": "t", "why": "w", "fix": "x", "explains": explained}]
+    assert "explains 7 failing checks of 4 tests" in render_markdown(result)
+    item = report._misconception_item(
+        Misconception(function="f", mistake="m", title="t", why="w", explains=("test_a", "test_b", "test_c", "test_d"), students=("zoe",)), 1
+    )
+    assert "the tests it explains (4 tests)" in item, item
