@@ -20,9 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import torch
 
-from grader import checks, diagnosis_text, loading, notebooks, results, root_causes, timeouts, untrusted
+from grader import shadowing
+
+# Before torch is imported: a torch.py beside the grader would be imported in its place.
+shadowing.stop_if_shadowed(Path(__file__).resolve().parent)
+
+import torch  # noqa: E402
+
+from grader import checks, diagnosis_text, loading, notebooks, results, root_causes, settings, timeouts, untrusted  # noqa: E402
 from grader.scoring import ATTENTION_PROPERTY, GROUPS, Scoreboard, group_of
 from grader.submission import ErrorDescription, InProcessBackend, StudentCodeError, Submission
 
@@ -83,7 +89,15 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         default="auto",
         help="with --isolate: bwrap (bubblewrap), process (plain child process) or auto (bwrap when it works)",
     )
-    group.addoption("--call-timeout", type=float, default=5.0, help="with --isolate: seconds allowed per call")
+    group.addoption("--call-timeout", type=settings.SECONDS, default=5.0, help="with --isolate: seconds allowed per call")
+    group.addoption(
+        "--submission-budget", type=settings.SECONDS, default=None,
+        help="with --isolate: wall-clock seconds for one submission, import to last call (default 120)",
+    )
+    group.addoption(
+        "--diagnosis-budget", type=settings.SECONDS, default=None,
+        help="with --isolate: wall-clock seconds for one submission's diagnosis, within its budget (default 10)",
+    )
     group.addoption(
         "--results-dir",
         metavar="DIR",
@@ -337,7 +351,11 @@ def submission(request: pytest.FixtureRequest):
         backend, worker_unavailable = InProcessBackend(source), ()
     else:
         isolated = _sandbox()[0]
-        backend = isolated.IsolatedBackend(source, worker, call_timeout=request.config.getoption("call_timeout"))
+        budgets = {
+            keyword: seconds for keyword, option in (("budget_seconds", "submission_budget"), ("diagnosis_seconds", "diagnosis_budget"))
+            if (seconds := request.config.getoption(option)) is not None
+        }
+        backend = isolated.IsolatedBackend(source, worker, call_timeout=request.config.getoption("call_timeout"), **budgets)
         worker_unavailable = isolated.WorkerUnavailable
     handle = Submission(target.name, source, backend)
     request.config.stash[handles_key][target.name] = handle
@@ -357,7 +375,14 @@ def _finish(config: pytest.Config, handle: Submission) -> None:
     if config.stash[handles_key].pop(handle.name, None) is None:
         return
     handle.close()
-    config.stash[scoreboard_key].submission_result(handle.name).output = handle.backend.captured_output()
+    result = config.stash[scoreboard_key].submission_result(handle.name)
+    result.output = handle.backend.captured_output()
+    if hasattr(handle.backend, "ran_out"):  # the isolated backend keeps the time budgets
+        result.time_budget = {
+            "submission_seconds": handle.backend.budget_seconds,
+            "diagnosis_seconds": handle.backend.diagnosis_seconds,
+            "ran_out": dict(handle.backend.ran_out),
+        }
 
 
 def _not_gradable(config: pytest.Config, name: str, error: ErrorDescription) -> None:

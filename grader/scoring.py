@@ -75,6 +75,9 @@ class SubmissionResult:
     # read through grader/diagnosis_text.py); [] when nothing is wrong or nothing was diagnosed.
     diagnoses: list[dict] = field(default_factory=list)
     graded_file: str = ""  # the file graded, when a submission offered several (grader.loading.choose_work)
+    # With --isolate: the wall-clock budgets (grader/sandbox/isolated.py) and, per budget that
+    # ran out ("submission", "diagnosis"), why; {} at the desk.
+    time_budget: dict = field(default_factory=dict)
 
     @property
     def score(self) -> int:
@@ -109,6 +112,7 @@ class SubmissionResult:
             "graded_file": self.graded_file,
             "output": self.output,
             "diagnoses": self.diagnoses,
+            "time_budget": self.time_budget,
             "tests": [asdict(test) | {"points": test.points} for test in self.tests],
         }
 

@@ -128,7 +128,7 @@ class Submission:
             self.backend.abort()  # a worker still busy with this call must not answer the next one
             raise
         if error is not None:
-            if error.kind == "timeout":  # the worker's own per-call limit
+            if error.kind == "timeout" and error.type_name != "BudgetExhausted":  # the worker's own per-call limit
                 self.timeouts[operation] = self.timeouts.get(operation, 0) + 1
             raise StudentCodeError(operation, error)
         return result

@@ -46,6 +46,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import secrets
 import signal
 import socket
@@ -83,8 +84,18 @@ TWINS = {
         "    return _honest_forward(self, inputs, torch.ones_like(allowed_mask, dtype=torch.bool))\n\n\n"
         "AttentionHead.forward = _ignores_mask\n"
     ),
+    # Every tensor the child sends is zeros of the shape and dtype it would have had, honestly
+    # encoded: what the forged_* attacks on the wire format must not beat.
+    "sends_zeros": (
+        "\n\nimport sys as _sys\n\n_wire = _sys.modules['grader.sandbox.wire']\n_honest_flatten = _wire._flatten\n\n\n"
+        "def _zeros(value, blobs):\n"
+        "    if type(value) is torch.Tensor:\n"
+        "        return _honest_flatten(torch.zeros_like(value), blobs)\n"
+        "    return _honest_flatten(value, blobs)\n\n\n"
+        "_wire._flatten = _zeros\n"
+    ),
 }
-TWIN_SCORES = {"head_not_written": 23, "ignores_mask": 57}
+TWIN_SCORES = {"head_not_written": 23, "ignores_mask": 57, "sends_zeros": 37}
 SOLUTION_NAME = "multi_head_attention"  # the plain solution, graded last
 
 # Every attack and its honest score: a number, or the name of its honest twin.
@@ -108,6 +119,24 @@ HONEST = {
     "ignore_sigterm": "head_not_written",
     "spy_on_leftovers": 100,  # graded after the others: looks for what they left behind
 }
+# Attacks on the wire format: the child rewrites its own encoder (grader/sandbox/wire.py) to send
+# headers its bytes do not match. Each must be refused as malformed, call by call: it may score
+# no more than its honest twin (every tensor sent as honest zeros), and show no value of its own.
+FORGED_REPLIES = {
+    "forged_empty_tensors": "sends_zeros", "forged_large_tensors": "sends_zeros", "forged_huge_tensors": "sends_zeros",
+    "forged_tensor_sizes": "sends_zeros",
+}
+# A safety net, not the defence under test: should a regression let a forged header allocate
+# what it announces, the allocation fails in the grader instead of the machine running out of
+# memory (a 1 GiB header once had a shard killed at 23.9 GB resident). Grading needs under 1 GiB
+# of address space; a child's own memory limit (grader/sandbox/processes.py) is lower still.
+ADDRESS_SPACE_CAP = 4 * 1024**3
+
+
+def capped_address_space() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_CAP, ADDRESS_SPACE_CAP))
+# What the bwrap run grades, in order: every attack, the spy last.
+BWRAP_SELECTION = (*(name for name in HONEST if name != "spy_on_leftovers"), *FORGED_REPLIES, "spy_on_leftovers")
 # Attacks on the grader's own pytest session, graded in a run of their own (see above).
 SHIPPED = ("shipped_conftest", "shipped_beside")
 SHIPPED_INI_SEED = 271828  # the grading seed shipped_pytest.ini asks for
@@ -119,6 +148,7 @@ needs_landlock = pytest.mark.skipif(LANDLOCK_ABI < 4, reason="Landlock with netw
 PROCESS_SELECTION = (
     "exit_at_import", "exit_in_forward", "forge_results", "write_outside", "leave_processes", "fork_flood",
     *(("steal_solution", "open_sockets") if LANDLOCK_ABI >= 4 else ()),
+    *FORGED_REPLIES,
     "spy_on_leftovers",
 )
 
@@ -306,7 +336,7 @@ def attack_run(tmp_path_factory, sandbox: str, names: list[str], twins=tuple(TWI
         run = grade(
             paths, run_dir,
             "--isolate", "--sandbox", sandbox, "--call-timeout", str(CALL_TIMEOUT), "--results-dir", str(results_dir),
-            timeout=300,
+            timeout=300, preexec_fn=capped_address_space,
         )
         outcome = AttackRun(sandbox, run, marker, results_dir, submissions_dir, run_dir, [*twins, *names, SOLUTION_NAME])
         outcome.survivors = survivors_after(marker)
@@ -341,7 +371,7 @@ def remove_files_carrying(marker: str) -> None:
 def bwrap_run(tmp_path_factory):
     if not BWRAP_WORKS:
         pytest.skip("bubblewrap (bwrap) is not installed or cannot create namespaces here")
-    outcome = attack_run(tmp_path_factory, "bwrap", list(HONEST))
+    outcome = attack_run(tmp_path_factory, "bwrap", list(BWRAP_SELECTION))
     yield outcome
     remove_files_carrying(outcome.marker)
 
@@ -368,7 +398,7 @@ def any_run(request) -> AttackRun:
 
 
 def selection_of(sandbox: str) -> tuple[str, ...]:
-    return tuple(HONEST) if sandbox == "bwrap" else PROCESS_SELECTION
+    return BWRAP_SELECTION if sandbox == "bwrap" else PROCESS_SELECTION
 
 
 def in_both_runs(names: tuple[str, ...], holes: dict | None = None) -> list:
@@ -504,6 +534,69 @@ def test_a_tensor_subclass_is_rejected_as_not_plain_data(bwrap_run):
     messages = bwrap_run.messages("tensor_subclass")
     rejected = ("not plain data", "a torch.Tensor subclass?", "expected a plain torch.Tensor")
     assert messages and all(any(words in m for words in rejected) for m in messages), messages[:5]
+
+
+# --- Forged replies ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("sandbox", "name"), in_both_runs(tuple(FORGED_REPLIES)))
+def test_a_forged_reply_gains_no_point_over_honest_zeros(run_of, sandbox, name):
+    outcome = run_of(sandbox)
+    assert outcome.run.score(name) <= outcome.run.score(FORGED_REPLIES[name]), outcome.run.failed_tests(name)
+
+
+@pytest.mark.parametrize(("sandbox", "name"), in_both_runs(tuple(FORGED_REPLIES)))
+def test_a_forged_reply_is_refused_as_malformed_and_nothing_of_it_is_shown(run_of, sandbox, name):
+    """Every call whose reply was forged fails with the same reason, and no value the grader
+    rebuilt from it (its own uninitialised memory, or bytes read as another dtype) reaches a
+    message, a diagnosis or the feedback."""
+    outcome = run_of(sandbox)
+    messages = outcome.messages(name)
+    assert messages and all("the submission's process sent a malformed reply" in m for m in messages), messages[:5]
+    assert not [m for m in messages if "got:" in m], "a value of the forged reply was compared and shown"
+    named = outcome.run.diagnosed(name) - {"unknown"}
+    assert named == set(), f"the diagnosis named {named} from forged numbers"
+    feedback = (outcome.results_dir / "feedback" / f"{name}.md").read_text()
+    assert "got:" not in feedback
+
+
+@needs_bwrap
+def test_replies_announcing_megabytes_they_do_not_send_leave_the_shard_memory_at_its_baseline(tmp_path):
+    """Two grading shards side by side, three students each: in one, honest zeros then two
+    honest students; in the other, a forger announcing 16 MiB per tensor, one announcing 1 GiB,
+    then an honest student. Each shard logs its peak resident memory (grader/batch/shard.py):
+    the forgers' may not exceed the honest one's by more than a reply's bound allows
+    (wire.REPLY), and the student after them in their shard is graded as if they were not there."""
+    class_folder = tmp_path / "class"
+    class_folder.mkdir()
+    solution = SOLUTION.read_text()
+    # Sorted by id and dealt to the two shards in turn: shard 0 gets a, c, e; shard 1 gets b, d, f.
+    (class_folder / "a_honest_zeros.py").write_text(solution + TWINS["sends_zeros"])
+    (class_folder / "b_forged_large.py").write_text(attack_source("forged_large_tensors", {}))
+    (class_folder / "c_honest.py").write_text(solution)
+    (class_folder / "d_forged_huge.py").write_text(attack_source("forged_huge_tensors", {}))
+    (class_folder / "e_honest.py").write_text(solution)
+    (class_folder / "f_after_forgers.py").write_text(solution)
+    out = tmp_path / "out"
+    finished = subprocess.run(
+        [sys.executable, "-m", "grader", "batch", str(class_folder), "--out", str(out), "--quiet", "--jobs", "2",
+         "--sandbox", "bwrap", "--no-report"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+        preexec_fn=capped_address_space,
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    document = json.loads((out / "results.json").read_text())
+    scores = {sid: result["score"] for sid, result in document["submissions"].items()}
+    assert scores["f_after_forgers"] == scores["c_honest"] == scores["e_honest"] == 100, scores
+    assert max(scores["b_forged_large"], scores["d_forged_huge"]) <= scores["a_honest_zeros"], scores
+    peaks = [shard_peak_mib(out / "logs" / f"shard-{number}.log") for number in (0, 1)]
+    assert peaks[1] <= peaks[0] + 64, f"the forgers' shard peaked at {peaks[1]:.0f} MiB, the honest one at {peaks[0]:.0f} MiB"
+
+
+def shard_peak_mib(log: Path) -> float:
+    match = re.search(r"grading shard peak memory: ([\d.]+) MiB", log.read_text())
+    assert match, f"{log.name} reports no peak memory"
+    return float(match.group(1))
 
 
 # --- Reading what it should not ------------------------------------------------------------------

@@ -345,3 +345,10 @@ def write_source(folder, name: str, text: str):
     folder.mkdir(parents=True, exist_ok=True)
     (folder / name).write_text(text)
     return folder / name
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+def test_a_reply_in_a_dtype_numpy_lacks_is_compared_not_a_crash(dtype):
+    reference = torch.linspace(-1, 1, 6, dtype=torch.float64).reshape(2, 3)
+    assert diagnosis.same(reference.to(dtype), reference.to(dtype)) is True
+    assert diagnosis.same(reference.to(dtype), torch.zeros(2, 3, dtype=dtype)) is False

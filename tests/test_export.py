@@ -145,3 +145,70 @@ def test_a_submission_named_as_a_formula_is_neutralised_in_the_plain_file(tmp_pa
 
 def test_the_terminal_shows_control_characters_as_escapes():
     assert untrusted.printable("eve\x1b]0;owned\x07\nx") == "eve\\x1b]0;owned\\x07\\x0ax"
+
+
+# --- careless inputs: one message naming what is wrong, nothing written ---------------------------
+
+
+def refused(out, roster_file, tmp_path, capsys, *options: str, assignment: str = "Attention (12345)") -> str:
+    target = tmp_path / "grades.csv"
+    with pytest.raises(SystemExit) as exited:
+        main(["export", str(out), "--roster", str(roster_file), "--assignment", assignment, "--out", str(target), *options])
+    assert exited.value.code == 2 and not target.exists()
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("points", ["nan", "inf", "-10", "0", "ten"])
+def test_points_that_are_not_a_positive_number_are_refused_naming_the_option(out, roster_file, tmp_path, capsys, points):
+    said = refused(out, roster_file, tmp_path, capsys, f"--points={points}")
+    assert f"argument --points: '{points}' is not a number of points" in said and "Traceback" not in said
+
+
+@pytest.mark.parametrize("title", ["=HYPERLINK(1)", "+1 (2)", "@SUM(A1)", " Attention (12345)"])
+def test_an_assignment_title_a_spreadsheet_would_read_as_a_formula_is_refused(out, roster_file, tmp_path, capsys, title):
+    said = refused(out, roster_file, tmp_path, capsys, assignment=title)
+    assert "argument --assignment:" in said and "formula" in said
+
+
+def test_a_roster_with_a_cell_over_the_csv_limit_is_refused_naming_its_line(out, tmp_path, capsys):
+    long_cell = tmp_path / "long.csv"
+    long_cell.write_text(ROSTER + f'"{"x" * 200_000}",1099,U99,s99,Section A\n', encoding="utf-8")
+    status = main(["export", str(out), "--roster", str(long_cell), "--assignment", "A (1)", "--out", str(tmp_path / "g.csv")])
+    said = capsys.readouterr().err
+    assert status == 2 and "long.csv could not be read as CSV at line" in said and "Traceback" not in said
+    assert not (tmp_path / "g.csv").exists()
+
+
+def test_a_roster_with_two_id_columns_is_refused_not_read_by_its_second(out, tmp_path, capsys):
+    twice = tmp_path / "twice.csv"
+    header, *rows = ROSTER.splitlines()
+    twice.write_text("\n".join([header + ",ID", *(row + ",999" for row in rows)]) + "\n", encoding="utf-8")
+    status = main(["export", str(out), "--roster", str(twice), "--assignment", "A (1)", "--out", str(tmp_path / "g.csv")])
+    assert status == 2 and "twice.csv has more than one column named ID" in capsys.readouterr().err
+
+
+def test_a_student_whose_grading_failed_is_said_so_not_called_without_a_submission(tmp_path, roster_file, capsys):
+    documents = class_documents()
+    del documents["s3"]  # Carol Three handed in, but her grading shard failed: no result
+    out = write_out(tmp_path / "out", documents, not_graded={"s3": "the shard ended with status 3"})
+    text = export_csv(out, roster_file, tmp_path)
+    said = capsys.readouterr().out
+    assert "Carol Three,s3,U3,login3,Section B,\r\n" in text  # empty, not 0
+    assert "1 on the roster whose submission could not be graded" in said and "  s3\n" in said
+    assert "without a submission (left empty):\n  Nobody Handed-In" in said and "Carol" not in said.split("without a submission")[1]
+    record = json.loads((out / export.MATCH_FILE).read_text())
+    assert not [row for row in record["roster_without_submission"] if "Carol" in row]
+
+
+def test_a_student_with_two_entries_is_never_exported_at_the_lower_grade_unsaid(tmp_path, roster_file, capsys):
+    """Canvas's "Download Submissions" names one entry per uploaded file: a finished .py and an
+    untouched notebook become two submissions of one student, matched to one roster row."""
+    documents = class_documents()
+    documents["s1"] = document("s1", 0, False)  # Jane Doe's untouched notebook: 0
+    documents["u1"] = document("u1", 2, True)  # Jane Doe again (SIS User ID U1): her work, 4 of 5
+    out = write_out(tmp_path / "out", documents)
+    text = export_csv(out, roster_file, tmp_path)
+    assert '"Doe, Jane",1001,U1,s1,Section A,0\r\n' in text  # s1 matched first
+    said = capsys.readouterr().err
+    assert "WARNING: " in said and "exported s1 (0%), but u1 scored 80%; the higher grade was NOT sent" in said
+    assert json.loads((out / export.MATCH_FILE).read_text())["higher_grades_not_sent"]

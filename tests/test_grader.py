@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -203,3 +205,36 @@ def test_a_tensor_subclass_cannot_make_comparisons_lie(tmp_path):
     head_tests = [t for t in run.failed_tests("forger") if "head" in t["name"]]
     assert head_tests and any("expected a plain torch.Tensor" in t["message"] for t in head_tests)
     assert run.score("forger") < 100
+
+
+@pytest.mark.parametrize("shadow", ["torch.py", "numpy/__init__.py"])
+def test_at_the_desk_a_file_hiding_a_library_the_grader_imports_is_reported_before_it_runs(tmp_path, shadow):
+    """``pytest grader`` run from a folder holding a student's torch.py would import it in place
+    of torch (the folder is first on sys.path): the grader names it and stops instead."""
+    desk = tmp_path / "desk"
+    desk.mkdir()
+    (desk / "grader").symlink_to(REPO_ROOT / "grader")
+    (desk / "multi_head_attention.py").write_text((REPO_ROOT / "solutions" / "multi_head_attention.py").read_text())
+    (desk / shadow).parent.mkdir(parents=True, exist_ok=True)
+    (desk / shadow).write_text("print('the shadowing file ran')\n")
+    finished = subprocess.run(
+        [sys.executable, "-m", "pytest", "grader", "-q", "-p", "no:cacheprovider", "--submission", "multi_head_attention.py"],
+        cwd=desk, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )
+    said = finished.stdout + finished.stderr
+    name = shadow.split("/")[0].removesuffix(".py")
+    assert finished.returncode == 4, said
+    assert f"{desk / shadow.split('/')[0]} hides a library the grader and your code import ({name})" in said, said
+    assert "the shadowing file ran" not in said and "Traceback" not in said
+
+
+def test_a_grader_installed_beside_the_libraries_finds_nothing_hiding_them():
+    """The student wheel installs grader/ into site-packages, beside the real torch/ and
+    pytest_timeout.py: those are the libraries, not files hiding them."""
+    import sysconfig
+
+    from grader import shadowing
+
+    installed = Path(sysconfig.get_paths()["purelib"])
+    assert (installed / "pytest_timeout.py").is_file() or (installed / "torch").is_dir()
+    assert installed.resolve() not in [folder.resolve() for folder in shadowing.searched_first(installed / "grader")]

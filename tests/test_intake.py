@@ -492,3 +492,10 @@ def test_stage_all_returns_one_entry_for_each_of_ten_mixed_entries(tmp_path, sub
     assert sorted(path.name for path in staging.iterdir()) == sorted(gradable)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["staging", "submissions"]
     assert not list(tmp_path.rglob("evil.py"))
+
+
+def test_ids_spelled_in_nfc_and_in_nfd_are_one_id_and_count_as_duplicates(submissions, staging):
+    write(submissions / "jos\u00e9.py", SOURCE)  # NFC: é as one character
+    write(submissions / "jose\u0301.py", SOURCE)  # NFD: e and a combining accent, as macOS writes it
+    ids = [entry.student_id for entry in intake.stage_all(submissions, staging)]
+    assert sorted(ids) == ["jos\u00e9", "jos\u00e9-2"], ids

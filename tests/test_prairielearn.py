@@ -47,6 +47,7 @@ from grader.scoring import GROUP_TITLES
 from grading import REPO_ROOT
 
 HIDDEN_TITLE = GROUP_TITLES["reference"]
+BAD_CALL_TIMEOUTS = ("0", "-1", "inf", "nan", "abc")
 
 # --- results.json, as PrairieLearn's external-grading documentation describes it ------------------
 # docs/externalGrading.md, "Grading results": score in [0, 1], mandatory when gradable;
@@ -167,6 +168,10 @@ def runs(course, tmp_path_factory) -> dict[str, Run]:
         "forger_process": ({"multi_head_attention.py": FORGER}, {"GRADER_SANDBOX": "process"}),
         "twin_without_bwrap": ({"multi_head_attention.py": SOLUTION.read_text() + HONEST_TWIN}, {"no_bwrap": True}),
         "bad_configuration": ({"multi_head_attention.py": SOLUTION.read_text()}, {"GRADER_SANDBOX": "sideways"}),
+        **{
+            f"call_timeout_{value}": ({"multi_head_attention.py": SOLUTION.read_text()}, {"GRADER_CALL_TIMEOUT": value})
+            for value in BAD_CALL_TIMEOUTS
+        },
     }
     roots = {name: make_root(course, files) for name, (files, _) in plans.items()}
 
@@ -396,6 +401,16 @@ def test_a_grader_failure_is_not_gradable_and_says_it_is_the_autograders_fault(r
     assert "not of your code" in run.results["message"]
     assert "GRADER FAILURE" in run.output and "GRADER_SANDBOX='sideways'" in run.output
     assert "sideways" not in json.dumps(run.results)
+
+
+@pytest.mark.parametrize("value", BAD_CALL_TIMEOUTS)
+def test_a_call_timeout_that_is_not_positive_seconds_is_not_gradable_and_named_to_instructors(runs, value):
+    # Before: 0, -1, inf and nan graded the reference 0/1 and said gradable; abc left no results.json.
+    run = runs[f"call_timeout_{value}"]
+    assert run.results is not None, run.output[-2000:]
+    assert run.results["gradable"] is False and run.results["message"] == prairielearn.FAILURE_MESSAGE
+    assert f"GRADER_CALL_TIMEOUT={value!r} is not usable" in run.output
+    assert "Traceback" not in run.output
 
 
 # --- results under PrairieLearn's 1 MB, whatever a submission makes the messages ---------------------

@@ -377,3 +377,25 @@ def test_in_chromium_a_hostile_feedback_page_runs_nothing_and_fetches_nothing(tm
         assert page.text_content("h1") == f"Feedback for {HOSTILE_ID}"
         assert page.locator("img").count() == 0
         assert _network(seen["requests"]) == [] and seen["dialogs"] == []
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda result: result.pop("score"), "has score None of max_score"),
+        (lambda result: result.update(max_score="100"), "of max_score '100'"),
+        (lambda result: result.update(score=120), "has score 120 of max_score"),
+        (lambda result: result.update(groups=[]), "has a 'groups' that is not a dict"),
+    ],
+)
+def test_a_hand_edited_results_json_is_refused_naming_the_student_and_what_is_wrong(tmp_path, edit, said):
+    out = write_out(tmp_path / "out", class_documents())
+    document = json.loads((out / "results.json").read_text())
+    sid = sorted(document["submissions"])[0]
+    edit(document["submissions"][sid])
+    (out / "results.json").write_text(json.dumps(document))
+    finished = subprocess.run(
+        [sys.executable, "-m", "grader", "report", str(out)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert finished.returncode == 2 and f"submission {sid!r} " in finished.stderr and said in finished.stderr, finished.stderr
+    assert "Traceback" not in finished.stderr

@@ -29,8 +29,8 @@ import sys
 import time
 from pathlib import Path
 
-from grader import results, untrusted
-from grader.batch import roster
+from grader import results, settings, untrusted
+from grader.batch import class_results, roster
 from grader.scoring import GROUP_TITLES, GROUPS
 
 MATCH_FILE = "export.json"  # read by grader/batch/report.py
@@ -39,30 +39,58 @@ MATCH_FILE = "export.json"  # read by grader/batch/report.py
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("out", type=Path, help="a batch's output folder (holding results.json)")
     parser.add_argument("--roster", type=Path, required=True, help="the gradebook CSV exported from Canvas")
-    parser.add_argument("--assignment", required=True, help='the gradebook column, as Canvas names it: "Title (12345)"')
-    parser.add_argument("--points", type=float, default=100.0, help="the assignment's points possible (default 100)")
+    parser.add_argument(
+        "--assignment", type=settings.COLUMN_TITLE, required=True, help='the gradebook column, as Canvas names it: "Title (12345)"'
+    )
+    parser.add_argument("--points", type=settings.POINTS, default=100.0, help="the assignment's points possible (default 100)")
     parser.add_argument("--format", choices=("canvas", "plain"), default="canvas")
     parser.add_argument("--out", dest="file", type=Path, required=True, help="the CSV to write")
 
 
 def run(arguments: argparse.Namespace) -> int:
     try:
-        document = json.loads((arguments.out / "results.json").read_text(encoding="utf-8"))
+        document = class_results.read_class_results(arguments.out / "results.json")
         rows = roster.read_roster(arguments.roster)
     except (OSError, ValueError) as error:  # RosterError is a ValueError
         print(f"error: {error}", file=sys.stderr)
         return 2
     submissions = document.get("submissions", {})
-    found = roster.match(list(submissions), rows)
+    # A student whose grading failed has no result, but has handed in: matched like the others
+    # (their cell left empty and said), never reported as "without a submission".
+    not_graded = [sid for sid in document.get("not_graded") or {} if sid not in submissions]
+    found = roster.match([*submissions, *not_graded], rows)
     if arguments.format == "canvas":
         text = canvas_csv(found, submissions, arguments.assignment, arguments.points)
     else:
         text = plain_csv(found, submissions, arguments.points)
     results.write_atomically(arguments.file, text)
-    results.write_atomically(arguments.out / MATCH_FILE, json.dumps(match_record(found, arguments), indent=2) + "\n")
+    results.write_atomically(arguments.out / MATCH_FILE, json.dumps(match_record(found, arguments, submissions), indent=2) + "\n")
     _rebuild_report(arguments.out)
-    _print_summary(found, arguments.file)
+    _print_summary(found, arguments.file, not_graded)
+    for warning in higher_grades_not_sent(found, submissions):
+        print(f"WARNING: {untrusted.printable(warning)}", file=sys.stderr)
     return 0
+
+
+def higher_grades_not_sent(found: roster.Match, submissions: dict[str, dict]) -> list[str]:
+    """One sentence per roster student for whom another of their submissions scored higher
+    than the one exported: the LMS would get the lower grade, so the instructor is told."""
+    warnings = []
+    for row, others in found.also_matched.items():
+        sent = found.submission_of_row[row]
+        score = _fraction(submissions.get(sent))
+        better = [(sid, _fraction(submissions.get(sid))) for sid in others if _fraction(submissions.get(sid)) > score]
+        if better:
+            best, fraction = max(better, key=lambda item: item[1])
+            warnings.append(
+                f"{roster.describe(found.rows[row])}: exported {sent} ({score:.0%}), but {best} scored {fraction:.0%}; "
+                "the higher grade was NOT sent. Keep one entry per student in the submissions folder and grade again."
+            )
+    return warnings
+
+
+def _fraction(document: dict | None) -> float:
+    return document["score"] / document["max_score"] if document and document.get("max_score") else 0.0
 
 
 def canvas_csv(found: roster.Match, submissions: dict[str, dict], assignment: str, points: float) -> str:
@@ -72,7 +100,7 @@ def canvas_csv(found: roster.Match, submissions: dict[str, dict], assignment: st
     table.writerow([f"    {roster.POINTS_POSSIBLE}", "", "", "", "", number(points)])
     for index, row in enumerate(found.rows):
         sid = found.submission_of_row.get(index)
-        score = scaled(submissions[sid], points) if sid else ""
+        score = scaled(submissions[sid], points) if sid in submissions else ""
         table.writerow([*(neutralise(row.get(column, "")) for column in roster.COLUMNS), score])
     return buffer.getvalue()
 
@@ -88,7 +116,7 @@ def plain_csv(found: roster.Match, submissions: dict[str, dict], points: float) 
     for index, row in enumerate(found.rows):
         sid = found.submission_of_row.get(index)
         document = submissions.get(sid, {}) if sid else {}
-        cells = [scaled(document, points), *(document.get("groups", {}).get(g, {}).get("earned", "") for g in groups)] if sid else [""] * (1 + len(groups))
+        cells = [scaled(document, points), *(document.get("groups", {}).get(g, {}).get("earned", "") for g in groups)] if document else [""] * (1 + len(groups))
         table.writerow([*(neutralise(row.get(column, "")) for column in columns), neutralise(sid or ""), *cells])
     return buffer.getvalue()
 
@@ -108,7 +136,7 @@ def number(value: float) -> str:
     return "0" if text == "-0" else text
 
 
-def match_record(found: roster.Match, arguments: argparse.Namespace) -> dict:
+def match_record(found: roster.Match, arguments: argparse.Namespace, submissions: dict[str, dict]) -> dict:
     return {
         "assignment": arguments.assignment,
         "roster": arguments.roster.name,
@@ -118,11 +146,17 @@ def match_record(found: roster.Match, arguments: argparse.Namespace) -> dict:
         "matched_by": found.matched_by,
         "roster_without_submission": [roster.describe(row) for row in found.without_submission],
         "submissions_not_on_roster": [{"submission": sid, "reason": why} for sid, why in found.not_on_roster.items()],
+        "higher_grades_not_sent": higher_grades_not_sent(found, submissions),
     }
 
 
-def _print_summary(found: roster.Match, file: Path) -> None:
+def _print_summary(found: roster.Match, file: Path, not_graded: list[str]) -> None:
     print(f"{file}: {len(found.submission_of_row)} of {len(found.rows)} roster students have a submission")
+    failed = [sid for sid in found.submission_of_row.values() if sid in not_graded]
+    if failed:
+        print(f"{len(failed)} on the roster whose submission could not be graded (left empty; see OUT/batch.log, then regrade):")
+        for sid in failed:
+            print(f"  {untrusted.printable(sid)}")
     missing = found.without_submission
     if missing:
         print(f"{len(missing)} on the roster without a submission (left empty):")

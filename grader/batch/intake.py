@@ -27,6 +27,7 @@ import re
 import shutil
 import stat
 import tokenize
+import unicodedata
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -76,7 +77,10 @@ def student_id_of(entry: Path) -> str:
     name = entry.name if stat.S_ISDIR(_lstat_mode(entry) or 0) else entry.stem
     # Control characters and bytes that are not UTF-8 are escaped: the id is shown in logs,
     # on terminals and in the gradebook (grader/untrusted.py).
-    name = printable(name)
+    # One spelling per name: macOS writes NFD (e + combining accent), most others NFC, and
+    # the two look identical in every gradebook; as NFC they are one id, a duplicate resolved
+    # like any other (unique_ids).
+    name = unicodedata.normalize("NFC", printable(name))
     # "." or ".." as a folder name would stage outside the student's own folder.
     return name if name.strip(".") else "_" + name
 

@@ -19,12 +19,13 @@ import base64
 import hashlib
 import html
 import json
+import sys
 import time
 from pathlib import Path
 from urllib.parse import quote
 
 from grader import results, untrusted
-from grader.batch import feedback_pages, report_plots
+from grader.batch import class_results, feedback_pages, report_plots
 from grader.batch.class_statistics import UNKNOWN, ClassStatistics, ItemStatistics, Misconception, class_statistics
 from grader.scoring import GROUP_TITLES, GROUPS
 
@@ -95,6 +96,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(arguments: argparse.Namespace) -> int:
     if not (arguments.out / "results.json").is_file():
         print(f"error: {arguments.out} holds no results.json: run `python -m grader batch` first")
+        return 2
+    try:
+        class_results.read_class_results(arguments.out / "results.json")
+    except (OSError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
     path = write_report(arguments.out, assignment=arguments.assignment)
     print(f"report: {path}")

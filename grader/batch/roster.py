@@ -33,6 +33,9 @@ class Match:
     submission_of_row: dict[int, str] = field(default_factory=dict)  # row index -> submission id
     matched_by: dict[str, str] = field(default_factory=dict)  # submission id -> the column that matched
     not_on_roster: dict[str, str] = field(default_factory=dict)  # submission id -> why it matched no row
+    # row index -> the later submissions that matched a row already taken (Canvas's
+    # "Download Submissions" gives one entry per uploaded file: name_..._file, name_..._file-2)
+    also_matched: dict[int, list[str]] = field(default_factory=dict)
 
     @property
     def without_submission(self) -> list[dict[str, str]]:
@@ -47,10 +50,15 @@ def read_roster(path: Path) -> list[dict[str, str]]:
             header = [name.strip() for name in reader.fieldnames or []]
             if not any(column in header for column in MATCHED_BY):
                 raise RosterError(f"{path.name} has none of the columns {', '.join(MATCHED_BY)}: is it a Canvas gradebook export?")
+            repeated = sorted({name for name in header if name and header.count(name) > 1})
+            if repeated:  # a hand-edited file: which of the two holds the students' ids is a guess
+                raise RosterError(f"{path.name} has more than one column named {', '.join(repeated)}: keep one of each")
             reader.fieldnames = header
             rows = [{column: (row.get(column) or "").strip() for column in header} for row in reader]
     except UnicodeDecodeError as error:
         raise RosterError(f"{path.name} is not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except csv.Error as error:  # a cell over the csv module's limit (128 kB), a stray NUL byte
+        raise RosterError(f"{path.name} could not be read as CSV at line {reader.line_num}: {error}") from None
     return [row for row in rows if _is_student(row)]
 
 
@@ -64,6 +72,7 @@ def match(submission_ids: list[str], rows: list[dict[str, str]]) -> Match:
         elif row in found.submission_of_row:
             taken = found.submission_of_row[row]
             found.not_on_roster[sid] = f"its roster row ({column} {rows[row].get(column, '')}) is already matched by {taken}"
+            found.also_matched.setdefault(row, []).append(sid)
         else:
             found.submission_of_row[row] = sid
             found.matched_by[sid] = column

@@ -49,7 +49,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from grader import __version__, results, untrusted
+from grader import __version__, results, settings, untrusted
 from grader.batch import intake
 from grader.sandbox import processes
 from grader.scoring import GROUPS
@@ -67,7 +67,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="shards graded side by side (default: cores)")
     parser.add_argument("--force", action="store_true", help="regrade students whose results are already there")
     parser.add_argument("--sandbox", choices=("auto", "bwrap", "process"), default="auto")
-    parser.add_argument("--call-timeout", type=float, default=5.0, help="seconds allowed for one call into student code")
+    parser.add_argument("--call-timeout", type=settings.SECONDS, default=5.0, help="seconds allowed for one call into student code")
+    parser.add_argument(
+        "--submission-budget", type=settings.SECONDS, default=None,
+        help="wall-clock seconds for one submission, import to last call; what remains scores 0 (default 120)",
+    )
+    parser.add_argument(
+        "--diagnosis-budget", type=settings.SECONDS, default=None,
+        help="wall-clock seconds for one submission's diagnosis, within its budget; past it the diagnosis is dropped (default 10)",
+    )
     parser.add_argument("--grading-seed", type=int, default=None, help="replay a batch's hidden-test data")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--assignment", default=None, help="the title shown in the report (default: the folder's name)")
@@ -272,6 +280,8 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, see
             "-p", "pytest_timeout", "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:logging",
             "-p", "no:warnings", "--capture=no", "--isolate", "--sandbox", arguments.sandbox,
             "--results-dir", str(out), "--grading-seed", str(seed), "--call-timeout", str(arguments.call_timeout),
+            *(["--submission-budget", str(arguments.submission_budget)] if arguments.submission_budget else []),
+            *(["--diagnosis-budget", str(arguments.diagnosis_budget)] if arguments.diagnosis_budget else []),
         ]
         shard_processes.append(processes.start_grading_shard(manifest, pytest_options, out / "logs" / f"shard-{number}.log"))
     started = time.monotonic()

@@ -31,7 +31,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from grader import diagnosis_text
+from grader import diagnosis_text, settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SANDBOXES = ("auto", "bwrap", "process")
@@ -198,17 +198,31 @@ def check_sandbox(sandbox: str) -> None:
         raise GraderFailure(f"{SANDBOX_VARIABLE}={sandbox!r} is not one of {', '.join(SANDBOXES)}.")
 
 
+def call_timeout_options() -> list[str]:
+    """The batch's --call-timeout from GRADER_CALL_TIMEOUT, checked here: a bad value (0, -1,
+    inf, nan, abc) is the autograder's fault, answered as such, never a 0 for the student."""
+    text = os.environ.get(CALL_TIMEOUT_VARIABLE)
+    if not text:
+        return []
+    try:
+        return ["--call-timeout", repr(settings.positive_seconds(text))]
+    except ValueError as error:
+        # The details replace a traceback in the instructor's log: the sentence says it all.
+        advice = f"Set {CALL_TIMEOUT_VARIABLE} to the seconds one call may take (the default is 5), or remove it."
+        raise GraderFailure(f"{CALL_TIMEOUT_VARIABLE}={text!r} is not usable: {error}.", advice) from None
+
+
 def grade(chosen: Path | None, sandbox: str) -> dict:
     """The batch's result document for the one file ``chosen`` (every test failed when None)."""
     from grader.batch import run as batch
 
     check_sandbox(sandbox)
+    call_timeout = call_timeout_options()
     with tempfile.TemporaryDirectory(prefix="mha-autograder-") as work:  # 0o700: invisible to nobody
         submissions, out = Path(work) / "submissions", Path(work) / "out"
         _stage(chosen, submissions)
         parser = argparse.ArgumentParser()
         batch.add_arguments(parser)
-        call_timeout = ["--call-timeout", os.environ[CALL_TIMEOUT_VARIABLE]] if os.environ.get(CALL_TIMEOUT_VARIABLE) else []
         status = batch.run(parser.parse_args(
             [str(submissions), "--out", str(out), "--jobs", "1", "--sandbox", sandbox, "--quiet", "--force", "--no-report", *call_timeout]
         ))

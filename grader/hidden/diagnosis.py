@@ -113,13 +113,20 @@ def _same_tensor(student, candidate) -> bool:
     # In numpy: on tensors this small each torch call costs more than the arithmetic, and
     # hundreds of candidates are compared. |a - b| <= atol + rtol * |b| (NaN fails), else
     # equal values (infinities) or NaN in both.
-    a = student.detach().numpy().astype(numpy.float64, copy=False)
-    b = candidate.detach().numpy().astype(numpy.float64, copy=False)
+    a, b = _float64(student), _float64(candidate)
     with numpy.errstate(invalid="ignore"):
         close = numpy.abs(a - b) <= atol + rtol * numpy.abs(b)
         if close.all():
             return True
         return bool((close | (a == b) | (numpy.isnan(a) & numpy.isnan(b))).all())
+
+
+def _float64(tensor: torch.Tensor):
+    # numpy has no bfloat16: such a tensor (a student's choice of dtype) is widened by torch.
+    tensor = tensor.detach()
+    if tensor.dtype is torch.bfloat16:
+        tensor = tensor.double()
+    return tensor.numpy().astype(numpy.float64, copy=False)
 
 
 # --- one function --------------------------------------------------------------------------------

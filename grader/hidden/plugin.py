@@ -72,13 +72,21 @@ class DiagnosisPlugin:
         ]
         if not failed:
             return
+        # The sandbox gives the diagnosis a budget of its own (it runs in the last check's
+        # teardown, after pytest-timeout stopped that check's timer); in process, an alarm.
+        budget = getattr(handle.backend, "diagnosis_budget", contextlib.nullcontext)
         try:
-            with _time_limit(handle, DIAGNOSIS_SECONDS):
+            with budget(), _time_limit(handle, DIAGNOSIS_SECONDS):
                 found = diagnosis.diagnose(handle, failed, self.grading_seed)
+            if getattr(handle.backend, "ran_out", {}).get("diagnosis"):
+                raise CallTimedOut("the diagnosis ran out of its budget", pytrace=False)  # probes refused: no verdict
         except CallTimedOut:
             log.warning("%s: the diagnosis ran out of the check's time and was dropped", result.submission)
             return
         except (Exception, pytest.fail.Exception):  # noqa: BLE001 - a diagnosis never costs a point
+            if getattr(handle.backend, "ran_out", {}).get("diagnosis"):  # its probes were refused
+                log.warning("%s: the diagnosis ran out of its budget and was dropped", result.submission)
+                return
             # This runs in the last check's teardown: anything escaping would fail that check.
             log.exception("%s: the diagnosis failed and was dropped", result.submission)
             return

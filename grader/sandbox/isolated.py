@@ -10,6 +10,8 @@ one ``os._exit`` costs only the tests that reached it.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import signal
 import socket
 import threading
@@ -23,6 +25,11 @@ from grader.errors import ErrorDescription
 
 OUTPUT_KEPT_BYTES = 10_000
 WORKER_START_TIMEOUT = 120.0
+# Wall-clock seconds for one submission, from its import to its last call (the grader's own
+# work included), and for its diagnosis within them: past either, what remains scores 0 (the
+# diagnosis is only dropped) and results.json records why (SubmissionResult.time_budget).
+SUBMISSION_BUDGET_SECONDS = 120.0
+DIAGNOSIS_BUDGET_SECONDS = 10.0
 
 
 class WorkerUnavailable(RuntimeError):
@@ -180,6 +187,21 @@ def _tail(log: Path) -> str:
     return ("; it said: " + " | ".join(lines[-3:])) if lines else ""
 
 
+def _timed_out(seconds: float, during: str) -> str:
+    """What a call past its limit is known to mean, and no more: a slow import is not known to
+    be a loop (a training run or a large computation at the top level looks the same)."""
+    if during == "import":
+        return (
+            f"timed out after {seconds:g} s during import: the code at the top level of the file (what runs "
+            "when it is imported) did not finish. Code that only demonstrates or trains belongs under "
+            '`if __name__ == "__main__":`, which the grader does not run.'
+        )
+    return (
+        f"timed out after {seconds:g} s during {during}: the code did not finish. "
+        "Look for a loop whose condition never changes."
+    )
+
+
 def describe_exit(event: dict, during: str) -> ErrorDescription:
     if "disk" in event:
         text = f"the submission's process was ended during {during}: {event['disk']} (the limit for one submission)"
@@ -203,15 +225,24 @@ def describe_exit(event: dict, during: str) -> ErrorDescription:
 class IsolatedBackend:
     """The ``Backend`` of one submission when its code runs in the worker."""
 
-    def __init__(self, source: Path, worker: Worker, call_timeout: float = 5.0, budget_seconds: float = 120.0) -> None:
+    def __init__(
+        self, source: Path, worker: Worker, call_timeout: float = 5.0,
+        budget_seconds: float = SUBMISSION_BUDGET_SECONDS, diagnosis_seconds: float = DIAGNOSIS_BUDGET_SECONDS,
+    ) -> None:
         self.source = source
         self.source_text, self.encoding = _read_python(source)
         self.worker = worker
         self.call_timeout = call_timeout
         self.budget_seconds = budget_seconds
+        self.diagnosis_seconds = diagnosis_seconds
         self.spent_seconds = 0.0
         self.channel: socket.socket | None = None
         self.outputs: list[CapturedOutput] = []
+        # The submission's wall-clock budget runs from its import (open) to its last call,
+        # the grader's own work between calls included; a stage (the diagnosis) may end sooner.
+        self._ends_at = math.inf
+        self._stage: tuple[float, str] | None = None  # (when it ends, what ran out then)
+        self.ran_out: dict[str, str] = {}  # "submission" / "diagnosis" -> the reason, once reached
 
     def _start_child(self) -> ErrorDescription | None:
         self.channel, output = self.worker.spawn(self.source_text, self.source.name, self.encoding)
@@ -224,13 +255,35 @@ class IsolatedBackend:
         return None
 
     def open(self) -> ErrorDescription | None:
+        self._ends_at = time.monotonic() + self.budget_seconds
         return self._start_child()
 
+    @contextlib.contextmanager
+    def diagnosis_budget(self):
+        """The diagnosis's calls share a budget of their own (within the submission's): past
+        it, each is refused at once, and ``ran_out["diagnosis"]`` says so."""
+        self._stage = (time.monotonic() + self.diagnosis_seconds, "diagnosis")
+        try:
+            yield
+        finally:
+            self._stage = None
+
+    def _limit(self) -> tuple[float, str]:
+        """When the current calls must end, and which budget ends them."""
+        if self._stage is not None and self._stage[0] < self._ends_at:
+            return self._stage
+        return self._ends_at, "submission"
+
+    def _run_out(self, which: str, during: str) -> ErrorDescription:
+        seconds = self.diagnosis_seconds if which == "diagnosis" else self.budget_seconds
+        reason = f"the {which}'s {seconds:g} s budget ran out (at {during})"
+        self.ran_out.setdefault(which, reason)
+        return ErrorDescription("timeout", "BudgetExhausted", f"not run: {reason}; what remains scores 0")
+
     def call(self, operation: str, **arguments: Any) -> tuple[Any, ErrorDescription | None]:
-        if self.spent_seconds > self.budget_seconds:
-            return None, ErrorDescription(
-                "timeout", "Timeout", f"not run: the submission used up its {self.budget_seconds:g} s time budget"
-            )
+        ends_at, which = self._limit()
+        if time.monotonic() >= ends_at:
+            return None, self._run_out(which, operation)
         if self.channel is None:
             failure = self._start_child()  # the previous child died: a fresh one, freshly imported
             if failure is not None:
@@ -248,25 +301,28 @@ class IsolatedBackend:
     def _exchange(self, request: dict | None, during: str) -> tuple[Any, ErrorDescription | None]:
         """Send ``request`` (None: only read) and wait for the reply within the time limit."""
         started = time.monotonic()
+        ends_at, which = self._limit()
         try:
             self.channel.settimeout(self.call_timeout)
             if request is not None:
                 wire.send(self.channel, request)
             # One deadline for the whole reply: a child dripping a byte at a time cannot stretch it.
-            reply = wire.receive(self.channel, deadline=started + self.call_timeout)
+            reply = wire.receive(self.channel, deadline=min(started + self.call_timeout, ends_at))
         except TimeoutError:
             self._discard_child(kill=True)
-            return None, ErrorDescription(
-                "timeout", "Timeout",
-                f"timed out after {self.call_timeout:g} s during {during}: the code did not finish. "
-                "Look for a loop whose condition never changes.",
-            )
+            if ends_at < started + self.call_timeout:  # a budget ended it, not the call's own limit
+                return None, self._run_out(which, during)
+            return None, ErrorDescription("timeout", "Timeout", _timed_out(self.call_timeout, during))
         except wire.ChannelClosed:
             event = self._discard_child(kill=True)  # harmless if it is already dead
             return None, describe_exit(event, during)
         except wire.BadMessage as error:
             self._discard_child(kill=True)
-            return None, ErrorDescription("contract", "BadReply", f"{during}: {error} (a torch.Tensor subclass?)")
+            # Nothing of it is used (its framing is lost with it): this call scores as failed,
+            # and the next one gets a fresh child.
+            return None, ErrorDescription(
+                "contract", "BadReply", f"the submission's process sent a malformed reply during {during}: {error}"
+            )
         finally:
             elapsed = time.monotonic() - started
             self.spent_seconds += elapsed

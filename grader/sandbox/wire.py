@@ -3,8 +3,14 @@
 A message is a JSON header followed by the raw bytes of its tensors. Decoding rebuilds
 dicts, lists, strings, numbers, booleans, None and plain ``torch.Tensor`` values, and
 nothing else: there is no pickle anywhere, so a reply crafted by student code cannot run
-code in the grader, and a tensor subclass cannot even be sent. A message larger than
-``MAX_MESSAGE_BYTES`` is refused before it is read.
+code in the grader, and a tensor subclass cannot even be sent.
+
+Nothing the sender announces is trusted, the framing included: code in a submission's child
+can replace the child's encoder and send any header it likes. So a message is read only
+within its ``Bounds`` (total bytes, header bytes, number of tensors, rank, nesting), all
+checked before anything is allocated, and a tensor is rebuilt only when its bytes are
+exactly its dtype's size times its number of elements, every byte of the payload accounted
+for: a tensor is never made of memory the sender did not fill.
 
 (``torch.save``/``torch.load(weights_only=True)`` would be safe too, but costs about a
 millisecond per message in zip-file bookkeeping; the grader sends thousands.)
@@ -17,10 +23,34 @@ import math
 import socket
 import struct
 import time
+from dataclasses import dataclass
 
 import torch
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What one message may announce; a message beyond any of them is refused unread."""
+
+    message_bytes: int  # header and tensor bytes together
+    header_bytes: int  # the JSON part: what json.loads turns into Python objects
+    tensors: int
+    rank: int = 8
+    depth: int = 32  # nesting of lists and dicts
+    dimension: int = 2**31 - 1  # one size of a shape
+
+
+# What the grader reads from the worker and a submission's child, whose code may forge it.
+# Honest replies are a few kB (the largest, a module's gradients, holds 14 tensors in 5 kB);
+# these bounds leave room for a student's oversized tensor and keep the grader's memory near
+# its baseline whatever a reply announces.
+REPLY = Bounds(message_bytes=16 * MIB, header_bytes=1 * MIB, tensors=1024)
+# What the worker and the child read from the grader: the submission's source travels in the
+# header (up to 1 MB of text, six bytes a character once escaped as JSON).
+FROM_GRADER = Bounds(message_bytes=MAX_MESSAGE_BYTES, header_bytes=MAX_MESSAGE_BYTES, tensors=1024)
 _HEADER = struct.Struct("!QQ")  # JSON length, tensor bytes length
 _DTYPES = {
     str(dtype).removeprefix("torch."): dtype
@@ -68,25 +98,71 @@ def _flatten(value: object, blobs: list[bytes]) -> object:
     raise TypeError(f"a {type(value).__name__} is not plain data")
 
 
-def _rebuild(value: object, payload: memoryview, offset: list[int]) -> object:
-    if isinstance(value, list):
-        return [_rebuild(item, payload, offset) for item in value]
-    if isinstance(value, dict):
-        if "__float__" in value:
-            return float(value["__float__"])
-        if "__tensor__" in value:
-            dtype = _DTYPES[value["__tensor__"]]
-            shape = [int(size) for size in value["shape"]]
-            size = int(value["bytes"])
-            raw = payload[offset[0] : offset[0] + size]
-            offset[0] += size
-            if len(raw) != size:
-                raise ValueError("tensor bytes missing")
-            if not size:
-                return torch.empty(shape, dtype=dtype)
-            return torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape)
-        return {str(key): _rebuild(item, payload, offset) for key, item in value.items()}
-    return value
+class _Decoder:
+    """Rebuilds one message's header, taking each tensor's bytes from the payload in order."""
+
+    def __init__(self, payload: memoryview, bounds: Bounds) -> None:
+        self.payload = payload
+        self.bounds = bounds
+        self.offset = 0
+        self.tensors = 0
+
+    def rebuild(self, value: object, depth: int = 0) -> object:
+        if isinstance(value, (list, dict)) and depth >= self.bounds.depth:
+            raise BadMessage(f"its data is nested more than {self.bounds.depth} levels deep")
+        if isinstance(value, list):
+            return [self.rebuild(item, depth + 1) for item in value]
+        if isinstance(value, dict):
+            if "__float__" in value:
+                return float(value["__float__"])
+            if "__tensor__" in value:
+                return self.tensor(value)
+            return {str(key): self.rebuild(item, depth + 1) for key, item in value.items()}
+        return value
+
+    def tensor(self, header: dict) -> torch.Tensor:
+        self.tensors += 1
+        if self.tensors > self.bounds.tensors:
+            raise BadMessage(f"it announces more than {self.bounds.tensors} tensors")
+        name, shape, size = header["__tensor__"], header.get("shape"), header.get("bytes")
+        dtype = _DTYPES.get(name) if type(name) is str else None
+        if dtype is None:
+            raise BadMessage("a tensor of an unknown dtype")
+        if not (type(shape) is list and len(shape) <= self.bounds.rank
+                and all(type(dim) is int and 0 <= dim <= self.bounds.dimension for dim in shape)):
+            raise BadMessage(f"a tensor's shape is not a list of at most {self.bounds.rank} sizes")
+        expected = math.prod(shape) * dtype.itemsize
+        if type(size) is not int or size != expected:
+            raise BadMessage(f"a {name} tensor of shape {shape} needs {expected} bytes, its header says {size!r}")
+        if self.offset + size > len(self.payload):
+            raise BadMessage(f"a {name} tensor of shape {shape} announces more bytes than the reply holds")
+        raw = self.payload[self.offset : self.offset + size]
+        self.offset += size
+        if not size:  # no elements: nothing to fill
+            return torch.zeros(shape, dtype=dtype)
+        tensor = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
+        if dtype is torch.bool and int(tensor.max()) > 1:  # any other byte is not a bool torch can hold
+            raise BadMessage("a bool tensor holds bytes other than 0 and 1")
+        return tensor.view(dtype).reshape(shape)
+
+    def finish(self) -> None:
+        if self.offset != len(self.payload):
+            raise BadMessage(f"{len(self.payload) - self.offset} bytes of it belong to no tensor")
+
+
+def decode(header: bytes | bytearray, payload: bytes | bytearray, bounds: Bounds = REPLY) -> object:
+    """The message a header and its payload describe, or ``BadMessage`` saying what is wrong."""
+    if len(header) > bounds.header_bytes:
+        raise BadMessage(f"its header of {len(header)} bytes exceeds the {bounds.header_bytes}-byte limit")
+    decoder = _Decoder(memoryview(payload), bounds)
+    try:
+        message = decoder.rebuild(json.loads(header))
+        decoder.finish()
+    except BadMessage:
+        raise
+    except Exception as error:  # any failure to parse means the sender is not speaking the protocol
+        raise BadMessage(f"it could not be read as plain data ({type(error).__name__})") from None
+    return message
 
 
 def send(channel: socket.socket, message: object) -> None:
@@ -96,20 +172,23 @@ def send(channel: socket.socket, message: object) -> None:
         raise ChannelClosed(str(error)) from None
 
 
-def receive(channel: socket.socket, deadline: float | None = None) -> object:
-    """The next message; ``TimeoutError`` once ``deadline`` (time.monotonic()) has passed."""
+def receive(channel: socket.socket, deadline: float | None = None, bounds: Bounds = REPLY) -> object:
+    """The next message; ``TimeoutError`` once ``deadline`` (time.monotonic()) has passed.
+
+    ``BadMessage`` for one beyond ``bounds`` (refused before its body is read) or whose bytes do
+    not match its header: the caller must not read the channel again, its framing is lost.
+    """
     header_length, payload_length = _HEADER.unpack(_receive_exactly(channel, _HEADER.size, deadline))
-    if header_length + payload_length > MAX_MESSAGE_BYTES:
-        raise BadMessage(f"a reply of {header_length + payload_length} bytes exceeds the {MAX_MESSAGE_BYTES}-byte limit")
+    if header_length + payload_length > bounds.message_bytes:
+        raise BadMessage(f"it announces {header_length + payload_length} bytes, over the {bounds.message_bytes}-byte limit")
+    if header_length > bounds.header_bytes:
+        raise BadMessage(f"its header of {header_length} bytes exceeds the {bounds.header_bytes}-byte limit")
     header = _receive_exactly(channel, header_length, deadline)
     payload = _receive_exactly(channel, payload_length, deadline)
-    try:
-        return _rebuild(json.loads(header), memoryview(payload), [0])
-    except Exception as error:  # any failure to parse means the sender is not speaking the protocol
-        raise BadMessage(f"a reply could not be read as plain data ({type(error).__name__})") from None
+    return decode(header, payload, bounds)
 
 
-def _receive_exactly(channel: socket.socket, size: int, deadline: float | None = None) -> bytes:
+def _receive_exactly(channel: socket.socket, size: int, deadline: float | None = None) -> bytearray:
     chunks = bytearray()
     while len(chunks) < size:
         if deadline is not None:
@@ -126,4 +205,4 @@ def _receive_exactly(channel: socket.socket, size: int, deadline: float | None =
         if not chunk:
             raise ChannelClosed("the other side closed the connection")
         chunks.extend(chunk)
-    return bytes(chunks)
+    return chunks

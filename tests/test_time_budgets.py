@@ -1,0 +1,86 @@
+"""A submission's wall-clock budget and its diagnosis's (grader/sandbox/isolated.py).
+
+Slow-but-correct code stays under every per-call limit, yet a class of it once cost minutes
+per student: the diagnosis ran in the last check's teardown, after that check's timer was
+cancelled, with no limit of its own. These tests set tiny budgets (options) against code
+that sleeps a known time per call, so each budget is certain to run out: they assert on what
+is recorded, never on how long anything took.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from grading import REPO_ROOT, grade
+
+SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
+
+
+def sleeping(seconds: float, breakage: str = "") -> str:
+    """The solution (or ``breakage`` of it) with every head's forward sleeping ``seconds``."""
+    return SOLUTION.read_text() + breakage + (
+        "\n\nimport time as _time\n_forward = AttentionHead.forward\n\n\n"
+        "def _slow_forward(self, inputs, allowed_mask):\n"
+        f"    _time.sleep({seconds})\n"
+        "    return _forward(self, inputs, allowed_mask)\n\n\n"
+        "AttentionHead.forward = _slow_forward\n"
+    )
+
+
+IGNORES_MASK = (
+    "\n\n_honest = AttentionHead.forward\n\n\n"
+    "def _ignores_mask(self, inputs, allowed_mask):\n"
+    "    return _honest(self, inputs, torch.ones_like(allowed_mask, dtype=torch.bool))\n\n\n"
+    "AttentionHead.forward = _ignores_mask\n"
+)
+
+
+def test_past_its_budget_what_remains_of_a_slow_submission_scores_zero_saying_why(tmp_path):
+    # Some 50 checks call the head's forward; at 0.5 s a call, 3 s cannot cover them.
+    slow = tmp_path / "slow.py"
+    slow.write_text(sleeping(0.5))
+    run = grade([slow], tmp_path, "--isolate", "--submission-budget", "3")
+    result = run.results["slow"]
+    assert result["time_budget"]["submission_seconds"] == 3
+    assert "the submission's 3 s budget ran out" in result["time_budget"]["ran_out"]["submission"]
+    refused = [test for test in run.failed_tests("slow") if "not run: the submission's 3 s budget ran out" in test["message"]]
+    assert refused and all(test["points"] == 0 for test in refused)
+    assert result["score"] < 100
+    # One reason, said once per check: the budget is no endless loop, so no "timed out 2 times".
+    assert not [test for test in run.failed_tests("slow") if "already timed out" in test["message"]]
+
+
+def test_a_diagnosis_past_its_own_budget_is_dropped_and_recorded_without_costing_a_point(tmp_path):
+    # The mistake is known (the mask is ignored), but each probe of the head sleeps 0.3 s: a
+    # diagnosis of at least two probes cannot finish in 0.5 s.
+    slow = tmp_path / "slow_ignores_mask.py"
+    slow.write_text(sleeping(0.3, IGNORES_MASK))
+    run = grade([slow], tmp_path, "--isolate", "--diagnosis-budget", "0.5")
+    result = run.results["slow_ignores_mask"]
+    assert "the diagnosis's 0.5 s budget ran out" in result["time_budget"]["ran_out"]["diagnosis"]
+    assert "submission" not in result["time_budget"]["ran_out"]
+    assert result["diagnoses"] == []
+    # The checks themselves ran in full: the score is that of the same mistake without sleeping.
+    assert result["score"] == 57, run.failed_tests("slow_ignores_mask")
+
+
+def test_a_budget_that_is_not_a_positive_number_is_refused_naming_the_option(tmp_path):
+    for value in ("0", "-1", "inf", "nan", "abc"):
+        finished = subprocess.run(
+            [sys.executable, "-m", "grader", "batch", str(tmp_path), "--out", str(tmp_path / "out"), "--submission-budget", value],
+            cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        )
+        assert finished.returncode == 2, finished.stderr
+        assert f"argument --submission-budget: '{value}' is not a number of seconds" in finished.stderr, finished.stderr
+        assert "Traceback" not in finished.stderr
+
+
+def test_a_slow_import_is_said_to_be_slow_not_called_a_loop(tmp_path):
+    # Its top level sleeps 3 s, past a 1 s call limit: slow, not endless.
+    slow = tmp_path / "slow_import.py"
+    slow.write_text(SOLUTION.read_text() + "\n\nimport time as _time\n_time.sleep(3)\n")
+    run = grade([slow], tmp_path, "--isolate", "--call-timeout", "1")
+    said = run.results["slow_import"]["import_error"]
+    assert "timed out after 1 s during import" in said and "top level of the file" in said, said
+    assert "loop" not in said
