@@ -256,3 +256,22 @@ def test_a_shard_whose_session_cannot_run_stops_and_says_so(tmp_path):
     assert finished.returncode == pytest.ExitCode.USAGE_ERROR, finished.stdout + finished.stderr
     assert finished.stderr.count("unrecognized arguments: --no-such-option") == 1  # not tried again for s25..s29
     assert not (tmp_path / "out" / "results").exists()
+
+
+def test_a_student_with_two_uploaded_files_is_graded_once_on_the_one_that_holds_the_work(tmp_path):
+    # Canvas's "Download Submissions" gives one entry per uploaded file: her finished .py and
+    # the untouched notebook she also uploaded. Graded separately, the export could send the 0.
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    finished = submissions / "smithjane_12345_67890_multi_head_attention.py"
+    finished.write_text(SOLUTION.read_text())
+    untouched = submissions / "smithjane_12345_67891_multi_head_attention.ipynb"
+    untouched.write_text((REPO_ROOT / "exercises" / "multi_head_attention.ipynb").read_text())
+    completed = run_batch(submissions, tmp_path / "out", "--jobs", "1")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    rows = gradebook(tmp_path / "out")
+    assert [(row["submission"], int(row["score"])) for row in rows] == [(finished.stem, 100)]
+    result = json.loads((tmp_path / "out" / "results" / f"{finished.stem}.json").read_text())
+    assert result["graded_file"] == f"{finished.name} (it holds the work; also submitted, not graded: {untouched.name})"
+    log = (tmp_path / "out" / "batch.log").read_text()
+    assert f"graded {finished.name}, which holds the work; also submitted and not graded: {untouched.name}" in log

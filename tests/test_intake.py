@@ -499,3 +499,35 @@ def test_ids_spelled_in_nfc_and_in_nfd_are_one_id_and_count_as_duplicates(submis
     write(submissions / "jose\u0301.py", SOURCE)  # NFD: e and a combining accent, as macOS writes it
     ids = [entry.student_id for entry in intake.stage_all(submissions, staging)]
     assert sorted(ids) == ["jos\u00e9", "jos\u00e9-2"], ids
+
+
+# --- several entries of one student --------------------------------------------------------
+
+
+def test_canvas_gives_one_entry_per_uploaded_file_and_the_one_that_holds_the_work_is_graded(submissions):
+    # Canvas's "Download Submissions": name_USERID_FILEID_file, one entry per uploaded file.
+    finished = write(submissions / "smithjane_12345_67890_multi_head_attention.py", SOURCE)
+    untouched = write(submissions / "smithjane_12345_67891_multi_head_attention.ipynb", notebook(("code", STUB)))
+    other = write(submissions / "doejohn_222_333_multi_head_attention.py", STUB)
+    kept, passed_over = intake.one_entry_per_student(intake.list_entries(submissions))
+    assert kept == [other, finished] and passed_over == {finished: [untouched]}
+    # And the other way round: the notebook holds the work.
+    finished.write_text(STUB)
+    untouched.write_text(notebook(("code", SOURCE)))
+    kept, passed_over = intake.one_entry_per_student(intake.list_entries(submissions))
+    assert kept == [other, untouched] and passed_over == {untouched: [finished]}
+
+
+def test_the_same_name_with_another_extension_is_one_student_a_tie_goes_to_the_py(submissions):
+    py = write(submissions / "alice.py", SOURCE)
+    ipynb = write(submissions / "Alice.ipynb", notebook(("code", SOURCE)))
+    folder = submissions / "alice"  # a folder is its own entry: not merged
+    write(folder / "multi_head_attention.py", STUB)
+    kept, passed_over = intake.one_entry_per_student(intake.list_entries(submissions))
+    assert passed_over == {py: [ipynb]} and ipynb not in kept and folder in kept
+
+
+def test_an_unreadable_notebook_holds_no_work(submissions):
+    py = write(submissions / "bo.py", STUB)
+    broken = write(submissions / "bo.ipynb", "{ not json")
+    assert intake.one_entry_per_student(intake.list_entries(submissions))[1] == {py: [broken]}

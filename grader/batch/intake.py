@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from grader.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME, functions_left
-from grader.notebooks import notebook_code_with_spans
+from grader.notebooks import notebook_code, notebook_code_with_spans
 from grader.untrusted import file_stem, printable
 
 MB = 1024 * 1024
@@ -119,6 +119,51 @@ def stage_all(submissions: Path, staging: Path) -> list[Entry]:
     ids = unique_ids([student_id_of(entry) for entry in entries])
     staged = [stage_entry(entry, staging, student_id=sid) for entry, sid in zip(entries, ids)]
     return sorted(staged, key=lambda staged_entry: staged_entry.student_id)
+
+
+def one_entry_per_student(paths: list[Path]) -> tuple[list[Path], dict[Path, list[Path]]]:
+    """Entries of one student resolved to the one that holds the work, before ids are given.
+
+    Two files are one student's when they share a name but not an extension (``alice.py`` and
+    ``alice.ipynb``), or carry the same user id in Canvas's "Download Submissions" names
+    (``name_ID_FILEID_file``: one entry per uploaded file, so a finished ``.py`` and an
+    untouched ``.ipynb`` arrive as two). Of these, the one graded is chosen as a folder's two
+    files are (grader.loading.choose_work's rule): fewer functions still raising
+    NotImplementedError, on a tie the ``.py``, then the first by name. Folders and archives are
+    left as they are. Returns the entries to grade, in order, and for each chosen entry the
+    others it was chosen over (recorded and said by the batch).
+    """
+    from grader.batch.roster import CANVAS_DOWNLOAD_NAME
+
+    def owner(path: Path) -> str | None:
+        if path.suffix.lower() not in (".py", ".ipynb") or not stat.S_ISREG(_lstat_mode(path) or 0):
+            return None
+        student = student_id_of(path)
+        canvas = CANVAS_DOWNLOAD_NAME.match(student)
+        return f"canvas user {canvas['id']}" if canvas else student.casefold()
+
+    groups: dict[str, list[Path]] = {}
+    for path in paths:
+        key = owner(path)
+        if key is not None:
+            groups.setdefault(key, []).append(path)
+    passed_over: dict[Path, list[Path]] = {}
+    for group in groups.values():
+        if len(group) > 1:
+            chosen = min(group, key=lambda path: (_work_left(path), path.suffix.lower() != ".py", path.name))
+            passed_over[chosen] = [path for path in group if path != chosen]
+    dropped = {path for others in passed_over.values() for path in others}
+    return [path for path in paths if path not in dropped], passed_over
+
+
+def _work_left(path: Path) -> float:
+    """How many functions of an entry still raise NotImplementedError (unreadable: all of them)."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(MAX_UNPACKED_BYTES).decode("utf-8-sig", errors="replace")
+        return functions_left(notebook_code(text) if path.suffix.lower() == ".ipynb" else text)
+    except Exception:  # noqa: BLE001 - an entry that cannot be read holds no work to grade
+        return float("inf")
 
 
 def unique_ids(bases: list[str]) -> list[str]:

@@ -212,8 +212,14 @@ def _intake(arguments: argparse.Namespace, out: Path, staging: Path) -> list[int
     """Every entry as an ``intake.Entry``. An entry whose fingerprint is the one recorded when
     it was last read, and whose result for that content is there, is not read again: it is
     already graded, and reading (a big notebook above all) is the costly part of a rerun."""
-    paths = intake.list_entries(arguments.submissions)
+    paths, passed_over = intake.one_entry_per_student(intake.list_entries(arguments.submissions))
     ids = intake.unique_ids([intake.student_id_of(path) for path in paths])
+    for chosen, others in passed_over.items():
+        log.info(
+            "%s: graded %s, which holds the work; also submitted and not graded: %s",
+            untrusted.printable(intake.student_id_of(chosen)), untrusted.printable(chosen.name),
+            ", ".join(untrusted.printable(path.name) for path in others),
+        )
     record = _read_intake_record(out)
     entries, fresh = [], {}
     for path, student_id in zip(paths, ids):
@@ -230,8 +236,13 @@ def _intake(arguments: argparse.Namespace, out: Path, staging: Path) -> list[int
             entry = intake.stage_entry(path, staging, student_id=student_id)
         if untrusted.file_stem(student_id) != student_id:
             log.info("%s: result files named %s", student_id, untrusted.file_stem(student_id))
+        if path in passed_over:  # said with the result too: which file of this student's was graded
+            others = ", ".join(other.name for other in passed_over[path])
+            entry = dataclasses.replace(entry, graded_file=f"{path.name} (it holds the work; also submitted, not graded: {others})")
         entries.append(entry)
         fresh[student_id] = {"entry": path.name, "fingerprint": fingerprint, "content_hash": _entry_hash(entry)}
+        if path in passed_over:
+            fresh[student_id]["not_graded"] = [other.name for other in passed_over[path]]
     document = {"grader_version": __version__, "entries": fresh}
     results.write_atomically(out / INTAKE_RECORD, json.dumps(document, indent=1, ensure_ascii=True) + "\n")
     return sorted(entries, key=lambda entry: entry.student_id)
