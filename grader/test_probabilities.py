@@ -28,12 +28,14 @@ def module_inputs(config, scale=1.0, seed=21) -> dict:
 
 
 def run_module(submission, config, scale=1.0, seed=21):
-    """The module's result on seeded data, with the reference's weights on that data
-    (``reference_weights``: shown beside the student's when a check fails)."""
+    return submission.run_attention(model_dim=config.model_dim, num_heads=config.num_heads, **module_inputs(config, scale, seed))
+
+
+def module_reference_weights(config, scale=1.0, seed=21):
+    """The reference's weights on run_module's data: shown beside the student's when a check
+    fails, so computed only then (every passing call would pay for it otherwise)."""
     given = module_inputs(config, scale, seed)
-    result = submission.run_attention(model_dim=config.model_dim, num_heads=config.num_heads, **given)
-    reference = data.reference_weights(given["inputs"], given["parameters"], data.causal_allowed(config.seq), config.num_heads)
-    return dict(result, reference_weights=reference)
+    return data.reference_weights(given["inputs"], given["parameters"], data.causal_allowed(config.seq), config.num_heads)
 
 
 def module_weights_hint(submission, config, weights) -> str:
@@ -53,7 +55,7 @@ def test_weights_are_never_negative(submission, config):
     weights = result["weights"]
     what = f"MultiHeadSelfAttention weights for {config.describe()}"
     if isinstance(weights, torch.Tensor) and bool((weights < 0).any()):
-        checks.expect_non_negative(weights, what, module_weights_hint(submission, config, weights), result["reference_weights"])
+        checks.expect_non_negative(weights, what, module_weights_hint(submission, config, weights), module_reference_weights(config))
 
 
 @pytest.mark.points(1)
@@ -65,7 +67,7 @@ def test_every_row_of_every_head_sums_to_one(submission, config):
     if not checks.rows_sum_to_one(weights):
         checks.expect_rows_sum_to_one(
             weights, what, module_weights_hint(submission, config, weights),
-            result["reference_weights"], data.causal_allowed(config.seq),
+            module_reference_weights(config), data.causal_allowed(config.seq),
         )
 
 
