@@ -88,3 +88,17 @@ def test_every_layer_folder_is_a_package_that_says_what_it_holds():
         init = GRADER / layer / "__init__.py"
         assert init.is_file(), layer
         assert ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))), f"grader/{layer}/__init__.py has no docstring"
+
+
+def test_the_batch_coordinator_and_the_class_report_start_without_torch():
+    # torch costs most of a second to import: the batch's own process only stages entries,
+    # starts shards and reads their results, and the report and export read plain data.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import grader.batch.run, grader.batch.report, grader.batch.feedback_pages, grader.batch.export; "
+        "print('torch' in sys.modules)"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert completed.stdout.strip() == "False", completed.stdout + completed.stderr
