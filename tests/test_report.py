@@ -183,7 +183,8 @@ def test_the_report_command_says_when_there_is_nothing_to_report(tmp_path):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """A batch of four: dup.py, dup.ipynb and dup.zip (the same id three times) and a hostile file name."""
+    """A batch of four entries: dup.py and dup.ipynb (one student's two files: the .py holds the
+    work), dup.zip (the same id again, an archive: another entry) and a hostile file name."""
     root = tmp_path_factory.mktemp("report-batch")
     submissions = root / "class"
     submissions.mkdir()
@@ -204,9 +205,10 @@ def graded(tmp_path_factory):
 def test_results_json_records_which_entry_each_id_was_graded_from(graded):
     document = handmade_class.read_results(graded)
     graded_from = {sid: result["graded_from"] for sid, result in document["submissions"].items()}
-    assert graded_from == {"dup": "dup.ipynb", "dup-2": "dup.py", "dup-3": "dup.zip", HOSTILE_ID: f"{HOSTILE_ID}.py"}
+    assert graded_from == {"dup": "dup.py", "dup-2": "dup.zip", HOSTILE_ID: f"{HOSTILE_ID}.py"}
+    assert document["submissions"]["dup"]["graded_file"] == "dup.py (it holds the work; also submitted, not graded: dup.ipynb)"
     assert "binary" in document["submissions"][HOSTILE_ID]["intake_problem"]
-    assert document["submissions"]["dup-2"]["intake_problem"] == ""
+    assert document["submissions"]["dup"]["intake_problem"] == ""
     assert (document["assignment"], document["not_graded"]) == ("Traced", {})
 
 
@@ -216,7 +218,7 @@ def test_every_batch_writes_the_report_with_the_entries_names(graded):
     assert '<td class="text name">dup.zip</td>' in page and '<span id="refused-count">1</span>' in page
     assert HOSTILE_ID not in page
     assert sorted(path.name for path in (graded / "feedback").glob("*.html")) == sorted(
-        f"{untrusted.file_stem(sid)}.html" for sid in ("dup", "dup-2", "dup-3", HOSTILE_ID)
+        f"{untrusted.file_stem(sid)}.html" for sid in ("dup", "dup-2", HOSTILE_ID)
     )
 
 
