@@ -19,6 +19,8 @@ Pages fetch, the Release) is not rehearsed here.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import re
@@ -28,18 +30,18 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import jsonschema
 import pytest
-import yaml
 
 import catalogue
 from autograder_harness import HONEST_TWIN, MARKER, MUTANT, RUN_TIMEOUT, SOLUTION, STUB
+from classroom50.actions_runner import REGISTERED, commands_run, lines, parse
 from grader.handout import classroom50, release
-from grader.handout.classroom50_autograder import venv_name
 from grader.hidden import mistakes
 from grading import REPO_ROOT
 
@@ -177,13 +179,19 @@ def config_with_hidden_checks(tmp_path_factory) -> Path:
 @dataclass
 class Run:
     returncode: int
-    output: str  # the Actions log: what autograder.py printed
+    stdout: str  # the Actions log: what autograder.py printed, each stream as the runner reads it
+    stderr: str
     result: dict | None
     body: str | None
     outputs: str  # what it appended to $GITHUB_OUTPUT
     checkout: Path
     files_before: set[str]
     bundle: Path
+    tool_cache: Path
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
 
 
 def checkout_of(config: Path, exercise: str | None) -> Path:
@@ -216,10 +224,12 @@ def run_autograder(config: Path, exercise: str | None, *, prepare=None, drop: tu
     private_tmp = runner_temp / "tmp"
     private_tmp.mkdir()
     private_tmp.chmod(0o1777)
+    tool_cache = runner_temp / "hostedtoolcache"  # $RUNNER_TOOL_CACHE: the hosted runner's /opt/hostedtoolcache
+    tool_cache.mkdir(mode=0o755)
     bundle, _ = publish_and_fetch(config, runner_temp)
     checkout = checkout_of(config, exercise.replace("@BUNDLE@", str(bundle)) if exercise else exercise)
     if prepare:
-        prepare(checkout)
+        prepare(checkout, bundle, tool_cache)
     files_before = files_of(checkout)
     github_output = runner_temp / "github_output"
     github_output.touch()
@@ -237,7 +247,9 @@ def run_autograder(config: Path, exercise: str | None, *, prepare=None, drop: tu
         "PAGES_BASE_URL": "https://org.github.io/classroom50", "CLASSROOM50_BUNDLE_DIR": str(bundle),
         "GITHUB_REPOSITORY": f"org/{CLASSROOM}-{SLUG}-{OWNER}", "GITHUB_SHA": "abc1234", "GITHUB_ACTOR": OWNER,
         "GITHUB_SERVER_URL": "https://github.com", "GITHUB_OUTPUT": str(github_output), "RUNNER_TEMP": str(runner_temp),
-        "TMPDIR": str(private_tmp),
+        "RUNNER_TOOL_CACHE": str(tool_cache), "TMPDIR": str(private_tmp),
+        # The machine may be offline: torch_index.py's probe of PyTorch's index gives up at once.
+        "TORCH_INDEX_TIMEOUT": "0.5",
     })
     environment.update(variables)
     for name in drop:
@@ -250,36 +262,182 @@ def run_autograder(config: Path, exercise: str | None, *, prepare=None, drop: tu
     result = json.loads(result_path.read_text()) if result_path.is_file() and not result_path.is_symlink() else None
     body = body_path.read_text() if body_path.is_file() and not body_path.is_symlink() else None
     return Run(
-        completed.returncode, completed.stdout + completed.stderr, result, body, github_output.read_text(),
-        checkout, files_before, bundle,
+        completed.returncode, completed.stdout, completed.stderr, result, body, github_output.read_text(),
+        checkout, files_before, bundle, tool_cache,
     )
 
 
-def fake_restored_venv(folder: Path) -> Path:
-    """A virtualenv as actions/cache restores it: autograder.py's marker file and a python
-    (here a script running this one), so no install runs."""
-    (folder / "bin").mkdir(parents=True)
-    python = folder / "bin" / "python"
-    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-    python.chmod(0o755)
-    (folder / ".installed").write_text("installed\n")
-    folder.chmod(0o755)
-    return folder
-
-
-def plant_links(checkout: Path) -> None:
+def plant_links(checkout: Path, *_) -> None:
     """What a student can commit: result.json as a link to a file outside the checkout, a stale body."""
     (checkout / "outside.txt").write_text("untouched\n")
     (checkout / "result.json").symlink_to(checkout / "outside.txt")
     (checkout / "release-body.md").write_text("### stale 100/100\n")
 
 
+# --- what a student's repository can hold -------------------------------------------------------
+#
+# The checkout is the working directory of autograder.py, and the student's to fill. Each case
+# below was found to run (or break) the grading before every interpreter was isolated from it:
+# `python -m venv` and `python -m pip`, run from the checkout, put it first on sys.path.
+
+# A venv.py that makes the virtualenv it was asked for, then plants a sitecustomize.py in it:
+# every interpreter of that virtualenv (the grading, as root) then copies the bundle's solution
+# over the exercise before anything is graded.
+VENV_FORGERY = r"""
+import glob, os, sys
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != _here]
+import venv as _venv  # the standard library's, now that this folder is off sys.path
+_venv.main(sys.argv[1:])
+print("BREACH venv: the checkout's venv.py ran")
+for _site in glob.glob(os.path.join(sys.argv[-1], "lib", "python*", "site-packages")):
+    with open(os.path.join(_site, "sitecustomize.py"), "w") as _file:
+        _file.write(
+            "import shutil, sys\n"
+            "try:\n"
+            "    shutil.copyfile(@SOLUTION@, @EXERCISE@)\n"
+            "    print('BREACH venv: its sitecustomize.py copied the solution over the exercise', file=sys.stderr)\n"
+            "except OSError:\n"
+            "    pass\n"
+        )
+"""
+BREACH_PRINTER = 'print("BREACH checkout: {name} of the student\'s repository ran")\n'
+
+
+def plant_venv_forgery(checkout: Path, bundle: Path, _) -> None:
+    (checkout / "venv.py").write_text(
+        VENV_FORGERY.replace("@SOLUTION@", repr(str(bundle / "solutions" / "multi_head_attention.py")))
+        .replace("@EXERCISE@", repr(str(checkout / "exercises" / "multi_head_attention.py")))
+    )
+
+
+def plant_logging_module(checkout: Path, *_) -> None:
+    """A student's own helper module that happens to have a standard library's name."""
+    (checkout / "logging.py").write_text('"""My logging helpers."""\n\n\ndef log(message):\n    print(message)\n')
+
+
+def plant_pip_folder(checkout: Path, *_) -> None:
+    (checkout / "pip").mkdir()
+    (checkout / "pip" / "__init__.py").write_text("")
+    (checkout / "pip" / "__main__.py").write_text(BREACH_PRINTER.format(name="pip/"))
+
+
+def plant_standard_library_names(checkout: Path, *_) -> None:
+    for name in ("sitecustomize.py", "usercustomize.py", "subprocess.py", "shutil.py", "json.py", "tempfile.py", "site.py"):
+        (checkout / name).write_text(BREACH_PRINTER.format(name=name))
+    (checkout / "encodings").mkdir()
+    (checkout / "encodings" / "__init__.py").write_text(BREACH_PRINTER.format(name="encodings/") + "raise SystemExit(1)\n")
+
+
+def plant_poisoned_cache(checkout: Path, bundle: Path, tool_cache: Path) -> None:
+    """A virtualenv where autograder.py once looked for its cached one: $RUNNER_TOOL_CACHE/
+    mha-grader/venv-<sha256 of requirements.txt, 16 digits>-py<version>, with its `.installed`
+    marker, the actions/cache key of the README's cache step. The key and path are computable
+    from the public bundle, so a workflow in the student's repository could save this cache
+    first. Its python copies the solution over the exercise, then runs the real one."""
+    requirements = (bundle / "requirements.txt").read_bytes()
+    name = f"venv-{hashlib.sha256(requirements).hexdigest()[:16]}-py{sys.version_info[0]}.{sys.version_info[1]}"
+    venv = tool_cache / "mha-grader" / name
+    (venv / "bin").mkdir(parents=True)
+    python = venv / "bin" / "python"
+    python.write_text(
+        "#!/bin/sh\n"
+        f"cp '{bundle}/solutions/multi_head_attention.py' '{checkout}/exercises/multi_head_attention.py' 2>/dev/null"
+        " && echo 'BREACH cache: the cached python copied the solution over the exercise'\n"
+        f'exec "{sys.executable}" "$@"\n'
+    )
+    python.chmod(0o755)
+    (venv / ".installed").write_text("installed\n")
+
+
+def plant_odd_entries(checkout: Path, *_) -> None:
+    """Where the runner expects files: release-body.md committed as a folder, result.json a fifo."""
+    (checkout / "release-body.md").mkdir()
+    (checkout / "release-body.md" / "notes.txt").write_text("my notes\n")
+    os.mkfifo(checkout / "result.json")
+
+
+def site_wheel(folder: Path) -> Path:
+    """A wheel holding one .pth that puts this virtualenv's site-packages on the path, the
+    stand-in for torch and the rest in a grading virtualenv made offline: pip installs it from
+    the file, without an index. (Wheel layout: the binary distribution format's .dist-info with
+    METADATA, WHEEL and RECORD; RECORD's hashes are urlsafe base64 sha256 without padding.)"""
+    import site
+
+    name, version = "mha_test_site", "1.0"
+    dist = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}.pth": "".join(f"{path}\n" for path in site.getsitepackages()).encode(),
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+
+    def record(path: str, data: bytes) -> str:
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        return f"{path},sha256={digest},{len(data)}"
+
+    files[f"{dist}/RECORD"] = ("\n".join([*(record(path, data) for path, data in files.items()), f"{dist}/RECORD,,"]) + "\n").encode()
+    wheel = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+    return wheel
+
+
 @pytest.fixture(scope="module")
-def runs(config, config_with_hidden_checks, tmp_path_factory) -> dict[str, Run]:
-    venv = fake_restored_venv(tmp_path_factory.mktemp("restored") / "venv")
+def offline_config(tmp_path_factory) -> Path:
+    """The command's output, but the bundle's requirements.txt installs site_wheel(): a grading
+    run then makes its virtualenv as on the runner, offline. That virtualenv reaches torch
+    through a .pth, which neither bubblewrap's mounts nor Landlock's rules let a student's child
+    read, so its runs use the plain-process sandbox (whose worker imports torch before it forks)."""
+    folder = tmp_path_factory.mktemp("classroom50-offline")
+    out = build(folder / "out")
+    wheel = site_wheel(folder)
+    wheel.chmod(0o644)
+    (out / "autograders" / SLUG / "requirements.txt").write_text(f"{wheel}\n")
+    return out
+
+
+# Student code whose printed output, exception messages and errors hold workflow commands, each
+# the way the runner still finds one: at column 0, after white space, after a carriage return,
+# as ##[ anywhere in a line; on stdout and on stderr.
+WORKFLOW_COMMANDS = (
+    "::add-mask::@MARKER@", "::stop-commands::@MARKER@stop", "::notice::@MARKER@ notice", "::error::@MARKER@ error",
+    "##[error]@MARKER@ legacy error", "   ::warning::@MARKER@ indented", "\t::set-output name=status::success",
+    "text before ##[group]@MARKER@ mid-line", "x\r::error::@MARKER@ after a carriage return", "::@MARKER@stop::",
+)
+COMMANDER = r"""
+
+# ---- appended by a test: workflow commands in everything the student controls ----
+import sys as _sys
+
+_COMMANDS = @COMMANDS@
+for _command in _COMMANDS:
+    print(_command)
+    print(_command, file=_sys.stderr)
+
+
+def _commanding_forward(self, inputs, allowed_mask):
+    raise ValueError("\n".join(_COMMANDS))
+
+
+AttentionHead.forward = _commanding_forward
+""".replace("@COMMANDS@", repr(tuple(command.replace("@MARKER@", MARKER) for command in WORKFLOW_COMMANDS)))
+RAISE_COMMANDS_AT_IMPORT = f"\n\nraise RuntimeError({chr(10).join(c.replace('@MARKER@', MARKER) for c in WORKFLOW_COMMANDS)!r})\n"
+
+
+def plant_command_file_names(checkout: Path, *_) -> None:
+    """No exercise, two .py files named with commands: the sentence that says so lists them."""
+    (checkout / f"::error::{MARKER} file.py").write_text("x = 1\n")
+    (checkout / f"##[error]{MARKER}\r::add-mask::{MARKER}.py").write_text("x = 2\n")
+
+
+@pytest.fixture(scope="module")
+def runs(config, config_with_hidden_checks, offline_config) -> dict[str, Run]:
+    installs = {"drop": ("MHA_GRADER_PYTHON",), "GRADER_SANDBOX": "process"}
     plans = {
-        # The reference, through a restored virtualenv (no MHA_GRADER_PYTHON), over planted files.
-        "reference": (config, SOLUTION.read_text(), {"prepare": plant_links, "drop": ("MHA_GRADER_PYTHON",), "MHA_GRADER_VENV": str(venv)}),
+        # The reference, in a virtualenv made for the run, over planted files.
+        "reference": (offline_config, SOLUTION.read_text(), {"prepare": plant_links, **installs}),
         "stub": (config, STUB.read_text(), {}),
         "missing_scale": (config, catalogue.implementation_source(MISSING_SCALE), {}),
         "missing_scale_checks": (config_with_hidden_checks, catalogue.implementation_source(MISSING_SCALE), {}),
@@ -289,6 +447,16 @@ def runs(config, config_with_hidden_checks, tmp_path_factory) -> dict[str, Run]:
         "missing": (config, None, {}),
         "outside_the_runner": (config, SOLUTION.read_text(), {"drop": ("CLASSROOM", "SUBMISSION_TAG")}),
         "grader_failure": (config, SOLUTION.read_text(), {"GRADER_SANDBOX": "no-such-sandbox"}),
+        # What a student's repository can hold.
+        "venv_forgery": (offline_config, STUB.read_text(), {"prepare": plant_venv_forgery, **installs}),
+        "logging_module": (offline_config, SOLUTION.read_text(), {"prepare": plant_logging_module, **installs}),
+        "pip_folder": (offline_config, SOLUTION.read_text(), {"prepare": plant_pip_folder, **installs}),
+        "standard_library_names": (offline_config, STUB.read_text(), {"prepare": plant_standard_library_names, **installs}),
+        "poisoned_cache": (offline_config, STUB.read_text(), {"prepare": plant_poisoned_cache, **installs}),
+        "odd_entries": (config, STUB.read_text(), {"prepare": plant_odd_entries}),
+        "commands": (config, STUB.read_text() + COMMANDER, {}),
+        "commands_at_import": (config, STUB.read_text() + RAISE_COMMANDS_AT_IMPORT, {}),
+        "command_file_names": (config, None, {"prepare": plant_command_file_names}),
     }
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {name: pool.submit(run_autograder, plan[0], plan[1], **plan[2]) for name, plan in plans.items()}
@@ -347,15 +515,10 @@ def test_the_runtime_block_passes_classroom50s_validator(config):
     assert "bubblewrap" in runtime["apt"]
 
 
-def test_the_readmes_cache_step_keeps_the_folder_autograder_py_installs_into(config):
+def test_the_readme_gives_the_steps_and_no_cache_step_a_student_could_fill(config):
     text = (config / "README.md").read_text()
-    snippet = text.split("before \"Grade details\":\n\n", 1)[1].split("\n\n", 1)[0]
-    (step,) = yaml.safe_load(snippet)
-    assert step["uses"].startswith("actions/cache@")
-    name = venv_name((REPO_ROOT / "requirements.txt").read_bytes(), (3, 12))
-    assert step["with"]["path"] == f"${{{{ runner.tool_cache }}}}/mha-grader/{name}"
-    assert name in step["with"]["key"] and SLUG in step["if"]
     assert f"gh teacher assignment add ORG CLASSROOM {SLUG}" in text and "--runtime runtime.json" in text
+    assert "uses: actions/cache" not in text and "Do not add an actions/cache step" in text
 
 
 def test_a_slug_classroom50_would_refuse_is_refused(tmp_path):
@@ -383,9 +546,10 @@ def test_the_reference_gets_full_marks_and_replaces_what_the_checkout_held(runs)
     assert stat.S_IMODE(run.bundle.stat().st_mode) == 0o700
 
 
-def test_a_restored_virtualenv_is_reused_rather_than_installed_again(runs):
-    assert "autograder: reusing the virtualenv" in runs["reference"].output
-    assert "installing" not in runs["reference"].output
+def test_each_grading_installs_into_a_new_virtualenv_and_removes_it_after(runs):
+    run = runs["reference"]
+    assert "autograder: installing the grader's requirements into a new virtualenv" in run.output
+    assert list(run.tool_cache.iterdir()) == []
 
 
 def test_the_stubs_score_zero_with_every_check_failed(runs):
@@ -449,12 +613,6 @@ def test_the_results_forger_scores_what_its_honest_twin_scores(runs):
             assert breaches == [], breaches
 
 
-def test_student_output_cannot_start_a_workflow_command_in_the_log(runs):
-    printed = [line for line in runs["forger"].output.splitlines() if MARKER in line]
-    assert printed, runs["forger"].output
-    assert all(line.startswith("  ") for line in printed), printed
-
-
 def test_a_checkout_without_the_exercise_is_an_error_result_not_a_zero(runs):
     run = runs["missing"]
     result = valid(run)  # exit status 0: the autograder ran; the runner reads the result
@@ -510,3 +668,102 @@ def test_what_the_grading_writes_as_root_belongs_to_the_user_that_reads_it(tmp_p
     os.chown(folder, 65534, 65534)  # autograder.py's private folder, as the runner's user owns it
     classroom50._write(folder / "result.json", "{}\n")
     assert (folder / "result.json").stat().st_uid == 65534
+
+
+# --- what a student's repository can hold --------------------------------------------------------
+
+
+def breaches(run: Run) -> list[str]:
+    return [line.strip() for line in run.output.splitlines() if "BREACH" in line]
+
+
+def test_a_venv_py_in_the_checkout_never_runs_and_the_stub_beside_it_scores_zero(runs):
+    run = runs["venv_forgery"]
+    result = valid(run)
+    assert result["score"] == 0 and output_value(run, "status") == "failure", run.output
+    assert breaches(run) == []
+    assert (run.checkout / "exercises" / "multi_head_attention.py").read_text() == STUB.read_text()
+
+
+@pytest.mark.parametrize("name", ["logging_module", "pip_folder"])
+def test_a_module_of_the_checkout_named_like_a_standard_one_neither_runs_nor_stops_the_grading(runs, name):
+    run = runs[name]
+    assert valid(run)["score"] == 100, run.output
+    assert breaches(run) == []
+
+
+def test_standard_library_names_at_the_checkouts_root_are_never_imported(runs):
+    run = runs["standard_library_names"]
+    assert valid(run)["score"] == 0, run.output
+    assert breaches(run) == []
+
+
+def test_a_virtualenv_left_where_a_cache_would_restore_it_is_never_run(runs):
+    run = runs["poisoned_cache"]
+    result = valid(run)
+    assert result["score"] == 0, run.output
+    assert breaches(run) == [] and "reusing" not in run.output
+    assert (run.checkout / "exercises" / "multi_head_attention.py").read_text() == STUB.read_text()
+
+
+def test_a_folder_or_a_fifo_where_the_runner_reads_its_files_still_gives_the_student_a_grade(runs):
+    run = runs["odd_entries"]
+    result = valid(run)
+    assert result["score"] == 0 and output_value(run, "status") == "failure"
+    assert (run.checkout / "release-body.md").is_file() and run.body.startswith("### Multi-head attention: 0/100")
+    (moved,) = run.checkout.glob(".release-body.md.*.moved-aside")
+    assert (moved / "notes.txt").read_text() == "my notes\n"
+
+
+# --- the Actions log -------------------------------------------------------------------------------
+
+
+def test_the_runners_parser_as_reimplemented_passes_the_runners_own_cases():
+    # actions/runner's src/Test/L0/Worker/ActionCommandL0.cs and ActionCommandManagerL0.cs
+    # (with their "do-something" registered), and .NET's ReadLine.
+    registered = set(REGISTERED) | {"do-something"}
+    assert parse(">>>   ##[do-something k1=v1;]msg", registered).data == "msg"
+    assert parse("   ::do-something k1=v1,::msg", registered).data == "msg"
+    assert parse("   >>>   ::do-something k1=v1,::msg", registered) is None
+    assert parse("::unknown::x", registered) is None and parse("  ##[group", registered) is None
+    assert lines("a\rb\r\nc\n") == ["a", "b", "c"]
+    legacy = commands_run("##[stop-commands]stopToken\n##[set-env name=foo]bar\n##[stopToken]\n##[set-env name=foo]bar")
+    assert [command.name for command in legacy] == ["stop-commands", "stoptoken", "set-env"]
+    stopped = commands_run("::stop-commands::abcdefgh\n::error::ignored\n##[error]ignored\n::ABCDEFGH::\n::notice::read")
+    assert [command.name for command in stopped] == ["stop-commands", "abcdefgh", "notice"]
+
+
+def our_commands(run: Run) -> list[str]:
+    """The commands the runner carries out reading the run's log: stop, resume, then ours."""
+    run_on_stdout = commands_run(run.stdout)
+    assert run_on_stdout and run_on_stdout[0].name == "stop-commands", run.stdout
+    token = run_on_stdout[0].data.lower()
+    assert len(token) >= 32 and MARKER not in token
+    assert run_on_stdout[1].name == token, run.stdout  # the first command after the stop resumes
+    return [command.line for command in run_on_stdout[2:]]
+
+
+@pytest.mark.parametrize("name", ["commands", "commands_at_import", "command_file_names", "forger"])
+def test_no_workflow_command_in_student_text_is_carried_out_by_the_runner(runs, name):
+    run = runs[name]
+    assert MARKER in run.stdout, run.stdout  # the student's text did reach the log
+    assert our_commands(run) == []
+    assert commands_run(run.stderr) == []  # nothing on stderr, whose order against stdout is not kept
+    assert "##[error]" not in run.stdout and "##[group]" not in run.stdout  # not even shown as formatting
+
+
+def test_a_graded_run_carries_out_no_command_of_its_own_but_stop_and_resume(runs):
+    graded = {name: run for name, run in runs.items() if name not in ("grader_failure", "outside_the_runner")}
+    assert {name: our_commands(run) for name, run in graded.items()} == {name: [] for name in graded}
+
+
+def test_the_stop_token_is_new_for_every_run(runs):
+    tokens = {commands_run(run.stdout)[0].data for run in runs.values()}
+    assert len(tokens) == len(runs)
+
+
+def test_the_autograders_own_error_is_a_command_again_after_the_resume(runs):
+    assert our_commands(runs["grader_failure"]) == ["::error::autograder: the grading failed (exit 1); its log is above"]
+    assert our_commands(runs["outside_the_runner"]) == [
+        "::error::autograder: CLASSROOM, SUBMISSION_TAG not set: Classroom 50's runner runs this file"
+    ]

@@ -53,7 +53,6 @@ from pathlib import Path
 
 from grader import diagnosis_text
 from grader.handout import release
-from grader.handout.classroom50_autograder import CACHE_FOLDER, venv_name
 from grader.handout.autograder import (
     HIDDEN_GROUP,
     REPO_ROOT,
@@ -182,31 +181,14 @@ hidden group's points rest on data drawn at grading time, which no submission ca
 if the solution itself must stay secret, grade with the batch instead (`python -m grader
 batch` over the clones: `gh teacher download ORG CLASSROOM {slug} -d clones`).
 
-Every grading job installs torch's CPU build on the runner (a minute or two) unless the
-virtualenv is cached. Classroom 50's grade job has no cache step, but its reusable workflow
-lives in your `classroom50` repository, `.github/workflows/autograde-runner.yaml`: add this
-step to the `grade` job, after "Install apt packages" and before "Grade details":
-
-{cache_step(slug)}
-The cache belongs to each student's repository (the workflow runs there): a student's first
-graded push installs, later ones restore it (GitHub evicts a cache unused for 7 days). Runs
-triggered by a submission tag restore only caches of the default branch.
+Every grading job installs the grader's requirements (torch's CPU build) into a new
+virtualenv: a minute or two. Do not add an actions/cache step for it. The grade job runs in
+each student's repository, and a cache there is one the student's own workflows can save:
+actions/cache matches a cache by its key and path, both computable, and a cache saved on the
+default branch is restored on every branch. A virtualenv saved first by a workflow the student
+pushed would then run as the grader, as root. autograder.py trusts no cache and starts every
+interpreter isolated from the checkout.
 """
-
-
-def cache_step(slug: str, python: str = RUNTIME["python"]) -> str:
-    """The actions/cache step that keeps autograder.py's virtualenv between grading jobs: its path
-    and key are the folder autograder.py makes (``venv_name``), so a changed pin changes the key."""
-    version = tuple(int(part) for part in python.split("."))
-    name = venv_name((REPO_ROOT / "requirements.txt").read_bytes(), version)
-    return (
-        "      - name: Cache the multi-head attention grader's virtualenv\n"
-        f"        if: needs.setup.outputs.assignment == '{slug}' && runner.environment != 'self-hosted'\n"
-        "        uses: actions/cache@v4\n"
-        "        with:\n"
-        f"          path: ${{{{ runner.tool_cache }}}}/{CACHE_FOLDER}/{name}\n"
-        f"          key: mha-grader-${{{{ runner.os }}}}-{name}\n"
-    )
 
 
 # --- result.json and release-body.md ----------------------------------------------------------
