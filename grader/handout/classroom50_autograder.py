@@ -252,9 +252,9 @@ def grade_checkout(checkout: Path, log: ActionsLog) -> int:
             completed = captured(as_root(grading, log), cwd=BUNDLE)
             written = out / "log.txt"
             log.relay(written.read_text(encoding="utf-8", errors="replace") if written.is_file() else "")
+            log.relay(completed.stdout)  # what the grading printed besides its log (a warning, a crash)
             result, body, status = out / RESULT_FILENAME, out / RELEASE_BODY_FILENAME, out / "status.json"
             if completed.returncode != 0 or not (result.is_file() and body.is_file() and status.is_file()):
-                log.relay(completed.stdout)
                 log.error(f"the grading failed (exit {completed.returncode}); its log is above")
                 return 1
             write_atomically(checkout / RESULT_FILENAME, result.read_bytes())
