@@ -48,6 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(arguments: argparse.Namespace) -> int:
+    if not (arguments.out / "results.json").is_file():
+        print(f"error: {arguments.out} holds no results.json: run `python -m grader batch` first", file=sys.stderr)
+        return 2
     try:
         document = class_results.read_class_results(arguments.out / "results.json")
         rows = roster.read_roster(arguments.roster)

@@ -64,7 +64,7 @@ EXIT_INTERRUPTED = 130
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("submissions", type=Path, help="a folder with one entry per student (.py, folder, .ipynb, .zip)")
     parser.add_argument("--out", type=Path, required=True, help="where the gradebook, results and feedback go")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="shards graded side by side (default: cores)")
+    parser.add_argument("--jobs", type=settings.COUNT, default=os.cpu_count() or 1, help="shards graded side by side (default: cores)")
     parser.add_argument("--force", action="store_true", help="regrade students whose results are already there")
     parser.add_argument("--sandbox", choices=("auto", "bwrap", "process"), default="auto")
     parser.add_argument("--call-timeout", type=settings.SECONDS, default=5.0, help="seconds allowed for one call into student code")
@@ -87,7 +87,17 @@ class OutInUse(RuntimeError):
 
 
 def run(arguments: argparse.Namespace) -> int:
+    # Absolute: the shards run from the repository's folder (processes.py), not the caller's.
+    arguments.submissions, arguments.out = arguments.submissions.absolute(), arguments.out.absolute()
     out: Path = arguments.out
+    # A mistyped path writes nothing: not even OUT/batch.log.
+    if not arguments.submissions.is_dir():
+        print(f"error: {arguments.submissions} is not a folder of submissions"
+              f" ({'a file' if arguments.submissions.exists() else 'it does not exist'})", file=sys.stderr)
+        return EXIT_GRADER_FAILED
+    if out.exists() and not out.is_dir():
+        print(f"error: --out {out} is a file, not a folder", file=sys.stderr)
+        return EXIT_GRADER_FAILED
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o700)  # other students' results are not for the worker's unprivileged user
     _start_log(out / "batch.log")
