@@ -39,6 +39,11 @@ bubblewrap (one torch start-up); a selection runs again under ``--sandbox proces
 
 Each hole the first version of this suite found (a conftest.py or pytest.ini shipped beside
 a submission, unlimited processes under bwrap run as root) keeps its test here.
+
+What a student's whole repository can hold where Classroom 50 grades it (a venv.py, a pip/
+folder, a logging.py or other standard library names at the root, a cache saved by the
+student's own workflow, workflow commands for the Actions log, a folder where the runner reads
+a file) is attacked in tests/test_classroom50.py, which runs autograder.py as the runner does.
 """
 
 from __future__ import annotations

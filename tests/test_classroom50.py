@@ -736,11 +736,13 @@ def test_the_runners_parser_as_reimplemented_passes_the_runners_own_cases():
 def our_commands(run: Run) -> list[str]:
     """The commands the runner carries out reading the run's log: stop, resume, then ours."""
     run_on_stdout = commands_run(run.stdout)
-    assert run_on_stdout and run_on_stdout[0].name == "stop-commands", run.stdout
-    token = run_on_stdout[0].data.lower()
+    # First the python problem matcher goes (matchers read every line, stopped or not), then commands stop.
+    assert [command.line for command in run_on_stdout[:1]] == ["::remove-matcher owner=python::"], run.stdout
+    assert run_on_stdout[1].name == "stop-commands", run.stdout
+    token = run_on_stdout[1].data.lower()
     assert len(token) >= 32 and MARKER not in token
-    assert run_on_stdout[1].name == token, run.stdout  # the first command after the stop resumes
-    return [command.line for command in run_on_stdout[2:]]
+    assert run_on_stdout[2].name == token, run.stdout  # the first command after the stop resumes
+    return [command.line for command in run_on_stdout[3:]]
 
 
 @pytest.mark.parametrize("name", ["commands", "commands_at_import", "command_file_names", "forger"])
@@ -758,7 +760,7 @@ def test_a_graded_run_carries_out_no_command_of_its_own_but_stop_and_resume(runs
 
 
 def test_the_stop_token_is_new_for_every_run(runs):
-    tokens = {commands_run(run.stdout)[0].data for run in runs.values()}
+    tokens = {commands_run(run.stdout)[1].data for run in runs.values()}
     assert len(tokens) == len(runs)
 
 

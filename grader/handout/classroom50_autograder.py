@@ -110,6 +110,12 @@ class ActionsLog:
         self._commands: list[str] = []
 
     def __enter__(self) -> ActionsLog:
+        # Problem matchers read every line, stop-commands or not (OutputManager.cs), and the
+        # grade job's setup-python adds one, owner "python", that turns a `File "...", line N`
+        # line followed by a `raise X('...')` line into an error annotation (actions/setup-python,
+        # src/setup-python.ts and .github/python.json): removed for the rest of the job (a no-op
+        # where it was never added: ExecutionContext.RemoveMatchers).
+        print("::remove-matcher owner=python::", flush=True)
         print(f"::stop-commands::{self._token}", flush=True)
         return self
 
