@@ -184,7 +184,8 @@ def test_the_report_command_says_when_there_is_nothing_to_report(tmp_path):
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """A batch of four entries: dup.py and dup.ipynb (one student's two files: the .py holds the
-    work), dup.zip (the same id again, an archive: another entry) and a hostile file name."""
+    work), dup.zip (the same id again, an archive: another entry) and a hostile file name; and
+    two files that are not submissions (a README and a CSV)."""
     root = tmp_path_factory.mktemp("report-batch")
     submissions = root / "class"
     submissions.mkdir()
@@ -193,6 +194,8 @@ def graded(tmp_path_factory):
     with zipfile.ZipFile(submissions / "dup.zip", "w") as archive:
         archive.writestr("multi_head_attention.py", "def head_dimension(:\n")
     (submissions / f"{HOSTILE_ID}.py").write_bytes(b"\x00 not text")
+    (submissions / "README.txt").write_text("Submissions for HW3, downloaded from Canvas.\n")  # the instructor's own files
+    (submissions / "scores.csv").write_text("student,score\n")
     out = root / "out"
     finished = subprocess.run(
         [sys.executable, "-m", "grader", "batch", str(submissions), "--out", str(out), "--quiet", "--jobs", "1", "--assignment", "Traced"],
@@ -206,10 +209,17 @@ def test_results_json_records_which_entry_each_id_was_graded_from(graded):
     document = handmade_class.read_results(graded)
     graded_from = {sid: result["graded_from"] for sid, result in document["submissions"].items()}
     assert graded_from == {"dup": "dup.py", "dup-2": "dup.zip", HOSTILE_ID: f"{HOSTILE_ID}.py"}
-    assert document["submissions"]["dup"]["graded_file"] == "dup.py (it holds the work; also submitted, not graded: dup.ipynb)"
+    expected = (
+        "graded dup.py (writes 7 of the exercise's 7 functions); not graded: dup.ipynb (writes 0 of the exercise's 7 functions, "
+        "7 left as stubs); one student's files by their name (the same, another extension)"
+    )
+    assert document["submissions"]["dup"]["graded_file"] == document["submissions"]["dup"]["intake_note"] == expected
     assert "binary" in document["submissions"][HOSTILE_ID]["intake_problem"]
     assert document["submissions"]["dup"]["intake_problem"] == ""
     assert (document["assignment"], document["not_graded"]) == ("Traced", {})
+    assert [(item["name"], item["reason"]) for item in document["ignored"]] == [
+        ("README.txt", "a README file"), ("scores.csv", "a spreadsheet or table, not code"),
+    ]
 
 
 def test_every_batch_writes_the_report_with_the_entries_names(graded):
@@ -217,6 +227,9 @@ def test_every_batch_writes_the_report_with_the_entries_names(graded):
     assert "<h1>Class report: Traced</h1>" in page
     assert '<td class="text name">dup.zip</td>' in page and '<span id="refused-count">1</span>' in page
     assert HOSTILE_ID not in page
+    ignored = re.search(r'<ul id="ignored">(.*?)</ul>', page, re.S)[1]
+    assert "<code>README.txt</code>: a README file" in ignored and "<code>scores.csv</code>: a spreadsheet" in ignored
+    assert "<code>dup</code>: graded dup.py" in re.search(r'<ul id="several-files">(.*?)</ul>', page, re.S)[1]
     assert sorted(path.name for path in (graded / "feedback").glob("*.html")) == sorted(
         f"{untrusted.file_stem(sid)}.html" for sid in ("dup", "dup-2", HOSTILE_ID)
     )

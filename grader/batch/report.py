@@ -138,6 +138,7 @@ def render_report(document: dict, assignment: str, date: str, match: dict | None
         _items_section("Checks", "checks", numbers.checks, show_group=True),
         _misconception_section(numbers),
         _match_section(match) if match else "",
+        _intake_section(document),
         _students_section(submissions),
     ]
     body = "\n".join(section for section in sections if section)
@@ -279,6 +280,29 @@ def _match_section(match: dict) -> str:
 matched {_text(match.get("matched", 0))} submissions for {_text(match.get("assignment", ""))} (<code>python -m grader export</code> again after regrading).</p>
 <h3>On the roster, without a submission ({len(missing)})</h3><ul id="roster-without-submission">{missing_items}</ul>
 <h3>Submissions not on the roster ({len(unknown)})</h3><ul id="submissions-not-on-roster">{unknown_items}</ul></section>"""
+
+
+def _intake_section(document: dict) -> str:
+    """What intake set aside: one student's files not graded (and why), what was not a
+    submission, and students' files the class zip could not give."""
+    submissions = document.get("submissions", {})
+    notes = [(sid, result["intake_note"]) for sid, result in sorted(submissions.items()) if result.get("intake_note")]
+    ignored = [item for item in document.get("ignored") or [] if isinstance(item, dict)]
+    not_unpacked = [item for item in document.get("not_unpacked") or [] if isinstance(item, dict)]
+    if not (notes or ignored or not_unpacked):
+        return ""
+
+    def items(pairs: list[tuple[str, str]]) -> str:
+        return "".join(f"<li><code>{_text(name)}</code>: {_text(reason)}</li>" for name, reason in pairs) or "<li>none</li>"
+
+    parts = [f'<section id="intake"><h2>Intake</h2>']
+    parts.append(f'<h3>Students who handed in several files ({len(notes)})</h3><ul id="several-files">{items(notes)}</ul>')
+    if not_unpacked:
+        pairs = [(str(item.get("name", "")), str(item.get("reason", ""))) for item in not_unpacked]
+        parts.append(f'<h3 class="warning">Files in the class zip not graded ({len(pairs)})</h3><ul id="not-unpacked">{items(pairs)}</ul>')
+    pairs = [(str(item.get("name", "")), str(item.get("reason", ""))) for item in ignored]
+    parts.append(f'<h3>Not submissions, ignored ({len(pairs)})</h3><ul id="ignored">{items(pairs)}</ul></section>')
+    return "\n".join(parts)
 
 
 def _students_section(submissions: dict[str, dict]) -> str:
