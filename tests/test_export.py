@@ -108,6 +108,13 @@ def test_matching_ignores_case_and_reads_canvas_download_names():
     assert found.submission_of_row == {0: "jdoe", 1: "kimlee_late_77_31415_multi_head_attention"}
 
 
+def test_a_canvas_name_holding_an_underscore_is_matched_by_its_user_id():
+    # Canvas keeps "_" in the sortable name it writes (lib/content_zipper.rb keeps [[:word:]]).
+    rows = [{"Student": "O_Neil, Sam", "ID": "12", "SIS User ID": "", "SIS Login ID": ""}]
+    found = roster.match(["o_neil_sam_LATE_12_34_attention"], rows)
+    assert found.submission_of_row == {0: "o_neil_sam_LATE_12_34_attention"}
+
+
 def test_a_second_submission_for_the_same_student_is_reported_not_dropped():
     rows = [{"Student": "Jane", "ID": "4242", "SIS User ID": "u1", "SIS Login ID": "jdoe"}]
     found = roster.match(["jdoe", "u1"], rows)

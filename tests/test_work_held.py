@@ -82,3 +82,15 @@ def test_most_work_prefers_written_functions_then_a_syntax_error_then_the_py_the
     assert work_held.most_work([("a.ipynb", complete), ("b.py", complete)]) == 1
     assert work_held.most_work([("a.py", stub), ("b.py", stub)]) == 0
     assert work_held.most_work([("a.py", work_held.UNREADABLE), ("b.py", one_line)]) == 1
+
+
+def test_at_the_desk_a_one_line_py_beside_a_complete_notebook_does_not_hide_it(tmp_path):
+    from grader import loading
+    from grader.handout import notebook
+
+    (tmp_path / "multi_head_attention.py").write_text("import torch\n")
+    (tmp_path / "multi_head_attention.ipynb").write_text(notebook.notebook_text(filled=True))
+    assert loading.choose_work(tmp_path) == tmp_path / "multi_head_attention.ipynb"
+    (tmp_path / "multi_head_attention.py").write_text(STUB)  # neither written: the .py, as before
+    (tmp_path / "multi_head_attention.ipynb").write_text(notebook.notebook_text())
+    assert loading.choose_work(tmp_path) == tmp_path / "multi_head_attention.py"

@@ -4,23 +4,23 @@ A submission id (the entry's name without its extension) is matched to a roster 
 ``SIS Login ID``, then ``SIS User ID``, then ``ID``: the first column, in that order, in
 which some row holds the id (compared without case and surrounding spaces) decides. An id
 matched by none of them that is named as Canvas's "Download Submissions" names files,
-``name_ID_SUBMISSION_file`` (``late_`` after the name when late), is matched by the ``ID``
-in it. Nothing is dropped silently: roster rows without a submission and submissions that
+``name_USERID_FILEID_file`` (``LATE`` after the name when late: grader/batch/canvas_names.py,
+the same reading as the intake's), is matched by the user id in it. Nothing is dropped silently: roster rows without a submission and submissions that
 match no row (or a row another submission already took) are both reported.
 """
 
 from __future__ import annotations
 
 import csv
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from grader.batch.canvas_names import parse_canvas_name
 
 STUDENT, ID, SIS_USER_ID, SIS_LOGIN_ID, SECTION = "Student", "ID", "SIS User ID", "SIS Login ID", "Section"
 COLUMNS = (STUDENT, ID, SIS_USER_ID, SIS_LOGIN_ID, SECTION)
 MATCHED_BY = (SIS_LOGIN_ID, SIS_USER_ID, ID)  # the matching rule, in order
 POINTS_POSSIBLE = "Points Possible"  # the second row of Canvas's exports (four spaces before it)
-CANVAS_DOWNLOAD_NAME = re.compile(r"^[^_]*_(?:late_)?(?P<id>\d+)_\d+(?:_|$)")
 
 
 class RosterError(ValueError):
@@ -90,8 +90,8 @@ def _find(sid: str, index: dict[str, dict[str, int]]) -> tuple[str, int | None]:
     for column in MATCHED_BY:
         if key in index[column]:
             return column, index[column][key]
-    if (named := CANVAS_DOWNLOAD_NAME.match(key)) and named["id"] in index[ID]:
-        return ID, index[ID][named["id"]]
+    if (named := parse_canvas_name(key)) and named.user_id in index[ID]:
+        return ID, index[ID][named.user_id]
     return "", None
 
 
