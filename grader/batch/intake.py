@@ -220,48 +220,49 @@ def one_entry_per_student(paths: list[Path]) -> Students:
     candidates = [path for path in paths if path.suffix.lower() in (".py", ".ipynb") and stat.S_ISREG(_lstat_mode(path) or 0)]
     groups: dict[str, list[Path]] = {}
     reasons: dict[str, str] = {}
-    for path in candidates:
-        key, reason = _owner(path, candidates)
+    for path, (key, reason) in _owners(candidates).items():
         groups.setdefault(key, []).append(path)
         reasons[key] = reason
     merged: dict[Path, Merge] = {}
     kept_apart: dict[Path, str] = {}
+    set_aside: set[Path] = set()
     for key, group in groups.items():
         if len(group) < 2:
             continue
-        works = [(path.name, _work_in(path)) for path in group]
-        chosen = group[work_held.most_work(works)]
-        work = dict(zip(group, (w for _, w in works)))
-        holding = [path for path in group if path != chosen and work[path].written]
-        empty = [path for path in group if path != chosen and not work[path].written]
+        work = {path: _work_in(path) for path in group}
+        chosen = group[work_held.most_work([(path.name, work[path]) for path in group])]
+        others = [path for path in group if path != chosen]
+        empty = [path for path in others if not work[path].written]
         if empty:
             not_graded = tuple(Ignored(printable(path.name), work[path].describe()) for path in empty)
             merged[chosen] = Merge(reasons[key], printable(chosen.name), work[chosen].describe(), not_graded)
-        for path in holding:
-            kept_apart[path] = (
-                f"{printable(path.name)} ({work[path].describe()}) is graded as an entry of its own beside "
-                f"{printable(chosen.name)} ({work[chosen].describe()}): both hold work, one student's files by {reasons[key]}"
-            )
-    dropped = {path for path in candidates if any(path.name == other.name for merge in merged.values() for other in merge.not_graded)}
-    return Students([path for path in paths if path not in dropped], merged, kept_apart)
+            set_aside.update(empty)
+        for path in others:
+            if work[path].written:
+                kept_apart[path] = (
+                    f"{printable(path.name)} ({work[path].describe()}) is graded as an entry of its own beside "
+                    f"{printable(chosen.name)} ({work[chosen].describe()}): both hold work, one student's files by {reasons[key]}"
+                )
+    return Students([path for path in paths if path not in set_aside], merged, kept_apart)
 
 
-def _owner(path: Path, candidates: list[Path]) -> tuple[str, str]:
-    """Whose entry ``path`` is, as a grouping key and the reason two entries share it."""
-    stem = student_id_of(path)
-    canvas = parse_canvas_name(path.name)
-    if canvas is not None:
-        # Each uploaded file has its own attachment id (Canvas's database id for the file):
-        # another file of the same user claiming the same id was not named by Canvas.
-        same_user = [
-            other for other in candidates
-            if (named := parse_canvas_name(other.name)) and (named.user_id, named.name) == (canvas.user_id, canvas.name)
-        ]
-        stems_of_attachment = {student_id_of(other).casefold() for other in same_user
-                               if parse_canvas_name(other.name).attachment_id == canvas.attachment_id}
-        if len(stems_of_attachment) == 1:
-            return f"canvas user {canvas.user_id} {canvas.name}", f"Canvas's names (user {canvas.user_id})"
-    return f"name {stem.casefold()}", "their name (the same, another extension)"
+def _owners(candidates: list[Path]) -> dict[Path, tuple[str, str]]:
+    """Whose entry each candidate is: a grouping key, and the reason two entries sharing it are one student's."""
+    named = {path: parse_canvas_name(path.name) for path in candidates}
+    # Each uploaded file has its own attachment id (Canvas's database id for the file): two
+    # files of one "user" claiming the same id (other than one file's .py and .ipynb) were
+    # not named by Canvas, and are told apart by their names alone.
+    stems: dict[tuple[str, str, str], set[str]] = {}
+    for path, canvas in named.items():
+        if canvas is not None:
+            stems.setdefault((canvas.name, canvas.user_id, canvas.attachment_id), set()).add(student_id_of(path).casefold())
+    owners = {}
+    for path, canvas in named.items():
+        if canvas is not None and len(stems[(canvas.name, canvas.user_id, canvas.attachment_id)]) == 1:
+            owners[path] = (f"canvas user {canvas.user_id} {canvas.name}", f"Canvas's names (user {canvas.user_id})")
+        else:
+            owners[path] = (f"name {student_id_of(path).casefold()}", "their name (the same, another extension)")
+    return owners
 
 
 def _work_in(path: Path) -> work_held.Work:
