@@ -414,3 +414,18 @@ def test_a_hand_edited_results_json_is_refused_naming_the_student_and_what_is_wr
     )
     assert finished.returncode == 2 and f"submission {sid!r} " in finished.stderr and said in finished.stderr, finished.stderr
     assert "Traceback" not in finished.stderr
+
+
+def test_the_intake_section_names_what_was_set_aside_and_why():
+    from grader.batch import report
+
+    document = {
+        "submissions": {"jane": {"intake_note": "graded jane.py (writes 7 of the exercise's 7 functions); not graded: <b>x.py"}},
+        "ignored": [{"name": "README.txt", "reason": "a README file"}],
+        "not_unpacked": [{"name": "big.ipynb", "reason": "larger than 20 MB unpacked"}],
+    }
+    section = report._intake_section(document)
+    assert "<code>jane</code>: graded jane.py" in section and "&lt;b&gt;x.py" in section and "<b>x" not in section
+    assert '<ul id="ignored"><li><code>README.txt</code>: a README file</li></ul>' in section
+    assert 'id="not-unpacked"><li><code>big.ipynb</code>: larger than 20 MB unpacked</li>' in section
+    assert report._intake_section({"submissions": {}}) == ""
