@@ -84,7 +84,7 @@ def work_in_cells(cells: Sequence[str]) -> Work:
         except (SyntaxError, ValueError):  # ValueError: a NUL byte
             syntax_error = True
             continue
-        for statement in tree.body:
+        for statement in _module_level(tree.body):
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name in EXERCISE_FUNCTIONS:
                 bodies[statement.name] = _is_written(statement.body)
             elif isinstance(statement, ast.ClassDef) and statement.name in _CLASSES:
@@ -95,6 +95,14 @@ def work_in_cells(cells: Sequence[str]) -> Work:
                         qualified = f"{statement.name}.{method.name}"
                         if qualified in EXERCISE_FUNCTIONS:
                             bodies[qualified] = _is_written(method.body)
+            else:
+                # An exercise name bound another way (``causal_mask = lambda ...``, an import
+                # under its name) may work: counted as written, so such a file is never set
+                # aside as holding nothing.
+                for bound in _names_bound(statement):
+                    for name in EXERCISE_FUNCTIONS:
+                        if name == bound or name.startswith(bound + "."):
+                            bodies[name] = True
     written = frozenset(name for name, is_written in bodies.items() if is_written)
     return Work(frozenset(bodies), written, syntax_error)
 
@@ -151,6 +159,29 @@ def most_work(candidates: Sequence[tuple[str, Work]]) -> int:
         return (work.rank(), name.lower().endswith(".py"), -index)
 
     return max(range(len(candidates)), key=key)
+
+
+def _module_level(statements: list[ast.stmt]):
+    """The statements that run at import, those inside ``if``, ``try`` and ``with`` blocks
+    included (never a function's body)."""
+    for statement in statements:
+        yield statement
+        if isinstance(statement, (ast.If, ast.With, ast.AsyncWith, ast.For, ast.While)):
+            yield from _module_level(statement.body + getattr(statement, "orelse", []))
+        elif isinstance(statement, (ast.Try, ast.TryStar)):
+            blocks = [statement.body, *(handler.body for handler in statement.handlers), statement.orelse, statement.finalbody]
+            yield from _module_level([inner for block in blocks for inner in block])
+
+
+def _names_bound(statement: ast.stmt) -> list[str]:
+    """Module-level names an assignment or an import binds."""
+    if isinstance(statement, ast.Assign):
+        return [target.id for target in statement.targets if isinstance(target, ast.Name)]
+    if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) and isinstance(statement.target, ast.Name) and statement.value:
+        return [statement.target.id]
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return [(alias.asname or alias.name).split(".")[0] for alias in statement.names]
+    return []
 
 
 def _is_written(body: list[ast.stmt]) -> bool:

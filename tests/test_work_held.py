@@ -94,3 +94,15 @@ def test_at_the_desk_a_one_line_py_beside_a_complete_notebook_does_not_hide_it(t
     (tmp_path / "multi_head_attention.py").write_text(STUB)  # neither written: the .py, as before
     (tmp_path / "multi_head_attention.ipynb").write_text(notebook.notebook_text())
     assert loading.choose_work(tmp_path) == tmp_path / "multi_head_attention.py"
+
+
+def test_an_exercise_name_bound_another_way_counts_as_written_so_the_file_is_never_set_aside():
+    code = (
+        "import torch\nfrom mine import concatenate_heads\n"
+        "head_dimension = lambda model_dim, num_heads: model_dim // num_heads\n"
+        "if True:\n    def causal_mask(seq_len):\n        return torch.ones(seq_len, seq_len).tril().bool()\n"
+        "AttentionHead = torch.nn.Linear\n"
+    )
+    assert work_held.work_in_code(code).written == {
+        "head_dimension", "causal_mask", "concatenate_heads", "AttentionHead.__init__", "AttentionHead.forward",
+    }
