@@ -30,7 +30,7 @@ import tokenize
 import unicodedata
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader import work_held
@@ -76,6 +76,7 @@ class Entry:
     # Set by the batch when this student handed in several entries (one_entry_per_student):
     # which was graded, which not, and why; shown in the log, the result and the report.
     note: str = ""
+    same_student_as: str = ""  # the id of this student's other entry that also holds work
 
 
 class Refused(Exception):
@@ -199,6 +200,7 @@ class Students:
     entries: list[Path]  # in entry order
     merged: dict[Path, Merge]  # graded entry -> what was merged into it
     kept_apart: dict[Path, str]  # entry -> why it is graded beside another of the same student's
+    beside: dict[Path, Path] = field(default_factory=dict)  # such an entry -> the one it is graded beside
 
 
 def one_entry_per_student(paths: list[Path]) -> Students:
@@ -225,6 +227,7 @@ def one_entry_per_student(paths: list[Path]) -> Students:
         reasons[key] = reason
     merged: dict[Path, Merge] = {}
     kept_apart: dict[Path, str] = {}
+    beside: dict[Path, Path] = {}
     set_aside: set[Path] = set()
     for key, group in groups.items():
         if len(group) < 2:
@@ -239,11 +242,12 @@ def one_entry_per_student(paths: list[Path]) -> Students:
             set_aside.update(empty)
         for path in others:
             if work[path].written:
+                beside[path] = chosen
                 kept_apart[path] = (
                     f"{printable(path.name)} ({work[path].describe()}) is graded as an entry of its own beside "
                     f"{printable(chosen.name)} ({work[chosen].describe()}): both hold work, one student's files by {reasons[key]}"
                 )
-    return Students([path for path in paths if path not in set_aside], merged, kept_apart)
+    return Students([path for path in paths if path not in set_aside], merged, kept_apart, beside)
 
 
 def _owners(candidates: list[Path]) -> dict[Path, tuple[str, str]]:

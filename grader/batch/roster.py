@@ -62,11 +62,18 @@ def read_roster(path: Path) -> list[dict[str, str]]:
     return [row for row in rows if _is_student(row)]
 
 
-def match(submission_ids: list[str], rows: list[dict[str, str]]) -> Match:
+def match(submission_ids: list[str], rows: list[dict[str, str]], same_student: dict[str, str] | None = None) -> Match:
+    """``same_student``: submission id -> the id of the same student's other entry (two files
+    of one student that both hold work are graded as two entries, grader/batch/intake.py):
+    it matches that entry's row, as a second submission of the same student."""
     found = Match(rows)
     index = {column: _index(rows, column) for column in MATCHED_BY}
-    for sid in sorted(submission_ids):
+    same_student = same_student or {}
+    rows_of = {}
+    for sid in sorted(submission_ids, key=lambda sid: (sid in same_student, sid)):
         column, row = _find(sid, index)
+        if row is None and same_student.get(sid) in rows_of:
+            column, row = rows_of[same_student[sid]]
         if row is None:
             found.not_on_roster[sid] = "no row has it as " + ", ".join(MATCHED_BY)
         elif row in found.submission_of_row:
@@ -76,6 +83,8 @@ def match(submission_ids: list[str], rows: list[dict[str, str]]) -> Match:
         else:
             found.submission_of_row[row] = sid
             found.matched_by[sid] = column
+        if row is not None:
+            rows_of[sid] = (column, row)
     return found
 
 

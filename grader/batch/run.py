@@ -236,6 +236,7 @@ def _intake(arguments: argparse.Namespace, out: Path, staging: Path) -> tuple[li
     students = intake.one_entry_per_student(listed)
     paths = students.entries
     ids = intake.unique_ids([intake.student_id_of(path) for path in paths])
+    id_of = dict(zip(paths, ids))
     for chosen, merge in students.merged.items():
         log.info("%s: %s", untrusted.printable(intake.student_id_of(chosen)), merge.sentence())
     for path, note in students.kept_apart.items():
@@ -260,7 +261,8 @@ def _intake(arguments: argparse.Namespace, out: Path, staging: Path) -> tuple[li
             sentence = students.merged[path].sentence()
             entry = dataclasses.replace(entry, graded_file=sentence, note=sentence)
         elif path in students.kept_apart:
-            entry = dataclasses.replace(entry, graded_file=students.kept_apart[path], note=students.kept_apart[path])
+            note, partner = students.kept_apart[path], id_of[students.beside[path]]
+            entry = dataclasses.replace(entry, graded_file=note, note=note, same_student_as=partner)
         entries.append(entry)
         fresh[student_id] = {"entry": path.name, "fingerprint": fingerprint, "content_hash": _entry_hash(entry)}
         if path in students.merged:
@@ -387,6 +389,8 @@ def _write_class_files(
         trace = {"graded_from": entry.entry_name, "intake_problem": entry.problem}
         if entry.note:
             trace["intake_note"] = entry.note  # one student's several entries: what was graded, what not, why
+        if entry.same_student_as:  # the export matches it to the other's roster row (and warns if it scored higher)
+            trace["same_student_as"] = entry.same_student_as
         try:
             documents[entry.student_id] = json.loads(_result_path(out, entry.student_id).read_text(encoding="utf-8")) | trace
         except (OSError, ValueError):
