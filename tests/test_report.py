@@ -183,7 +183,7 @@ def test_the_report_command_says_when_there_is_nothing_to_report(tmp_path):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """A batch of seven entries: dup.py and dup.ipynb (one student's two files: the .py holds the
+    """A batch of six entries: dup.py and dup.ipynb (one student's two files: the .py holds the
     work), dup.zip (the same id again, an archive: another entry), pair.py and pair.ipynb (both
     hold work: two entries, one student's), a hostile file name; and two files that are not
     submissions (a README and a CSV)."""
