@@ -119,7 +119,8 @@ def choose_submission_file(folder: Path) -> tuple[Path | None, str]:
         chosen = holding[work_held.most_work([(path.name, works[path]) for path in holding])]
         others = [path for path in code if path != chosen]
         if not others:
-            return chosen, f"graded {relative[chosen]}"
+            unnamed = f" (no file is named {MODULE_FILE_NAME})" if chosen.name != MODULE_FILE_NAME else ""
+            return chosen, f"graded {relative[chosen]}{unnamed}"
         passed_over = "; ".join(f"{relative[path]} {works[path].describe()}" for path in others[:5])
         return chosen, f"graded {relative[chosen]} (it holds more of the work: it {works[chosen].describe()}; {passed_over})"
     named = [path for path in files if path.name == MODULE_FILE_NAME]
