@@ -94,9 +94,9 @@ def run(arguments: argparse.Namespace) -> int:
     arguments.submissions, arguments.out = arguments.submissions.absolute(), arguments.out.absolute()
     out: Path = arguments.out
     # A mistyped path writes nothing: not even OUT/batch.log.
-    if not arguments.submissions.is_dir():
+    if not arguments.submissions.is_dir() and not _is_class_zip(arguments.submissions):
         print(f"error: {arguments.submissions} is not a folder of submissions"
-              f" ({'a file' if arguments.submissions.exists() else 'it does not exist'})", file=sys.stderr)
+              f" ({'a file' if arguments.submissions.exists() else 'it does not exist'}), nor a .zip of them", file=sys.stderr)
         return EXIT_GRADER_FAILED
     if out.exists() and not out.is_dir():
         print(f"error: --out {out} is a file, not a folder", file=sys.stderr)
@@ -123,6 +123,11 @@ def run(arguments: argparse.Namespace) -> int:
         lock.close()
 
 
+def _is_class_zip(path: Path) -> bool:
+    """A class's submissions handed in as one zip (Canvas's Download Submissions): grader/batch/class_zip.py."""
+    return path.is_file() and path.suffix.lower() == ".zip"
+
+
 def lock_out(out: Path):
     """Hold ``OUT/.batch.lock`` (an flock, released by the kernel when the holder ends,
     however it ends) and write who holds it; a second batch into the same OUT gets
@@ -147,7 +152,7 @@ def lock_out(out: Path):
 
 def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
     given, unpacked = arguments.submissions, None
-    if given.is_file() and given.suffix.lower() == ".zip":
+    if _is_class_zip(given):
         try:
             unpacked = class_zip.unpack_class_zip(given, out)
         except intake.Refused as refusal:
@@ -159,9 +164,6 @@ def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
         for item in unpacked.not_written:
             log.warning("%s in %s: not graded, %s", item.name, given.name, item.reason)
         arguments = argparse.Namespace(**vars(arguments) | {"submissions": unpacked.folder})
-    elif not given.is_dir():
-        log.error("%s is not a folder of submissions, nor a zip of them", given)
-        return EXIT_GRADER_FAILED
     for removed in processes.remove_leftovers():
         log.info("removed %s, left behind by a run that ended without cleaning up", removed)
     try:
