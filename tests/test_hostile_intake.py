@@ -369,3 +369,18 @@ def test_batch_refuses_a_zip_that_is_not_one_with_a_sentence(tmp_path):
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
     )
     assert finished.returncode == 2 and "submissions.zip is not a readable zip" in finished.stderr
+
+
+@pytest.mark.parametrize(
+    ("members", "entries"),
+    [
+        pytest.param({"HW3/alice.py": SOURCE, "HW3/bob.py": SOURCE, "__MACOSX/HW3/._alice.py": b"\x00"}, ["alice.py", "bob.py"], id="the download re-zipped from its folder"),
+        pytest.param({"carol/multi_head_attention.py": SOURCE, "carol/notes.txt": "x"}, ["carol"], id="one student's folder"),
+        pytest.param({"alice.py": SOURCE, "carol/multi_head_attention.py": SOURCE}, ["alice.py", "carol"], id="flat, with a folder"),
+    ],
+)
+def test_a_class_zip_of_one_folder_is_read_as_that_folder_only_when_it_holds_several_students(tmp_path, members, entries):
+    from grader.batch import class_zip
+
+    unpacked = class_zip.unpack_class_zip(class_zip_file(tmp_path / "class.zip", members), tmp_path / "out")
+    assert [path.name for path in intake.list_entries(unpacked.folder)] == entries

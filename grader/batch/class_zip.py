@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader.batch import intake
+from grader.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
 from grader.untrusted import printable
 
 MAX_CLASS_MEMBERS = 50_000  # a class of 1,000 each uploading a few files, with room to spare
@@ -51,7 +52,8 @@ def unpack_class_zip(zip_path: Path, out: Path) -> Unpacked:
             top = _common_top_folder(files)
             wanted: set[Path] = set()
             for member in files:
-                parts = PurePosixPath(member.filename.replace("\\", "/")).parts[len(top):]
+                parts = PurePosixPath(member.filename.replace("\\", "/")).parts
+                parts = parts[len(top):] if parts[: len(top)] == top else parts
                 if not parts:
                     continue
                 leftover = next((index for index, part in enumerate(parts) if _is_leftover(part)), None)
@@ -94,15 +96,17 @@ def _is_leftover(part: str) -> bool:
 
 
 def _common_top_folder(files: list[zipfile.ZipInfo]) -> tuple[str, ...]:
-    """``("submissions",)`` when every file lies in that one folder (the download re-zipped
-    from its folder), else ``()``: Canvas's own zip is flat."""
-    tops = {
-        PurePosixPath(member.filename).parts[0]
-        for member in files
-        if not _is_leftover(PurePosixPath(member.filename).parts[0])
-    }
-    nested = all(len(PurePosixPath(member.filename).parts) > 1 for member in files if not _is_leftover(PurePosixPath(member.filename).parts[0]))
-    return (tops.pop(),) if len(tops) == 1 and nested else ()
+    """``("submissions",)`` when every file lies in that one folder and it holds several
+    students' entries (the download re-zipped from its folder), else ``()``: Canvas's own zip
+    is flat, and one student's folder zipped alone is that student's entry."""
+    paths = [PurePosixPath(member.filename.replace("\\", "/")).parts for member in files]
+    paths = [parts for parts in paths if parts and not _is_leftover(parts[0])]
+    if not paths or any(len(parts) < 2 for parts in paths) or len({parts[0] for parts in paths}) != 1:
+        return ()
+    children = {parts[1] for parts in paths}
+    if len(children) < 2 or children & {MODULE_FILE_NAME, NOTEBOOK_FILE_NAME}:
+        return ()
+    return (paths[0][0],)
 
 
 def _write_if_changed(folder: Path, target: Path, data: bytes) -> None:
