@@ -384,3 +384,16 @@ def test_a_class_zip_of_one_folder_is_read_as_that_folder_only_when_it_holds_sev
 
     unpacked = class_zip.unpack_class_zip(class_zip_file(tmp_path / "class.zip", members), tmp_path / "out")
     assert [path.name for path in intake.list_entries(unpacked.folder)] == entries
+
+
+def test_a_full_disk_while_unpacking_stops_the_batch_loudly_not_as_a_student_problem(tmp_path, monkeypatch):
+    import errno
+
+    from grader.batch import class_zip
+
+    def full(*_args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(class_zip, "_write_if_changed", full)
+    with pytest.raises(OSError, match="No space left"):
+        class_zip.unpack_class_zip(class_zip_file(tmp_path / "class.zip", {"alice.py": SOURCE}), tmp_path / "out")

@@ -16,6 +16,7 @@ longer in the zip are removed.
 
 from __future__ import annotations
 
+import errno
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -27,6 +28,15 @@ from grader.untrusted import printable
 MAX_CLASS_MEMBERS = 50_000  # a class of 1,000 each uploading a few files, with room to spare
 MAX_CLASS_BYTES = 4 * 1024 * intake.MB  # by the zip's own headers; each member is bounded again on reading
 UNPACKED = "unpacked"  # the folder under OUT
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+class _DiskFull(Exception):
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 @dataclass
@@ -78,11 +88,15 @@ def unpack_class_zip(zip_path: Path, out: Path) -> Unpacked:
                 try:
                     _write_if_changed(folder, target, data)
                 except OSError as error:  # a name this file system cannot hold (too long, a NUL)
+                    if error.errno in DISK_FULL:
+                        raise _DiskFull(error) from error
                     result.not_written.append(intake.Ignored(printable("/".join(parts)), f"could not be written ({error.strerror})"))
                     continue
                 wanted.add(target)
     except intake.Refused:
         raise
+    except _DiskFull as full:  # the grader's own disk: stop the batch loudly, as intake does
+        raise full.error from None
     except Exception as error:  # noqa: BLE001 - zipfile reports damage as BadZipFile, zlib.error, EOFError...
         raise intake.Refused(f"{zip_path.name} is not a readable zip ({type(error).__name__}: {error}).") from None
     _remove_all_but(folder, wanted)
