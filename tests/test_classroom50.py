@@ -428,8 +428,8 @@ RAISE_COMMANDS_AT_IMPORT = f"\n\nraise RuntimeError({chr(10).join(c.replace('@MA
 
 def plant_command_file_names(checkout: Path, *_) -> None:
     """No exercise, two .py files named with commands: the sentence that says so lists them."""
-    (checkout / f"::error::{MARKER} file.py").write_text("x = 1\n")
-    (checkout / f"##[error]{MARKER}\r::add-mask::{MARKER}.py").write_text("x = 2\n")
+    (checkout / "exercises" / f"::error::{MARKER} file.py").write_text("x = 1\n")
+    (checkout / "exercises" / f"##[error]{MARKER}\r::add-mask::{MARKER}.py").write_text("x = 2\n")
 
 
 @pytest.fixture(scope="module")

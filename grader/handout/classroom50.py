@@ -339,7 +339,11 @@ def autograde(checkout: Path, out: Path, sandbox: str = "auto") -> int:
     log: list[str] = []
     status = 0
     try:
-        chosen, found = choose_submission_file(checkout)
+        # The template keeps the exercise in exercises/; the rest of the checkout is the
+        # template's own, the student's copy of the grader among it, whose modules would count
+        # as work under the rule that grades the file holding the most of it.
+        exercises = checkout / "exercises"
+        chosen, found = choose_submission_file(exercises if exercises.is_dir() and not exercises.is_symlink() else checkout)
         if chosen is None or chosen.name not in (MODULE_FILE_NAME, NOTEBOOK_FILE_NAME):
             result, body, summary = nothing_to_grade(metadata, _missing_file_sentence(found))
             outcome = {"status": "error", "summary": summary}
