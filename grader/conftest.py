@@ -347,15 +347,17 @@ def submission(request: pytest.FixtureRequest):
     except loading.SubmissionNotFound as error:
         _not_gradable(request.config, target.name, ErrorDescription("import", "SubmissionNotFound", str(error)))
     worker = request.config.stash[worker_key]
+    # A notebook runs cell by cell, as a kernel runs it (grader.loading.run_cells).
+    cells = notebooks.cells_to_run(list(target.cells)) if target.cells else None
     if worker is None:
-        backend, worker_unavailable = InProcessBackend(source), ()
+        backend, worker_unavailable = InProcessBackend(source, cells), ()
     else:
         isolated = _sandbox()[0]
         budgets = {
             keyword: seconds for keyword, option in (("budget_seconds", "submission_budget"), ("diagnosis_seconds", "diagnosis_budget"))
             if (seconds := request.config.getoption(option)) is not None
         }
-        backend = isolated.IsolatedBackend(source, worker, call_timeout=request.config.getoption("call_timeout"), **budgets)
+        backend = isolated.IsolatedBackend(source, worker, call_timeout=request.config.getoption("call_timeout"), cells=cells, **budgets)
         worker_unavailable = isolated.WorkerUnavailable
     handle = Submission(target.name, source, backend)
     request.config.stash[handles_key][target.name] = handle
@@ -365,9 +367,26 @@ def submission(request: pytest.FixtureRequest):
     except worker_unavailable as error:
         # The grader cannot run: stop, rather than record a zero the student did not earn.
         pytest.exit(f"the grader could not start its worker: {error}", returncode=3)
+    if target.cells:
+        request.config.stash[scoreboard_key].submission_result(target.name).notebook = _how_the_notebook_ran(target, backend)
     if handle.import_error is not None:
         _not_gradable(request.config, target.name, handle.import_error)
     return handle
+
+
+def _how_the_notebook_ran(target: Target, backend) -> list[str]:
+    """One line per cell skipped (a cell magic that is not Python), per cell that raised, and
+    per function or class defined in several cells (which one was graded)."""
+    spans = list(target.cells)
+    try:
+        code = target.path.read_text(encoding="utf-8")
+    except OSError:
+        code = ""
+    failed = [
+        notebooks.failed_cell(spans, line, error.type_name, error.message, error.location)
+        for line, error in getattr(backend, "cell_failures", [])
+    ]
+    return [*notebooks.skipped_cells(spans), *failed, *notebooks.redefinitions(code, spans)]
 
 
 def _finish(config: pytest.Config, handle: Submission) -> None:
@@ -454,6 +473,10 @@ def pytest_terminal_summary(terminalreporter):
         if not report.longreprtext.endswith(root_causes.EXPLAINED):
             report.longrepr = diagnosis_text.compact_message(report.longreprtext) + root_causes.EXPLAINED
     for result in terminalreporter.config.stash[scoreboard_key].results.values():
+        if result.notebook:
+            terminalreporter.section(f"how the notebook ran: {untrusted.printable(result.submission)}", sep="=")
+            for line in result.notebook:
+                terminalreporter.write_line(untrusted.printable(line))
         if result.diagnoses:
             terminalreporter.section(f"diagnosis: {untrusted.printable(result.submission)}", sep="=")
             for line in diagnosis_text.text_lines(result.diagnoses):
