@@ -374,6 +374,20 @@ def submission(request: pytest.FixtureRequest):
     return handle
 
 
+def _in_notebook_terms(target: Target, handle, error: ErrorDescription, message: str) -> str:
+    """A message about a notebook, in its cells' terms: its lines named as cells, and a name
+    the notebook does not define because the cell that defines it raised said to be so (not
+    "renamed or deleted")."""
+    if error.type_name == "NotDefined" and isinstance(handle, Submission):
+        failed = {line for line, _ in getattr(handle.backend, "cell_failures", [])}
+        try:
+            code = target.path.read_text(encoding="utf-8")
+        except OSError:
+            code = ""
+        message = notebooks.why_not_defined(error.function, code, list(target.cells), failed) or message
+    return notebooks.in_cell_terms(message, list(target.cells))
+
+
 def _how_the_notebook_ran(target: Target, backend) -> list[str]:
     """One line per cell skipped (a cell magic that is not Python), per cell that raised, and
     per function or class defined in several cells (which one was graded)."""
@@ -443,7 +457,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         submission = item.callspec.params.get("submission") if hasattr(item, "callspec") else None
         target = item.config.stash[targets_key].get(submission)
         if target is not None and target.cells:
-            report.longrepr = notebooks.in_cell_terms(report.longrepr, list(target.cells))
+            report.longrepr = _in_notebook_terms(target, item.funcargs.get("submission"), call.excinfo.value.error, report.longrepr)
     handle = item.funcargs.get("submission") if hasattr(item, "funcargs") else None
     if report.failed and call.when == "call" and call.excinfo is not None and isinstance(handle, Submission):
         result = item.config.stash[scoreboard_key].submission_result(handle.name)

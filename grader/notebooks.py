@@ -284,39 +284,60 @@ def skipped_cells(spans: list[CellSpan]) -> list[str]:
     return [f"{span.named()} was skipped: {span.skipped}." for span in spans if span.skipped]
 
 
+STUDENT_LINE = re.compile(r"multi_head_attention\.py:(?P<line>\d+)(?: in (?P<function>[\w.<>]+))?")
+SYNTAX_ERROR_PLACE = re.compile(r" \(multi_head_attention\.py, line \d+\)")
+
+
 def failed_cell(spans: list[CellSpan], first_line: int, type_name: str, message: str, location: str) -> str:
     """One line for a cell that raised while the notebook ran: which cell, what it raised and
     where (a function of another cell, maybe), and that the run went on."""
     span = cell_at(first_line, spans)
     cell = span.named() if span is not None else "a cell"
-    said = (message.splitlines() or [""])[0]
+    said = SYNTAX_ERROR_PLACE.sub("", (message.splitlines() or [""])[0])  # the place is said below, in the cell's terms
     said = said if len(said) <= 150 else said[:147] + "..."
-    where = in_cell_terms(location, spans).split(": ", 1)[0]  # "In [4] (the cell starting `...`), line 2 in f"
-    if span is not None and where.startswith(span.named() + ", "):
-        where = where[len(span.named()) + 2:]  # "line 2 in f": in the cell itself
-    where = f" at {where}" if where else ""
+    where = ""
+    if (found := STUDENT_LINE.match(location)) and (place := cell_at(int(found["line"]), spans)) is not None:
+        line = f"line {place.line_offsets[int(found['line']) - place.first_line]}"
+        function = f" in {found['function']}" if found["function"] and found["function"] != "<module>" else ""
+        where = f" at {line}{function}" if place == span else f" at {place.named()}, {line}{function}"
     why = " (input() gets no answer when the notebook is graded: nobody is there to type)" if type_name == "EOFError" else ""
     return f"{cell} raised {type_name}: {said}{where}{why}; the grading ran the cells after it, as a kernel does."
+
+
+def defined_names(code: str, span: CellSpan, meant: bool = False) -> set[str]:
+    """The functions and classes a cell defines at its top level; with ``meant``, also those a
+    cell that does not compile means to define (its ``def`` and ``class`` lines)."""
+    lines = code.split("\n")
+    try:
+        tree = ast.parse("\n".join(lines[span.first_line - 1:span.last_line]))
+    except (SyntaxError, ValueError):
+        tree = None
+    if tree is None:
+        if not meant:
+            return set()
+        return set(re.findall(r"^(?:def|class)\s+(\w+)", "\n".join(lines[span.first_line - 1:span.last_line]), re.MULTILINE))
+    return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+
+def why_not_defined(name: str, code: str, spans: list[CellSpan], failed_lines: set[int]) -> str:
+    """Why a notebook does not define ``name`` when a cell that defines it raised (``failed_lines``,
+    the first lines of the cells that raised); "" when no such cell defines it."""
+    for span in spans:
+        if span.first_line in failed_lines and name in defined_names(code, span, meant=True):
+            return (f"`{name}` is not defined: its cell, {span.named()}, raised an error before defining it "
+                    "(see how your notebook ran)")
+    return ""
 
 
 def redefinitions(code: str, spans: list[CellSpan]) -> list[str]:
     """One line per function or class defined in several cells, naming the cell whose
     definition was graded: the last one, since the cells run from the top, and a later
     definition replaces an earlier one, as in a kernel run from the top."""
-    lines = code.split("\n")
     defined: dict[str, list[CellSpan]] = {}
     for span in spans:
-        if not span.first_line:
-            continue
-        try:
-            tree = ast.parse("\n".join(lines[span.first_line - 1:span.last_line]))
-        except (SyntaxError, ValueError):
-            continue
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                cells = defined.setdefault(node.name, [])
-                if span not in cells:
-                    cells.append(span)
+        if span.first_line:
+            for name in sorted(defined_names(code, span)):
+                defined.setdefault(name, []).append(span)
     said = []
     for name, cells in defined.items():
         if len(cells) > 1:

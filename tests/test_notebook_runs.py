@@ -144,3 +144,19 @@ def test_a_cell_magic_that_does_not_run_python_is_skipped_saying_what_it_does(ma
     code, (span,) = notebooks.join_code_cells_with_spans([f"{magic}\ndef head_dimension(d, h):\n    return 0\n"])
     assert code.strip() == "" and span.first_line == 0
     assert span.skipped.startswith(magic.split()[0] + ": it ") and "cell magic" not in span.skipped
+
+
+def test_the_check_cells_grade_the_cells_run_as_the_kernel_ran_them(monkeypatch, capsys):
+    from grader import notebook_checks
+
+    cells = ["".join(cell["source"]) for cell in student_cells(kernel_notebook())]
+    log = notebook_checks._CellLog()
+    log.add_history(cells)  # In [1], In [2], ...: the kernel's own numbers for these runs
+    monkeypatch.setattr(notebook_checks, "_log", log)
+    monkeypatch.setattr(notebook_checks, "_cache", {})
+    notebook_checks.check()
+    shown = capsys.readouterr().out
+    asked = cells.index("name = input('Your name? ')\n") + 1
+    assert "Score so far: 100/100" in shown, shown
+    assert f"In [{asked}] (the cell starting `name = input('Your name? ')`) raised EOFError" in shown, shown
+    assert f"In [{asked + 1}] (the cell starting `raise ValueError('a stale experiment')`) raised ValueError" in shown, shown
