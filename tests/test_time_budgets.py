@@ -110,12 +110,27 @@ def test_a_notebook_that_trains_for_seconds_scores_the_same_under_half_a_cpu(tmp
     from rehearsal.container import Cgroup
     from test_notebook_runs import batch, expect_a_kernels_run, kernel_notebook, write
 
-    write(tmp_path / "class", "kernel", kernel_notebook())
+    path = write(tmp_path / "class", "kernel", kernel_notebook())
     quota = Cgroup(cpus=0.5, memory=None, pids=None)
     try:
-        result = batch(tmp_path / "class", tmp_path / "out", preexec_fn=lambda: quota.join(os.getpid()))
-        throttled = quota.times_throttled()
+        in_the_batch = batch(tmp_path / "class", tmp_path / "out", preexec_fn=lambda: quota.join(os.getpid()))
+        at_the_desk = grade([path], tmp_path, preexec_fn=lambda: quota.join(os.getpid())).results
+        held = (quota.folders["cpu"] / "cpu.cfs_quota_us").read_text().strip()
+        spent = quota.cpu_seconds()
     finally:
         quota.remove()
-    assert throttled > 0, "the quota never held the grader back"
-    expect_a_kernels_run(result["kernel"])
+    # The quota held, and the gradings ran inside it (two trainings of 3 s of CPU). Whether the
+    # kernel throttled them depends on the neighbours (a loaded machine gives less than the quota).
+    assert held == "50000" and spent > 6, (held, spent)
+    expect_a_kernels_run(in_the_batch["kernel"])
+    expect_a_kernels_run(at_the_desk["kernel"])
+
+
+def test_at_the_desk_code_that_waits_is_stopped_by_the_clock_and_said_to_wait(tmp_path):
+    # The per-test limit counts CPU time (grader/timeouts.py); a forward that sleeps computes
+    # nothing, so the wall-clock limit (3 times the CPU limit) stops it, saying it waited.
+    waiting = tmp_path / "waits.py"
+    waiting.write_text(sleeping(3600))
+    run = grade([waiting], tmp_path, "--timeout", "1", "-k", "test_head_returns_head_dim_features")
+    said = [test["message"] for test in run.failed_tests("waits") if test["outcome"] == "failed"]
+    assert said and "timed out after 3 s on the clock" in said[0] and "It was waiting, not computing" in said[0], said
