@@ -136,8 +136,7 @@ def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
     if not arguments.submissions.is_dir():
         log.error("%s is not a folder of submissions", arguments.submissions)
         return EXIT_GRADER_FAILED
-    for removed in processes.remove_leftovers():
-        log.info("removed %s, left behind by a run that ended without cleaning up", removed)
+    _remove_leftovers("a run that ended without cleaning up")
     try:
         sandbox, fallback_note = processes.resolve_sandbox(arguments.sandbox)
     except RuntimeError as error:
@@ -161,11 +160,19 @@ def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
         shutil.rmtree(staging, ignore_errors=True)
         # A shard killed during this run (its worker then dies with it) left its worker's
         # folder and cgroup: they are gone now, not at the next run.
-        for removed in processes.remove_leftovers():
-            log.info("removed %s, left behind by a grading shard that was killed", removed)
+        _remove_leftovers("a grading shard that was killed")
     if not arguments.no_report:
         _write_report(out)
     return status
+
+
+def _remove_leftovers(left_by: str) -> None:
+    """What killed runs left in the temporary folder: removed, or said (never a reason to stop)."""
+    leftovers = processes.remove_leftovers()
+    for removed in leftovers:
+        log.info("removed %s, left behind by %s", removed, left_by)
+    for kept in leftovers.kept:
+        log.warning("could not remove %s (left behind by %s); the next run tries again", kept, left_by)
 
 
 def _write_report(out: Path) -> None:

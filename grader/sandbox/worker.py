@@ -22,7 +22,6 @@ import json
 import os
 import resource
 import select
-import shutil
 import signal
 import socket
 import sys
@@ -31,7 +30,7 @@ import time
 import traceback
 from pathlib import Path
 
-from grader.sandbox import wire
+from grader.sandbox import folders, wire
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -50,6 +49,7 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="mha-scratch-"))
     scratch.chmod(0o711)  # a child dropped to "nobody" may enter its own folder, not list others
     limits["scratch"] = str(scratch)
+    limits["open_files"] = make_room_for_the_measuring_walk(int(limits.get("disk_files") or 0))
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the grader gone (even killed): so are we
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # children (same uid) cannot ptrace or read our memory
@@ -68,6 +68,20 @@ def main() -> None:
         else:
             for fd in fds:
                 os.close(fd)
+
+
+def make_room_for_the_measuring_walk(max_entries: int) -> int:
+    """Raise this process's limit of open files so that the disk budget's walk, which holds
+    one descriptor per level, can descend as deep as ``max_entries`` folders; return the
+    limit as it was, which each child gets back (it needs no more than before)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = max_entries + 256  # and what the worker itself has open
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard))
+        except (ValueError, OSError):
+            pass  # too deep a tree is then ended as one the grader cannot measure
+    return soft
 
 
 def warm_up() -> None:
@@ -146,10 +160,13 @@ def run_child_to_completion(control: socket.socket, fds: list[int], spawn: dict,
     finally:
         os.close(child_exited)
     kill_leftovers(limits.get("pid_namespace", False))
-    wipe_writable_folders(Path(limits["scratch"]), limits.get("pid_namespace", False))
+    left_behind = wipe_writable_folders(Path(limits["scratch"]), limits.get("pid_namespace", False))
     event = {"event": "exited", "seconds": time.monotonic() - started}
     if over_budget:
         event["disk"] = over_budget
+    if left_behind:
+        print(f"worker: could not remove all the child left: {left_behind}", file=sys.stderr, flush=True)
+        event["left_behind"] = left_behind
     if os.WIFSIGNALED(status):
         event["signal"] = os.WTERMSIG(status)
     else:
@@ -158,7 +175,10 @@ def run_child_to_completion(control: socket.socket, fds: list[int], spawn: dict,
 
 
 class DiskBudget:
-    """What a child has written to its folder, against ``disk_bytes`` and ``disk_files``."""
+    """What a child has written to its folder, against ``disk_bytes`` and ``disk_files``.
+
+    Measured by grader/sandbox/folders.py with directory descriptors: a file no path can
+    name (folders nested past PATH_MAX) is counted all the same."""
 
     def __init__(self, folder: Path, limits: dict) -> None:
         self.folder = folder
@@ -169,23 +189,10 @@ class DiskBudget:
         """"" while within the budget, else what was exceeded (for the grader's message)."""
         if not self.max_bytes:
             return ""
-        used, count, pending = 0, 0, [self.folder]
-        while pending:
-            try:
-                with os.scandir(pending.pop()) as items:
-                    for item in items:
-                        count += 1
-                        if count > self.max_files:
-                            return f"it created more than {self.max_files} files and folders"
-                        info = item.stat(follow_symlinks=False)
-                        used += info.st_blocks * 512
-                        if used > self.max_bytes:
-                            return f"it wrote more than {self.max_bytes // 2**20} MB of files"
-                        if item.is_dir(follow_symlinks=False):
-                            pending.append(item.path)
-            except OSError:
-                continue  # removed while we looked
-        return ""
+        try:
+            return folders.first_excess(self.folder, self.max_bytes, self.max_files or sys.maxsize)
+        except OSError:  # the folder itself unreadable for a moment: measured at the next look
+            return ""
 
 
 def _kill_group(pid: int) -> None:
@@ -216,21 +223,25 @@ def kill_leftovers(own_pid_namespace: bool) -> None:
     _reap_all()
 
 
-def wipe_writable_folders(scratch: Path, private_tmp: bool) -> None:
-    """Remove what the child wrote, so the next student finds nothing of it.
+def wipe_writable_folders(scratch: Path, private_tmp: bool) -> str:
+    """Remove what the child wrote, so the next student finds nothing of it; "" or why
+    something stayed (never an exception: one student's leftovers must not end the worker).
 
     In the bwrap sandbox /tmp and /dev/shm are private to the worker and wiped whole; in
     the plain-process sandbox they are the machine's, and only our scratch folder is ours.
     """
-    folders = [scratch]
+    wiped = [(scratch, ())]
     if private_tmp:
-        folders = [Path(tempfile.gettempdir()), Path("/dev/shm")]
-    for folder in folders:
-        for entry in folder.glob("*") if folder.is_dir() else []:
-            if entry != scratch:
-                shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() and not entry.is_symlink() else entry.unlink(missing_ok=True)
-    for entry in scratch.glob("*"):
-        shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() and not entry.is_symlink() else entry.unlink(missing_ok=True)
+        wiped = [(Path(tempfile.gettempdir()), (scratch.name,)), (Path("/dev/shm"), ()), *wiped]
+    problems = []
+    for folder, keep in wiped:
+        try:
+            folders.empty(folder, keep)
+        except FileNotFoundError:
+            pass  # no /dev/shm here
+        except Exception as error:  # noqa: BLE001 - reported to the grader, which starts a fresh worker
+            problems.append(f"{folder}: {folders.describe_failure(error)}")
+    return "; ".join(problems)
 
 
 def _visible_pids() -> list[int]:
@@ -309,6 +320,7 @@ def apply_limits(limits: dict) -> None:
         resource.RLIMIT_FSIZE: limits.get("file_bytes"),
         resource.RLIMIT_NPROC: limits.get("processes"),
         resource.RLIMIT_CORE: 0,
+        resource.RLIMIT_NOFILE: limits.get("open_files"),  # the worker's own, as it was before it made room
     }
     if limits.get("memory_bytes"):
         # Address space already mapped by torch does not count against the student.
