@@ -32,6 +32,8 @@ from pathlib import Path
 # well, in case anything else slipped through.
 DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 HOISTED_PREFIX = ".mha-hoisted-"
+LIMIT = " (the limit for one submission)"
+UNMEASURED = ": what it wrote cannot be measured, and counts as over the limit"
 
 
 class NotRemoved(OSError):
@@ -195,7 +197,7 @@ def first_excess(folder: str | os.PathLike, max_bytes: int, max_entries: int) ->
             except (FileNotFoundError, NotADirectoryError):
                 continue  # removed, or replaced by a file, since it was listed: its entry was counted
             except PermissionError:
-                raise _Excess("it made a folder the grader cannot look into (it took away its own permission to read it)") from None
+                raise _Excess(f"it made a folder the grader cannot look into (it took away its own permission to read it){UNMEASURED}") from None
             except OSError as error:
                 if error.errno == errno.ELOOP:
                     continue  # replaced by a symbolic link since it was listed: never followed
@@ -234,13 +236,13 @@ class _Measurement:
             for entry in entries:
                 self.entries += 1
                 if self.entries > self.max_entries:
-                    raise _Excess(f"it created more than {self.max_entries} files and folders")
+                    raise _Excess(f"it created more than {self.max_entries} files and folders{LIMIT}")
                 try:
                     info = entry.stat(follow_symlinks=False)
                 except FileNotFoundError:
                     continue  # removed since it was listed
                 except PermissionError:
-                    raise _Excess("it made a folder the grader cannot look into (it took away its own permission to enter it)") from None
+                    raise _Excess(f"it made a folder the grader cannot look into (it took away its own permission to enter it){UNMEASURED}") from None
                 if stat.S_ISDIR(info.st_mode):
                     subfolders.append(entry.name)
                 elif info.st_nlink > 1:
@@ -249,7 +251,7 @@ class _Measurement:
                     self.linked.add((info.st_dev, info.st_ino))
                 self.used += info.st_blocks * 512
                 if self.used > self.max_bytes:
-                    raise _Excess(f"it wrote more than {self.max_bytes // 2**20} MB of files")
+                    raise _Excess(f"it wrote more than {self.max_bytes // 2**20} MB of files{LIMIT}")
         return subfolders
 
 

@@ -219,7 +219,7 @@ def _timed_out(seconds: float, during: str) -> str:
 
 def describe_exit(event: dict, during: str) -> ErrorDescription:
     if "disk" in event:
-        text = f"the submission's process was ended during {during}: {event['disk']} (the limit for one submission)"
+        text = f"the submission's process was ended during {during}: {event['disk']}"  # its own sentence (folders.py)
     elif "signal" in event:
         number = event["signal"]
         name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
