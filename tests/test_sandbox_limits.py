@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -245,3 +246,35 @@ def test_a_leftover_that_cannot_be_removed_is_reported_and_nothing_raises(tmp_pa
     monkeypatch.setattr(folders, "remove", refuse)
     removed = processes.remove_leftovers()
     assert removed == [] and removed.kept == [f"{stuck}: RecursionError"]
+
+
+def test_a_wipe_that_fails_is_reported_never_raised(tmp_path, monkeypatch):
+    from grader.sandbox import worker
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+
+    def refuse(folder, keep=()):
+        raise RecursionError("as shutil.rmtree raised on a deep tree")
+
+    monkeypatch.setattr(folders, "empty", refuse)
+    assert worker.wipe_writable_folders(scratch, private_tmp=False) == f"{scratch}: RecursionError"
+
+
+def test_a_worker_that_could_not_clean_up_is_replaced_and_its_student_keeps_the_result(caplog):
+    from types import SimpleNamespace
+
+    from grader.sandbox import isolated, wire
+
+    grader_end, worker_end = socket.socketpair()
+    ended = []
+    worker = isolated.Worker.__new__(isolated.Worker)  # no process started: only its bookkeeping
+    worker.sandbox, worker.restarts = "process", 0
+    worker._process = SimpleNamespace(control=grader_end, kill=lambda: ended.append(True))
+    wire.send(worker_end, {"event": "exited", "status": 0, "left_behind": "scratch: Permission denied"})
+    event = worker.end_child(kill=False)
+    assert event["status"] == 0 and event["left_behind"]  # how the child ended: its result stands
+    assert ended == [True] and worker._process is None  # the next student gets a fresh worker
+    assert "could not clean up after a submission (scratch: Permission denied)" in caplog.text
+    worker_end.close()
+    grader_end.close()
