@@ -25,6 +25,7 @@ COMMANDS = {
     "export": ("grader.batch.export", "write a batch's grades as a CSV for Canvas's gradebook import (or plain)"),
     "prairielearn": ("grader.handout.prairielearn", "write a PrairieLearn externally graded question and its image"),
     "classroom50": ("grader.handout.classroom50", "write a Classroom 50 autograder and template repository (GitHub Actions)"),
+    "course": ("grader.batch.course", "write a starting course file (course.toml), or check one"),
 }
 
 
@@ -42,8 +43,26 @@ def main(argv: list[str] | None = None) -> int:
                 parser.exit(2, f"`{name}` is not available in this copy (it is an instructor's command)\n")
             module.add_arguments(command_parser)
             command_parser.set_defaults(run=module.run)
+            _read_course(name, command_parser, argv, parser)
     arguments = parser.parse_args(argv)
     return arguments.run(arguments)
+
+
+def _read_course(name: str, command_parser, argv: list[str], parser) -> None:
+    """The course file's settings become the command's defaults (grader/batch/course.py)."""
+    try:
+        from grader.batch import course
+    except ModuleNotFoundError:  # the student release: no course file there
+        return
+    if name not in course.OPTIONS:
+        return
+    course.add_course_option(command_parser)
+    try:
+        notes = course.apply_to_parser(name, command_parser, argv)
+    except course.CourseError as error:
+        parser.exit(2, f"error: {error}\n")
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
 
 
 if __name__ == "__main__":
