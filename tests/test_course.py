@@ -158,3 +158,12 @@ def test_a_handout_takes_its_setting_from_the_course_file(tmp_path):
     assert parser.parse_args([]).slug == "hw3-attention"
     notes = course.apply_to_parser("classroom50", parser, ["--course", str(path), "--slug", "other"])
     assert notes == ["--slug given: it wins over course.toml's [handout] slug = 'hw3-attention'"]
+
+
+def test_the_gradescope_zip_takes_the_hidden_tests_visibility_from_the_course_file(tmp_path, capsys):
+    path = write(tmp_path, '[handout]\nhidden_visibility = "visible"\n')
+    assert main(["gradescope", str(tmp_path / "autograder.zip"), "--course", str(path)]) == 0
+    assert "hidden tests visible" in capsys.readouterr().out
+    assert main(["gradescope", str(tmp_path / "autograder.zip"), "--course", str(path), "--hidden-visibility", "hidden"]) == 0
+    captured = capsys.readouterr()
+    assert "hidden tests hidden" in captured.out and "--hidden-visibility given: it wins" in captured.err

@@ -53,6 +53,16 @@ ROSTER = (
 LOAD_PROOF = ("--call-timeout", "60")
 
 
+# canvas-lms's Download Submissions name of a late upload (lib/content_zipper.rb; grader/batch/late_work.py).
+CANVAS_LATE = "smithjane_LATE_1234_5678_multi_head_attention.py"
+
+
+def canvas_row(rows: dict[str, dict]) -> dict:
+    """The Canvas-named student's row, whatever id the intake derives from the name."""
+    (row,) = [row for sid, row in rows.items() if "1234" in sid]
+    return row
+
+
 def run(folder: Path, *arguments: str) -> subprocess.CompletedProcess:
     """``python -m grader ...`` from the course's folder, as an instructor runs it there."""
     environment = os.environ | {"PYTHONPATH": str(REPO_ROOT)}
@@ -102,6 +112,7 @@ def term(tmp_path_factory):
         (submissions / f"{name}.py").write_text(SOLUTION.read_text())
     (submissions / "bob.py").write_text(STUB.read_text())
     (submissions / "dave.py").write_text("def head_dimension(:\n")
+    (submissions / CANVAS_LATE).write_text(SOLUTION.read_text())  # no time known: Canvas's marker alone
     first = batch(folder)
     return folder, first
 
@@ -123,11 +134,20 @@ def test_a_student_two_days_late_loses_twenty_points_and_one_inside_an_extension
     assert "extension" in rows["carl"]["late"]
 
 
+def test_canvas_late_marker_alone_counts_the_policys_unknown_delay_and_says_so(term):
+    folder, _ = term
+    row = canvas_row(gradebook(folder))
+    assert (row["raw_score"], row["late_penalty"], row["score"]) == ("100", "10", "90")
+    assert "marked late by Canvas, with no submission time known: counted as 1 day late" in row["late"]
+
+
 def test_every_0_has_a_status_and_the_override_replaces_the_score_beside_the_raw_one(term):
     folder, _ = term
     rows = gradebook(folder)
     assert {sid: row["status"] for sid, row in rows.items()} == {
-        "alice": "graded", "bob": "not written", "carl": "graded", "dave": "syntax error",
+        "alice": "graded", "bob": "not written", "carl": "graded", "dave": "syntax error", **{
+            sid: "graded" for sid in rows if "1234" in sid
+        },
     }
     assert (rows["bob"]["raw_score"], rows["bob"]["override"], rows["bob"]["override_reason"], rows["bob"]["score"]) == (
         "0", "50", "graded by hand", "50",
@@ -140,7 +160,7 @@ def test_every_0_has_a_status_and_the_override_replaces_the_score_beside_the_raw
 def test_the_batch_ends_with_a_summary_on_stdout(term):
     folder, first = term
     lines = first.stdout.splitlines()
-    assert lines[0] == "4 graded (4 in this run), mean 57.5, median 65 of 100"  # 80, 50, 100, 0
+    assert lines[0] == "5 graded (5 in this run), mean 64.0, median 80 of 100"  # 80, 50, 100, 0, 90
     assert lines[1] == "1 at 0: 1 syntax error"
     assert lines[2].startswith("slowest: ") and lines[2].count(" s") == 3
     assert "override for zed: no submission by that id, not applied" in lines
@@ -171,18 +191,19 @@ def test_an_incremental_run_and_only_keep_the_seed_and_only_leaves_the_others_by
         handle.write("# a change\n")
     incremental = batch(folder)
     assert incremental.returncode == 0, incremental.stderr
-    assert incremental.stdout.startswith("4 graded (1 in this run)")
+    assert incremental.stdout.startswith("5 graded (1 in this run)")
+    assert canvas_row(gradebook(folder))["late_penalty"] == "10"  # the marker is read from the name, graded or not
     assert seeds(folder) == {seed}
     before = result_bytes(folder)
     only = batch(folder, "--only", "alice", "bob")
     assert only.returncode == 0, only.stderr
-    assert only.stdout.startswith("4 graded (2 in this run)")
+    assert only.stdout.startswith("5 graded (2 in this run)")
     after = result_bytes(folder)
     assert {name: after[name] for name in after if name not in ("alice.json", "bob.json")} == {
         name: before[name] for name in before if name not in ("alice.json", "bob.json")
     }
     log = (folder / "out" / "batch.log").read_text(encoding="utf-8")
-    assert [line for line in log.splitlines() if " to grade, " in line][-1].endswith(" 2 to grade, 2 already graded")
+    assert [line for line in log.splitlines() if " to grade, " in line][-1].endswith(" 2 to grade, 3 already graded")
     assert seeds(folder) == {seed} and course_seed(folder) == seed
 
 
@@ -200,7 +221,7 @@ def test_the_override_survives_force(term):
     folder, _ = term
     forced = batch(folder, "--force")
     assert forced.returncode == 0, forced.stderr
-    assert forced.stdout.startswith("4 graded (4 in this run)")
+    assert forced.stdout.startswith("5 graded (5 in this run)")
     rows = gradebook(folder)
     assert (rows["bob"]["score"], rows["bob"]["override"]) == ("50", "50")
     assert seeds(folder) == {course_seed(folder)}
@@ -213,7 +234,7 @@ def test_a_hand_edited_result_is_graded_again_and_said(term):
     document["score"] = 70  # its groups still add up to 0
     path.write_text(json.dumps(document))
     again = batch(folder)
-    assert again.returncode == 0 and again.stdout.startswith("4 graded (1 in this run)")
+    assert again.returncode == 0 and again.stdout.startswith("5 graded (1 in this run)")
     assert "dave: its result's field 'score' is 70, but its groups add up to 0" in again.stderr
     assert gradebook(folder)["dave"]["score"] == "0"
 
