@@ -48,9 +48,12 @@ ROSTER = (
 )
 
 
-# Honest code must not time out on a machine many others load (the statuses of an endless loop and
-# the rest are tested on recorded results in tests/test_status.py).
+# Honest code must not time out on a machine many others load: a call may take a minute, and so
+# may a test (pytest-timeout's option, which the shards' pytest sessions read from PYTEST_ADDOPTS;
+# the grader's own default is 10 s, grader/timeouts.py). The statuses of an endless loop and the
+# rest are tested on recorded results in tests/test_status.py.
 LOAD_PROOF = ("--call-timeout", "60")
+TEST_TIMEOUT = {"PYTEST_ADDOPTS": "--timeout=120"}
 
 
 # canvas-lms's Download Submissions name of a late upload (lib/content_zipper.rb; grader/batch/late_work.py).
@@ -65,7 +68,7 @@ def canvas_row(rows: dict[str, dict]) -> dict:
 
 def run(folder: Path, *arguments: str) -> subprocess.CompletedProcess:
     """``python -m grader ...`` from the course's folder, as an instructor runs it there."""
-    environment = os.environ | {"PYTHONPATH": str(REPO_ROOT)}
+    environment = os.environ | {"PYTHONPATH": str(REPO_ROOT)} | TEST_TIMEOUT
     return subprocess.run(
         [sys.executable, "-m", "grader", *arguments], cwd=folder, env=environment,
         capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,

@@ -245,7 +245,6 @@ OPTIONS = {
     "release": {"level": ("assignment", "level"), "install_from": ("handout", "install_from")},
     "notebook": {"level": ("assignment", "level"), "install_from": ("handout", "install_from")},
     "nbgrader": {"level": ("assignment", "level"), "install_from": ("handout", "install_from")},
-    "stubs": {"level": ("assignment", "level")},
     "wheel": {"level": ("assignment", "level")},
     "gradescope": {"hidden_visibility": ("handout", "hidden_visibility")},
     "prairielearn": {"image": ("handout", "image")},
@@ -340,7 +339,8 @@ def run(arguments: argparse.Namespace) -> int:
         return 2
     for section, values in course.values.items():
         for key, value in values.items():
-            print(f"[{section}] {key} = {value!r}")
+            shown = f'"{value.isoformat()}"' if isinstance(value, datetime.datetime) else repr(value)
+            print(f"[{section}] {key} = {shown}")
     for student, deadline in course.extensions.items():
         print(f"[extensions] {student} = {deadline.isoformat()}")
     return 0
