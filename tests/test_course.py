@@ -167,3 +167,23 @@ def test_the_gradescope_zip_takes_the_hidden_tests_visibility_from_the_course_fi
     assert main(["gradescope", str(tmp_path / "autograder.zip"), "--course", str(path), "--hidden-visibility", "hidden"]) == 0
     captured = capsys.readouterr()
     assert "hidden tests hidden" in captured.out and "--hidden-visibility given: it wins" in captured.err
+
+
+def test_the_gradescope_zip_carries_the_courses_deadline_and_late_policy(tmp_path, capsys):
+    import json
+    import zipfile
+
+    path = write(tmp_path, '[assignment]\ndeadline = "2026-12-05T23:59:00-05:00"\n[late]\npenalty_per_day = 10\n')
+    assert main(["gradescope", str(tmp_path / "autograder.zip"), "--course", str(path)]) == 0
+    with zipfile.ZipFile(tmp_path / "autograder.zip") as archive:
+        policy = json.loads(archive.read("late_policy.json"))
+    assert policy["deadline"] == "2026-12-05T23:59:00-05:00" and policy["penalty_per_day"] == 10
+    assert "late work: the course's deadline" in capsys.readouterr().out
+
+
+def test_the_points_are_checked_as_the_flag_checks_them(tmp_path, capsys):
+    out = write_out(tmp_path / "out", class_documents())
+    path = write(tmp_path, "[assignment]\npoints = 0\n")
+    with pytest.raises(SystemExit) as stopped:
+        main(["export", str(out), "--course", str(path), "--roster", "r.csv", "--assignment", "A (1)", "--out", "g.csv"])
+    assert stopped.value.code == 2 and "course.toml:2: [assignment] points" in capsys.readouterr().err

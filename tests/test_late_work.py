@@ -112,3 +112,56 @@ def test_gradescopes_submission_metadata_gives_the_time(tmp_path):
     path.write_text(json.dumps({"id": 1}), encoding="utf-8")
     with pytest.raises(late_work.LateWorkError, match="created_at"):
         late_work.gradescope_submitted_at(path)
+
+
+def gradescope_root(tmp_path, created_at: str | None, email: str = "smith@example.edu"):
+    """Gradescope's /autograder: the zip's late_policy.json in source/, and the submission's metadata."""
+    from grader.batch.course import load
+    from grader.handout import gradescope_late
+
+    (tmp_path / "course.toml").write_text(
+        '[assignment]\ndeadline = "2026-12-05T23:59:00-05:00"\n[late]\npenalty_per_day = 10\nmax_days = 3\n'
+        'grace_minutes = 15\n[extensions]\njones = "2026-12-07T23:59:00-05:00"\n', encoding="utf-8",
+    )
+    (tmp_path / "source").mkdir()
+    policy = gradescope_late.policy_document(load(tmp_path / "course.toml"))
+    (tmp_path / "source" / gradescope_late.POLICY_FILE).write_text(json.dumps(policy), encoding="utf-8")
+    if created_at is not None:
+        metadata = {"id": 1, "created_at": created_at, "users": [{"email": email, "id": 1234, "name": "S"}]}
+        (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata), encoding="utf-8")
+    return tmp_path
+
+
+REPORT = {"score": 100.0, "tests": [{"name": "all", "score": 100.0, "max_score": 100.0, "visibility": "visible"}]}
+
+
+def test_on_gradescope_two_days_late_loses_twenty_points_and_says_so(tmp_path):
+    from grader.handout import gradescope_late
+
+    root = gradescope_root(tmp_path, "2026-12-07T10:00:00-05:00")
+    report = gradescope_late.apply(REPORT, root / "source", root / "submission_metadata.json")
+    assert report["score"] == 80.0
+    assert report["tests"][-1]["name"] == "Late work" and "2 days late" in report["tests"][-1]["output"]
+
+
+def test_on_gradescope_an_extension_is_found_by_the_students_email(tmp_path):
+    from grader.handout import gradescope_late
+
+    root = gradescope_root(tmp_path, "2026-12-07T10:00:00-05:00", email="jones@example.edu")
+    assert gradescope_late.apply(REPORT, root / "source", root / "submission_metadata.json")["score"] == 100.0
+
+
+def test_on_gradescope_an_unreadable_submission_time_costs_nothing_and_is_said(tmp_path):
+    from grader.handout import gradescope_late
+
+    root = gradescope_root(tmp_path, None)
+    report = gradescope_late.apply(REPORT, root / "source", root / "submission_metadata.json")
+    assert report["score"] == 100.0 and report["tests"][-1]["visibility"] == "hidden"
+    assert "no late penalty taken" in report["tests"][-1]["output"]
+
+
+def test_without_a_policy_in_the_zip_gradescope_results_are_unchanged(tmp_path):
+    from grader.handout import gradescope_late
+
+    (tmp_path / "source").mkdir()
+    assert gradescope_late.apply(REPORT, tmp_path / "source", tmp_path / "submission_metadata.json") == REPORT

@@ -292,9 +292,9 @@ def apply_to_parser(command: str, parser: argparse.ArgumentParser, argv: list[st
             continue
         if (section, key) in PATH_KEYS:
             value = course.path.parent / value
-        elif callable(action.type) and isinstance(value, str):
+        elif callable(action.type):  # the flag's own check: points of 0 are refused from here too
             try:
-                value = action.type(value)
+                value = action.type(str(value))
             except (argparse.ArgumentTypeError, ValueError) as error:
                 raise CourseError(f"{path}:{line_of(path.read_text(encoding='utf-8'), section, key)}: [{section}] {key}: {error}") from None
         if action.choices is not None and value not in action.choices:
