@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import re
@@ -262,20 +263,33 @@ def test_a_shard_whose_session_cannot_run_stops_and_says_so(tmp_path):
     assert not (tmp_path / "out" / "results").exists()
 
 
-def test_a_student_with_two_uploaded_files_is_graded_once_on_the_one_that_holds_the_work(tmp_path):
-    # Canvas's "Download Submissions" gives one entry per uploaded file: her finished .py and
-    # the untouched notebook she also uploaded. Graded separately, the export could send the 0.
-    submissions = tmp_path / "class"
-    submissions.mkdir()
-    finished = submissions / "smithjane_12345_67890_multi_head_attention.py"
-    finished.write_text(SOLUTION.read_text())
-    untouched = submissions / "smithjane_12345_67891_multi_head_attention.ipynb"
-    untouched.write_text((REPO_ROOT / "exercises" / "multi_head_attention.ipynb").read_text())
-    completed = run_batch(submissions, tmp_path / "out", "--jobs", "1")
+def test_canvas_download_zip_is_graded_as_it_comes_one_student_once_on_the_file_that_holds_the_work(tmp_path):
+    # Canvas's "Download Submissions" gives one member per uploaded file (NAME_USERID_FILEID_file,
+    # lib/content_zipper.rb): her helpers module beside her finished exercise, another student's
+    # own zip, and what a Mac adds when the download is zipped again.
+    helpers = "smithjane_12345_100_attention_helpers.py"
+    finished = "smithjane_12345_101_multi_head_attention.py"
+    handin = "doejohn_LATE_222_333_handin.zip"
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w") as archive:
+        archive.writestr("handin/multi_head_attention.py", SOLUTION.read_text())
+        archive.writestr("__MACOSX/handin/._multi_head_attention.py", b"\x00\x05\x16\x07")
+    download = tmp_path / "HW3 submissions.zip"
+    with zipfile.ZipFile(download, "w") as archive:
+        archive.writestr(helpers, "def scaled(scores, head_dim):\n    return scores / head_dim ** 0.5\n")
+        archive.writestr(finished, SOLUTION.read_text())
+        archive.writestr(handin, inner.getvalue())
+        archive.writestr(f"__MACOSX/._{finished}", b"\x00\x05\x16\x07")
+        archive.writestr("README.txt", "downloaded from Canvas\n")
+    completed = run_batch(download, tmp_path / "out", "--jobs", "1")
     assert completed.returncode == 0, completed.stdout + completed.stderr
     rows = gradebook(tmp_path / "out")
-    assert [(row["submission"], int(row["score"])) for row in rows] == [(finished.stem, 100)]
-    result = json.loads((tmp_path / "out" / "results" / f"{finished.stem}.json").read_text())
-    assert result["graded_file"] == f"{finished.name} (it holds the work; also submitted, not graded: {untouched.name})"
+    assert [(row["submission"], int(row["score"])) for row in rows] == [(Path(handin).stem, 100), (Path(finished).stem, 100)], rows
+    result = json.loads((tmp_path / "out" / "results" / f"{Path(finished).stem}.json").read_text())
+    assert result["graded_file"].startswith(f"graded {finished} (writes 7 of the exercise's 7 functions); not graded: {helpers}")
     log = (tmp_path / "out" / "batch.log").read_text()
-    assert f"graded {finished.name}, which holds the work; also submitted and not graded: {untouched.name}" in log
+    assert f"not graded: {helpers} (defines none of the exercise's 7 functions)" in log
+    assert "ignored __MACOSX/: macOS's archive metadata" in log and "ignored README.txt: a README file" in log
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert document["assignment"] == "HW3 submissions"
+    assert [item["name"] for item in document["ignored"]] == ["__MACOSX/", "README.txt"]

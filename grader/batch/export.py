@@ -79,7 +79,8 @@ def run(arguments: argparse.Namespace) -> int:
     # A student whose grading failed has no result, but has handed in: matched like the others
     # (their cell left empty and said), never reported as "without a submission".
     not_graded = [sid for sid in document.get("not_graded") or {} if sid not in submissions]
-    found = roster.match([*submissions, *not_graded], rows)
+    same_student = {sid: str(result["same_student_as"]) for sid, result in submissions.items() if result.get("same_student_as")}
+    found = roster.match([*submissions, *not_graded], rows, same_student)
     if arguments.format == "canvas":
         text = canvas_csv(found, submissions, arguments.assignment, arguments.points)
     else:

@@ -143,6 +143,7 @@ def render_report(document: dict, assignment: str, date: str, match: dict | None
         _items_section("Checks", "checks", numbers.checks, show_group=True),
         _misconception_section(numbers),
         _match_section(match) if match else "",
+        _intake_section(document),
         _similarity_section(document.get("similar_submissions") or {}, similar),
         _students_section(submissions),
     ]
@@ -321,6 +322,29 @@ def _similarity_section(record: dict, shown: list[dict]) -> str:
     return f"""<section id="similar"><h2>Similar submissions ({found} pair{"s" if found != 1 else ""})</h2>
 <p class="muted">{rule} The lines each file shares with the other, side by side:</p>
 <ul id="similar-pairs">{"".join(items)}</ul>{rest}</section>"""
+
+
+def _intake_section(document: dict) -> str:
+    """What intake set aside: one student's files not graded (and why), what was not a
+    submission, and students' files the class zip could not give."""
+    submissions = document.get("submissions", {})
+    notes = [(sid, result["intake_note"]) for sid, result in sorted(submissions.items()) if result.get("intake_note")]
+    ignored = [item for item in document.get("ignored") or [] if isinstance(item, dict)]
+    not_unpacked = [item for item in document.get("not_unpacked") or [] if isinstance(item, dict)]
+    if not (notes or ignored or not_unpacked):
+        return ""
+
+    def items(pairs: list[tuple[str, str]]) -> str:
+        return "".join(f"<li><code>{_text(name)}</code>: {_text(reason)}</li>" for name, reason in pairs) or "<li>none</li>"
+
+    parts = [f'<section id="intake"><h2>Intake</h2>']
+    parts.append(f'<h3>Students who handed in several files ({len(notes)})</h3><ul id="several-files">{items(notes)}</ul>')
+    if not_unpacked:
+        pairs = [(str(item.get("name", "")), str(item.get("reason", ""))) for item in not_unpacked]
+        parts.append(f'<h3 class="warning">Files in the class zip not graded ({len(pairs)})</h3><ul id="not-unpacked">{items(pairs)}</ul>')
+    pairs = [(str(item.get("name", "")), str(item.get("reason", ""))) for item in ignored]
+    parts.append(f'<h3>Not submissions, ignored ({len(pairs)})</h3><ul id="ignored">{items(pairs)}</ul></section>')
+    return "\n".join(parts)
 
 
 def _students_section(submissions: dict[str, dict]) -> str:

@@ -60,7 +60,7 @@ from tqdm import tqdm
 
 from grader import __version__, results, settings, untrusted
 from grader.batch import course as course_file
-from grader.batch import grade_trail, intake, late_work, overrides, similarity, summary
+from grader.batch import class_zip, grade_trail, intake, late_work, overrides, similarity, summary
 from grader.batch.status import NO_RESULT, status_of
 from grader.sandbox import processes
 from grader.scoring import GROUPS
@@ -73,7 +73,10 @@ EXIT_INTERRUPTED = 130
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("submissions", type=Path, help="a folder with one entry per student (.py, folder, .ipynb, .zip)")
+    parser.add_argument(
+        "submissions", type=Path,
+        help="a folder with one entry per student (.py, folder, .ipynb, .zip), or Canvas's Download Submissions zip as it comes",
+    )
     parser.add_argument("--out", type=Path, required=True, help="where the gradebook, results and feedback go")
     parser.add_argument("--jobs", type=settings.COUNT, default=os.cpu_count() or 1, help="shards graded side by side (default: cores)")
     parser.add_argument("--force", action="store_true", help="regrade students whose results are already there")
@@ -109,9 +112,9 @@ def run(arguments: argparse.Namespace) -> int:
     arguments.submissions, arguments.out = arguments.submissions.absolute(), arguments.out.absolute()
     out: Path = arguments.out
     # A mistyped path writes nothing: not even OUT/batch.log.
-    if not arguments.submissions.is_dir():
+    if not arguments.submissions.is_dir() and not _is_class_zip(arguments.submissions):
         print(f"error: {arguments.submissions} is not a folder of submissions"
-              f" ({'a file' if arguments.submissions.exists() else 'it does not exist'})", file=sys.stderr)
+              f" ({'a file' if arguments.submissions.exists() else 'it does not exist'}), nor a .zip of them", file=sys.stderr)
         return EXIT_GRADER_FAILED
     if out.exists() and not out.is_dir():
         print(f"error: --out {out} is a file, not a folder", file=sys.stderr)
@@ -138,6 +141,11 @@ def run(arguments: argparse.Namespace) -> int:
         lock.close()
 
 
+def _is_class_zip(path: Path) -> bool:
+    """A class's submissions handed in as one zip (Canvas's Download Submissions): grader/batch/class_zip.py."""
+    return path.is_file() and path.suffix.lower() == ".zip"
+
+
 def lock_out(out: Path):
     """Hold ``OUT/.batch.lock`` (an flock, released by the kernel when the holder ends,
     however it ends) and write who holds it; a second batch into the same OUT gets
@@ -161,9 +169,19 @@ def lock_out(out: Path):
 
 
 def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
-    if not arguments.submissions.is_dir():
-        log.error("%s is not a folder of submissions", arguments.submissions)
-        return EXIT_GRADER_FAILED
+    given, unpacked = arguments.submissions, None
+    if _is_class_zip(given):
+        try:
+            unpacked = class_zip.unpack_class_zip(given, out)
+        except intake.Refused as refusal:
+            log.error("%s", refusal)
+            return EXIT_GRADER_FAILED
+        log.info("unpacked %s into %s", given, unpacked.folder)
+        for item in unpacked.ignored:
+            log.info("ignored %s: %s", item.name, item.reason)
+        for item in unpacked.not_written:
+            log.warning("%s in %s: not graded, %s", item.name, given.name, item.reason)
+        arguments = argparse.Namespace(**vars(arguments) | {"submissions": unpacked.folder})
     for removed in processes.remove_leftovers():
         log.info("removed %s, left behind by a run that ended without cleaning up", removed)
     try:
@@ -184,7 +202,9 @@ def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
     # tell a folder left by a killed run from one in use.
     staging = processes.owned_temporary_folder("mha-staging-")
     try:
-        entries = _intake(arguments, out, staging, seed)
+        entries, ignored = _intake(arguments, out, staging, seed)
+        if unpacked is not None:
+            ignored = unpacked.ignored + ignored
         log.info("grader %s, sandbox %s, seed %d: %d submissions in %s", __version__, sandbox, seed, len(entries), arguments.submissions)
         try:
             to_grade = _to_grade(arguments, out, entries, seed)
@@ -193,9 +213,10 @@ def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
             return EXIT_GRADER_FAILED
         log.info("%d to grade, %d already graded", len(to_grade), len(entries) - len(to_grade))
         status = _grade(to_grade, out, staging, arguments, seed)
-        assignment = arguments.assignment or arguments.submissions.resolve().name
+        assignment = arguments.assignment or (given.stem if unpacked else given.resolve().name)
         documents, unmatched = _write_class_files(
-            out, entries, seed, (sandbox, fallback_note), assignment, arguments.submissions, adjustments
+            out, entries, seed, (sandbox, fallback_note), assignment, arguments.submissions,
+            ignored, unpacked.not_written if unpacked else [], adjustments,
         )
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -249,18 +270,23 @@ def _result_path(out: Path, student_id: str) -> Path:
 INTAKE_RECORD = "intake.json"
 
 
-def _intake(arguments: argparse.Namespace, out: Path, staging: Path, seed: int) -> list[intake.Entry]:
-    """Every entry as an ``intake.Entry``. An entry whose fingerprint is the one recorded when
+def _intake(
+    arguments: argparse.Namespace, out: Path, staging: Path, seed: int
+) -> tuple[list[intake.Entry], list[intake.Ignored]]:
+    """Every entry as an ``intake.Entry``, and what was not a submission. An entry whose fingerprint is the one recorded when
     it was last read, and whose result for that content is there, is not read again: it is
     already graded, and reading (a big notebook above all) is the costly part of a rerun."""
-    paths, passed_over = intake.one_entry_per_student(intake.list_entries(arguments.submissions))
+    listed, ignored = intake.survey(arguments.submissions)
+    for item in ignored:
+        log.info("ignored %s: %s", item.name, item.reason)
+    students = intake.one_entry_per_student(listed)
+    paths = students.entries
     ids = intake.unique_ids([intake.student_id_of(path) for path in paths])
-    for chosen, others in passed_over.items():
-        log.info(
-            "%s: graded %s, which holds the work; also submitted and not graded: %s",
-            untrusted.printable(intake.student_id_of(chosen)), untrusted.printable(chosen.name),
-            ", ".join(untrusted.printable(path.name) for path in others),
-        )
+    id_of = dict(zip(paths, ids))
+    for chosen, merge in students.merged.items():
+        log.info("%s: %s", untrusted.printable(intake.student_id_of(chosen)), merge.sentence())
+    for path, note in students.kept_apart.items():
+        log.warning("%s: %s", untrusted.printable(intake.student_id_of(path)), note)
     record = _read_intake_record(out)
     entries, fresh = [], {}
     for path, student_id in zip(paths, ids):
@@ -279,16 +305,19 @@ def _intake(arguments: argparse.Namespace, out: Path, staging: Path, seed: int) 
             similarity.keep_graded_code(out, student_id, entry.source_path)
         if untrusted.file_stem(student_id) != student_id:
             log.info("%s: result files named %s", student_id, untrusted.file_stem(student_id))
-        if path in passed_over:  # said with the result too: which file of this student's was graded
-            others = ", ".join(other.name for other in passed_over[path])
-            entry = dataclasses.replace(entry, graded_file=f"{path.name} (it holds the work; also submitted, not graded: {others})")
+        if path in students.merged:  # said with the result too: which file of this student's was graded, and why
+            sentence = students.merged[path].sentence()
+            entry = dataclasses.replace(entry, graded_file=sentence, note=sentence)
+        elif path in students.kept_apart:
+            note, partner = students.kept_apart[path], id_of[students.beside[path]]
+            entry = dataclasses.replace(entry, graded_file=note, note=note, same_student_as=partner)
         entries.append(entry)
         fresh[student_id] = {"entry": path.name, "fingerprint": fingerprint, "content_hash": _entry_hash(entry)}
-        if path in passed_over:
-            fresh[student_id]["not_graded"] = [other.name for other in passed_over[path]]
+        if path in students.merged:
+            fresh[student_id]["not_graded"] = [dataclasses.asdict(other) for other in students.merged[path].not_graded]
     document = {"grader_version": __version__, "entries": fresh}
     results.write_atomically(out / INTAKE_RECORD, json.dumps(document, indent=1, ensure_ascii=True) + "\n")
-    return sorted(entries, key=lambda entry: entry.student_id)
+    return sorted(entries, key=lambda entry: entry.student_id), ignored
 
 
 def _read_intake_record(out: Path) -> dict:
@@ -552,6 +581,7 @@ def _similar_submissions(out: Path, documents: dict) -> dict:
 
 def _write_class_files(
     out: Path, entries: list[intake.Entry], seed: int, sandbox: tuple[str, str], assignment: str, submissions: Path,
+    ignored: list[intake.Ignored] = (), not_unpacked: list[intake.Ignored] = (),
     adjustments: Adjustments | None = None,
 ) -> tuple[dict[str, dict], list[str]]:
     """gradebook.csv and results.json; returns every student's result (or why there is none)
@@ -561,6 +591,10 @@ def _write_class_files(
     for entry in entries:
         # Which entry each id was graded from: dup.py, dup.ipynb and dup.zip become dup, dup-2, dup-3.
         trace = {"graded_from": entry.entry_name, "intake_problem": entry.problem}
+        if entry.note:
+            trace["intake_note"] = entry.note  # one student's several entries: what was graded, what not, why
+        if entry.same_student_as:  # the export matches it to the other's roster row (and warns if it scored higher)
+            trace["same_student_as"] = entry.same_student_as
         try:
             document = json.loads(_result_path(out, entry.student_id).read_text(encoding="utf-8")) | trace
         except (OSError, ValueError):
@@ -613,6 +647,11 @@ def _write_class_files(
         "submissions_folder": str(submissions.resolve()),  # where export --feedback-zip finds each student's file
         "similar_submissions": _similar_submissions(out, documents),
     }
+    # What the submissions held that is not a student's submission, and students' files the
+    # class zip could not give (grader/batch/class_zip.py): both shown in the report.
+    run["ignored"] = [dataclasses.asdict(item) for item in ignored]
+    if not_unpacked:
+        run["not_unpacked"] = [dataclasses.asdict(item) for item in not_unpacked]
     results.write_class_results(out / "results.json", documents, seed, sandbox, run, scaffolding=results.scaffolding_level())
     for student_id in sorted(documents):
         document = documents[student_id]
