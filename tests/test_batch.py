@@ -70,16 +70,20 @@ def test_the_batch_exits_zero_whatever_the_students_scored(graded_class):
 def test_the_gradebook_has_one_sorted_row_per_student_and_a_column_per_group(graded_class):
     _, out, _ = graded_class
     header = (out / "gradebook.csv").read_text().splitlines()[0]
-    assert header.startswith("submission,score,max_score,shapes,probabilities,causal_masking")
+    assert header.startswith("submission,score,max_score,raw_score,late_penalty,override,status,shapes,probabilities,causal_masking")
     rows = gradebook(out)
     assert [row["submission"] for row in rows] == ["alice", "bob", "carol", "dave", "erin", "frank"]
     scores = {row["submission"]: int(row["score"]) for row in rows}
     assert scores["alice"] == scores["frank"] == 100
     assert scores["bob"] == scores["dave"] == scores["erin"] == 0
     assert 0 < scores["carol"] < 100
-    assert header.endswith(",diagnoses")
+    assert header.endswith(",diagnoses,late,override_reason")
     assert {row["submission"]: row["diagnoses"] for row in rows}["carol"] == "softmax_over_queries"
     assert {row["submission"]: row["diagnoses"] for row in rows}["alice"] == ""
+    assert {row["submission"]: row["status"] for row in rows} == {  # every 0 says why
+        "alice": "graded", "bob": "not written", "carol": "graded", "dave": "syntax error", "erin": "refused at intake",
+        "frank": "graded",
+    }
 
 
 def test_results_json_records_every_test_with_the_seed_and_version(graded_class):
