@@ -41,18 +41,42 @@ class Config:
 
 
 LESSON = Config(batch=1, seq=4, model_dim=8, num_heads=2)
-# The lesson's example, uneven sizes, a single position with a single head, batch > 1.
+# The lesson's example, uneven sizes (no two alike, see confusions_hidden_by), a single
+# position with a single head, batch > 1.
 SHAPE_CONFIGS = (
     LESSON,
-    Config(batch=3, seq=5, model_dim=12, num_heads=3),
+    Config(batch=3, seq=5, model_dim=24, num_heads=4),
     Config(batch=2, seq=1, model_dim=6, num_heads=1),
-    Config(batch=2, seq=6, model_dim=16, num_heads=4),
+    Config(batch=2, seq=6, model_dim=28, num_heads=4),
 )
-# Several heads, batch > 1 and heads != seq, so misplaced axes cannot hide.
+# Several heads, batch > 1, and sizes at which the confusions students make give other
+# numbers (see confusions_hidden_by): misplaced axes and wrong scales cannot hide.
 PROPERTY_CONFIGS = (
-    Config(batch=2, seq=5, model_dim=12, num_heads=3),
-    Config(batch=3, seq=7, model_dim=16, num_heads=2),
+    Config(batch=2, seq=5, model_dim=18, num_heads=3),
+    Config(batch=3, seq=7, model_dim=20, num_heads=4),
 )
+
+
+def confusions_hidden_by(config: Config) -> list[str]:
+    """The confusions that give the right numbers (or the right shapes) at ``config``'s sizes.
+
+    At head_dim 4, head_dim / 2 is sqrt(head_dim): ``head_dim ** 1/2`` passes every check run
+    there. A visible check that is to catch a confusion runs at sizes where this list is empty
+    (tests/test_visible_sizes.py pins it for the visible configurations)."""
+    hd, md, seq, batch, heads = config.head_dim, config.model_dim, config.seq, config.batch, config.num_heads
+    # The scales students use instead of sqrt(head_dim), by what they wrote.
+    scales = {
+        "math.sqrt(head_dim)": math.sqrt(hd), "no scale": 1.0, "head_dim": hd, "head_dim ** 1/2 (head_dim / 2)": hd / 2,
+        "scores / head_dim ** 1/2 (2 * head_dim)": 2 * hd, "math.sqrt(model_dim)": math.sqrt(md), "model_dim": md,
+        "math.sqrt(seq)": math.sqrt(seq),
+    }
+    found = [f"{a} equals {b}" for i, (a, x) in enumerate(scales.items()) for b, y in list(scales.items())[i + 1:]
+             if math.isclose(x, y)]
+    # Sizes that, equal, let one axis pass for another (a transpose or a misplaced axis hides).
+    sizes = {"batch": batch, "seq": seq, "head_dim": hd, "model_dim": md, "num_heads": heads}
+    found += [f"{a} equals {b}" for i, (a, x) in enumerate(sizes.items()) for b, y in list(sizes.items())[i + 1:] if x == y]
+    found += ["batch 1 hides the batch axis"] if batch == 1 else []
+    return found
 
 
 def generator(seed: int) -> torch.Generator:

@@ -14,7 +14,9 @@ student's code, and nothing here calls it (the callers pass what the submission 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 
@@ -55,6 +57,11 @@ WEIGHT_SLIPS: dict[str, tuple[Callable, str]] = {
     "scale_by_head_dim": (
         lambda q, k, hd, md, m: _softmax(_masked(q @ k.mT / hd, m)),
         "your weights are what dividing the scores by head_dim gives: divide by its square root, math.sqrt(head_dim).",
+    ),
+    "scale_by_half_head_dim": (
+        lambda q, k, hd, md, m: _softmax(_masked(q @ k.mT / (hd / 2), m)),
+        "your weights are what dividing the scores by head_dim / 2 gives (Python reads head_dim ** 1/2 as "
+        "(head_dim ** 1) / 2): divide by math.sqrt(head_dim), or head_dim ** 0.5.",
     ),
     "scale_multiplied": (
         lambda q, k, hd, md, m: _softmax(_masked(q @ k.mT * math.sqrt(hd), m)),
@@ -309,6 +316,67 @@ def has_an_empty_row(mask) -> bool:
     return isinstance(mask, torch.Tensor) and mask.dim() >= 1 and mask.shape[-1] > 0 and bool((~mask.bool()).all(dim=-1).any())
 
 
+# --- structure: which parameters are one tensor, and where ---------------------------------
+
+_HEAD_PARAMETER = re.compile(r"heads\.(\d+)\.(.+)")
+
+
+def _and(items) -> str:
+    items = [str(item) for item in items]
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """One tensor that the module holds under several names (operations.initial_parameters
+    reads them from the module's own named_parameters): where it is shared, said from the
+    names, never guessed."""
+
+    names: tuple[str, ...]
+
+    @property
+    def _placed(self) -> list[tuple[int, str]]:
+        return [(int(m[1]), m[2]) for m in map(_HEAD_PARAMETER.fullmatch, self.names) if m]
+
+    @property
+    def heads(self) -> list[int]:
+        return sorted({head for head, _ in self._placed})
+
+    @property
+    def across_heads(self) -> bool:
+        return len(self.heads) > 1
+
+    @property
+    def inside_one_head(self) -> bool:
+        """Two names of one head are this one tensor (query and key, say)."""
+        placed = self._placed
+        return any(sum(1 for h, _ in placed if h == head) > 1 for head in self.heads)
+
+    @property
+    def outside_the_heads(self) -> bool:
+        return len(self._placed) < len(self.names)
+
+    def whole_heads(self, groups: list, projections: tuple[str, ...]) -> bool:
+        """Whether every projection of these heads is one tensor across them: one module repeated."""
+        return all(any({f"heads.{h}.{p}.weight" for h in self.heads} <= set(group) for group in groups) for p in projections)
+
+    def sentence(self) -> str:
+        if self.across_heads:
+            within = sorted({name for _, name in self._placed})
+            return f"heads {_and(self.heads)} hold the very same parameter tensor (as their {_and(within)})"
+        if self.inside_one_head and not self.outside_the_heads:
+            head = self.heads[0]
+            projections = [name.removesuffix(".weight") for _, name in self._placed]
+            return f"inside head {head}, {_and(projections)} are the very same parameter tensor"
+        return f"{_and(self.names)} are the very same parameter tensor"
+
+
+def shared_tensors(groups) -> list[Sharing]:
+    """``initial_parameters(...)["shared"]`` as Sharing records, those across heads first."""
+    found = [Sharing(tuple(group)) for group in groups or () if len(group) > 1]
+    return sorted(found, key=lambda sharing: not sharing.across_heads)
+
+
 # --- premises that take one more call into the submission -----------------------------------
 
 
@@ -331,14 +399,22 @@ def student_causal_mask(submission, seq: int):
     return None
 
 
-def default_mask_slips(submission, seq: int) -> dict[str, tuple[torch.Tensor, str]]:
+def default_mask_slips(submission, seq: int, batch: int = 0) -> dict[str, tuple[torch.Tensor, str]]:
     """For ``weights_hint(other_masks=...)`` where the module's default (causal) mask is used:
-    the student's own causal_mask(seq) when it is wrong."""
+    the student's own causal_mask(seq) when it is wrong; with ``batch`` 1, the one-position
+    mask a default sized by the batch gives, which allows everything as no mask does (so that
+    the grader, unable to tell the two apart, names neither)."""
+    slips = {}
+    if batch == 1 and seq > 1:
+        slips["sized_by_a_batch_of_one"] = (torch.ones(1, 1, dtype=torch.bool), (
+            "your weights are those of a one-position mask, which allows every key: with allowed_mask=None "
+            "the default is causal_mask(inputs.shape[1])."
+        ))
     mask = student_causal_mask(submission, seq)
     causal = torch.tril(torch.ones(seq, seq, dtype=torch.bool))
     if mask is None or torch.equal(mask, causal):
-        return {}
-    return {"students_causal_mask": (mask, (
+        return slips
+    return slips | {"students_causal_mask": (mask, (
         f"your weights follow your causal_mask({seq}), which is not the lower triangle with the diagonal "
         "(the causal_mask test says where): fix causal_mask."
     ))}

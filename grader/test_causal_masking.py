@@ -64,7 +64,7 @@ def default_mask_hint(submission, config, weights, inputs, parameters) -> str:
     mask after the softmax...) that reproduces the module's weights, if one does."""
     return premises.weights_hint(
         weights, inputs, parameters, data.causal_allowed(config.seq), model_dim=config.model_dim,
-        num_heads=config.num_heads, other_masks=premises.default_mask_slips(submission, config.seq),
+        num_heads=config.num_heads, other_masks=premises.default_mask_slips(submission, config.seq, config.batch),
     )
 
 

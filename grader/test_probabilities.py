@@ -44,7 +44,7 @@ def module_weights_hint(submission, config, weights) -> str:
     return premises.weights_hint(
         weights, given["inputs"], given["parameters"], data.causal_allowed(config.seq),
         model_dim=config.model_dim, num_heads=config.num_heads,
-        other_masks=premises.default_mask_slips(submission, config.seq),
+        other_masks=premises.default_mask_slips(submission, config.seq, config.batch),
     )
 
 
@@ -128,7 +128,7 @@ def test_weights_are_the_softmax_of_scores_scaled_by_sqrt_head_dim(submission):
     expected = data.reference_weights(inputs, parameters, allowed)  # softmax(q k^T / sqrt(head_dim)), masked first
     hint = "" if premises.close(weights, expected) else premises.weights_hint(
         weights, inputs, parameters, allowed, model_dim=config.model_dim,
-        other_masks=premises.default_mask_slips(submission, config.seq),
+        other_masks=premises.default_mask_slips(submission, config.seq, config.batch),
     )
     checks.expect_close(
         weights,

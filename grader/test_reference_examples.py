@@ -58,7 +58,7 @@ def example_weights_hint(submission, example: data.ReferenceExample, weights) ->
         return ""
     config = example.config
     if example.mask == "causal":
-        other_masks = premises.default_mask_slips(submission, config.seq)
+        other_masks = premises.default_mask_slips(submission, config.seq, config.batch)
     elif example.runs == "module":
         return premises.module_custom_mask_hint(
             submission, weights, example.inputs, example.parameters, example.allowed_mask, config

@@ -96,7 +96,7 @@ def test_module_matches_the_reference(submission, grading_seed, draw):
     elif allowed is None:
         weights_hint = premises.weights_hint(
             got["weights"], inputs, parameters, mask, model_dim=config.model_dim, num_heads=config.num_heads,
-            other_masks=premises.default_mask_slips(submission, config.seq),
+            other_masks=premises.default_mask_slips(submission, config.seq, config.batch),
         )
     else:
         weights_hint = premises.module_custom_mask_hint(submission, got["weights"], inputs, parameters, allowed, config)
