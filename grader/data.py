@@ -6,6 +6,7 @@ cannot predict or influence the data it is graded on.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass
@@ -134,7 +135,7 @@ def _tensor(encoded: dict, dtype) -> torch.Tensor:
 
 
 def reference_examples(path: Path = REFERENCE_EXAMPLES_PATH) -> dict[str, ReferenceExample]:
-    document = json.loads(path.read_text(encoding="utf-8"))
+    document = _document(path)
     return {
         name: ReferenceExample(
             name=name,
@@ -174,17 +175,51 @@ def scattered_allowed(config: Config, rng: torch.Generator) -> torch.Tensor:
     return allowed
 
 
-def reference_weights(inputs: torch.Tensor, parameters: dict, allowed: torch.Tensor, num_heads: int | None = None):
-    """The attention weights the lesson defines, computed here from the grader's own data:
-    softmax(queries @ keys^T / sqrt(head_dim)) over the keys, masked before the softmax, in
-    float64. ``parameters`` of one head: (batch, seq, seq); of a module with ``num_heads``
-    heads (``heads.h.query.weight``, ...): (batch, heads, seq, seq), head h at index h."""
-    if num_heads is not None:
-        return torch.stack([
-            reference_weights(inputs, {name: parameters[f"heads.{head}.{name}"] for name in ("query.weight", "key.weight")}, allowed)
-            for head in range(num_heads)
-        ], dim=1)
-    queries = inputs.double() @ parameters["query.weight"].double().T  # (batch, seq, head_dim)
-    keys = inputs.double() @ parameters["key.weight"].double().T  # (batch, seq, head_dim)
-    scores = (queries @ keys.transpose(-2, -1)) / math.sqrt(queries.shape[-1])  # (batch, seq, seq)
-    return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+# --- the visible checks' own data, and the reference's weights on it -------------------------
+# The student's grader holds no function that computes the reference's numbers (a callable
+# solution, handed out): the weights a visible check compares with, shows beside the student's
+# or checks a hint's premise against are computed from the solution by `python -m grader
+# examples` and shipped in reference_examples.json ("draws"), for the data each check draws.
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One visible check's data: drawn from ``seed``, for a head or a module, under a mask."""
+
+    seed: int
+    runs: str  # "head" or "module"
+    mask: str  # "causal" or "custom"
+    scale: float = 1.0
+
+
+DRAWS = {
+    "probabilities-module": Draw(21, "module", "causal"),
+    "probabilities-head-custom-mask": Draw(22, "head", "custom"),
+    "probabilities-head-scaled-inputs": Draw(24, "head", "causal", scale=2.0),
+    "masking-module-future": Draw(31, "module", "causal"),
+    "masking-module-later-inputs": Draw(32, "module", "causal"),
+    "masking-head-custom-mask": Draw(33, "head", "custom"),
+    "masking-module-custom-mask": Draw(34, "module", "custom"),
+}
+
+
+def drawn(draw: Draw, config: Config) -> dict:
+    """``inputs``, ``parameters`` and ``allowed`` (the mask the check applies), in this order
+    from ``draw.seed``, and the ``rng`` for what a check draws after them."""
+    rng = generator(draw.seed)
+    inputs = random_inputs(config, rng, scale=draw.scale)
+    parameters = head_parameters(config, rng) if draw.runs == "head" else attention_parameters(config, rng)
+    allowed = causal_allowed(config.seq) if draw.mask == "causal" else scattered_allowed(config, rng)
+    return {"inputs": inputs, "parameters": parameters, "allowed": allowed, "rng": rng}
+
+
+@functools.cache
+def _document(path: Path = REFERENCE_EXAMPLES_PATH) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def expected_weights(name: str, config: Config) -> torch.Tensor | None:
+    """The reference's weights (float64) on ``drawn(DRAWS[name], config)``; None where the file
+    holds none (a stale file: `python -m grader examples --check` says so)."""
+    encoded = _document().get("draws", {}).get(name, {}).get(config.id)
+    return None if encoded is None else _tensor(encoded, torch.float64)

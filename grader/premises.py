@@ -9,6 +9,10 @@ none, and the failure's expected / got stands alone.
 
 These recomputations are the lesson's formulas with one step changed; none of them is the
 student's code, and nothing here calls it (the callers pass what the submission returned).
+Nor does anything here compute the reference's numbers: this module ships with the student's
+grader, so the right weights come from the caller (the shipped expectations of the visible
+checks, grader/reference_examples.json, or the hidden group's reference), and a slip is named
+only where it differs from them. tests/test_release.py holds the hand-out to that by behaviour.
 """
 
 from __future__ import annotations
@@ -112,17 +116,9 @@ WEIGHT_SLIPS: dict[str, tuple[Callable, str]] = {
 # must use (these carry their own hints, written by the caller that knows which mask it is).
 
 
-def correct_weights(q: torch.Tensor, k: torch.Tensor, head_dim: int, allowed: torch.Tensor) -> torch.Tensor:
-    return _softmax(_masked(q @ k.mT / math.sqrt(head_dim), allowed))
-
-
-def weights_of_one_head(inputs: torch.Tensor, parameters: dict, allowed: torch.Tensor):
-    """The attention weights that one head's ``query.weight``, ``key.weight`` give, or None."""
-    try:
-        queries, keys, _ = _projections(inputs, parameters, "")
-    except (KeyError, RuntimeError):
-        return None
-    return correct_weights(queries, keys, queries.shape[-1], allowed.bool())
+def _under_another_mask(q: torch.Tensor, k: torch.Tensor, head_dim: int, mask: torch.Tensor) -> torch.Tensor:
+    """The weights with every step right but the mask: the slip of a code that uses ``mask``."""
+    return _softmax(_masked(q @ k.mT / math.sqrt(head_dim), mask))
 
 
 def _projections(inputs: torch.Tensor, parameters: dict, prefix: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -145,6 +141,7 @@ def weights_hint(
     parameters: dict,
     allowed: torch.Tensor,
     *,
+    correct: torch.Tensor | None,
     model_dim: int,
     num_heads: int | None = None,
     other_masks: dict[str, tuple[torch.Tensor, str]] | None = None,
@@ -153,12 +150,13 @@ def weights_hint(
 
     ``num_heads=None``: ``weights`` are one head's ``(batch, seq, seq)`` and ``parameters``
     its ``query.weight``...; otherwise a module's ``(batch, heads, seq, seq)`` and
-    ``heads.h.query.weight``.... ``other_masks``: name -> (a mask the code may have used
-    instead of ``allowed``, the hint that says so). A slip that gives the correct weights on
-    this data (no scale with head_dim 1, a mask that allows everything) proves nothing and is
-    never named.
+    ``heads.h.query.weight``.... ``correct``: the reference's weights on this data (None: no
+    hint, the premise cannot be checked). ``other_masks``: name -> (a mask the code may have
+    used instead of ``allowed``, the hint that says so). A slip that gives the correct weights
+    on this data (no scale with head_dim 1, a mask that allows everything) proves nothing and
+    is never named.
     """
-    if not isinstance(weights, torch.Tensor) or not weights.is_floating_point():
+    if not isinstance(weights, torch.Tensor) or not weights.is_floating_point() or correct is None:
         return ""
     try:
         heads = [_projections(inputs, parameters, prefix) for prefix in _heads(parameters, num_heads)]
@@ -166,7 +164,7 @@ def weights_hint(
         return ""
     head_dim = heads[0][0].shape[-1]
     allowed = allowed.bool()
-    correct = _stack([correct_weights(q, k, head_dim, allowed) for q, k, _ in heads], num_heads)
+    correct = correct.double()
 
     def reproduces(slip: Callable) -> bool:
         try:
@@ -179,16 +177,15 @@ def weights_hint(
     # (sqrt(model_dim) equals head_dim for some sizes), the grader cannot tell which the
     # student made, and says neither.
     found = [hint for mask, hint in (other_masks or {}).values()
-             if reproduces(lambda q, k, hd, md, m, mask=mask: correct_weights(q, k, hd, mask.bool()))]
+             if reproduces(lambda q, k, hd, md, m, mask=mask: _under_another_mask(q, k, hd, mask.bool()))]
     found += [hint for slip, hint in WEIGHT_SLIPS.values() if reproduces(slip)]
     if len(found) == 1:
         return found[0]
     if found or num_heads is None or num_heads < 2:
         return ""
-    per_head = [correct_weights(q, k, head_dim, allowed) for q, k, _ in heads]
-    if reproduces(lambda q, k, hd, md, m: per_head[0]):
+    if reproduces(lambda q, k, hd, md, m: correct[:, 0]):
         return "every head's matrix is head 0's: stack each head's own weights, head h at index h of axis 1."
-    if close(weights, torch.stack(per_head[::-1], dim=1)):
+    if close(weights, correct.flip(1)):
         return "your heads' matrices are in reverse order: head h's matrix belongs at index h of axis 1."
     return ""
 
@@ -207,17 +204,17 @@ def head_output_hint(output, weights: torch.Tensor, inputs: torch.Tensor, parame
     return ""
 
 
-def module_output_hint(output, inputs: torch.Tensor, parameters: dict, allowed: torch.Tensor, num_heads: int) -> str:
-    """For a module whose heads' weights are right: the hint of the slip after the heads that
-    reproduces ``output`` (the order of the heads, the concatenation, the output projection)."""
+def module_output_hint(output, inputs: torch.Tensor, parameters: dict, weights: torch.Tensor, num_heads: int) -> str:
+    """For a module whose heads' weights are right (``weights``: the reference's, (batch, heads,
+    seq, seq)): the hint of the slip after the heads that reproduces ``output`` (the order of the
+    heads, the concatenation, the output projection)."""
     try:
         heads = [_projections(inputs, parameters, prefix) for prefix in _heads(parameters, num_heads)]
         weight = parameters["output_projection.weight"].double()
         bias = parameters["output_projection.bias"].double()
-    except (KeyError, RuntimeError):
+        outputs = [weights[:, h].double() @ v for h, (_, _, v) in enumerate(heads)]
+    except (KeyError, RuntimeError, IndexError):
         return ""
-    head_dim = heads[0][0].shape[-1]
-    outputs = [correct_weights(q, k, head_dim, allowed.bool()) @ v for q, k, v in heads]
 
     def project(x: torch.Tensor) -> torch.Tensor:
         return x @ weight.T + bias
@@ -443,23 +440,24 @@ NOT_GIVEN_TO_HEADS = (
 )
 
 
-def module_custom_mask_hint(submission, weights, inputs, parameters: dict, allowed: torch.Tensor, config) -> str:
-    """weights_hint for a module given a custom mask; when its weights are those of the causal
-    mask, one call of head 0 with the same mask says which of the two ignores it."""
+def module_custom_mask_hint(submission, weights, inputs, parameters: dict, allowed: torch.Tensor, config,
+                            correct: torch.Tensor | None) -> str:
+    """weights_hint for a module given a custom mask (``correct``: the reference's weights);
+    when its weights are those of the causal mask, one call of head 0 with the same mask says
+    which of the two ignores it."""
     found = weights_hint(
-        weights, inputs, parameters, allowed, model_dim=config.model_dim, num_heads=config.num_heads,
+        weights, inputs, parameters, allowed, correct=correct, model_dim=config.model_dim, num_heads=config.num_heads,
         other_masks=given_mask_slips(allowed, "inside the heads"),
     )
-    if found.startswith(IGNORED_MASK_HINT) and _head_honours(submission, config, allowed, inputs, parameters):
+    if found.startswith(IGNORED_MASK_HINT) and _head_honours(submission, config, allowed, inputs, parameters, correct[:, 0]):
         return NOT_GIVEN_TO_HEADS
     return found
 
 
-def _head_honours(submission, config, allowed, inputs, parameters) -> bool:
-    """Whether head 0, given the mask directly, gives the weights that mask gives."""
+def _head_honours(submission, config, allowed, inputs, parameters, expected: torch.Tensor) -> bool:
+    """Whether head 0, given the mask directly, gives the weights that mask gives (``expected``)."""
     own = {name.removeprefix("heads.0."): value for name, value in parameters.items() if name.startswith("heads.0.")}
     result = asked(lambda: submission.run_head(
         model_dim=config.model_dim, head_dim=config.head_dim, parameters=own, inputs=inputs, allowed_mask=allowed,
     ))
-    expected = weights_of_one_head(inputs, own, allowed)
-    return bool(result) and expected is not None and close(result["weights"], expected)
+    return bool(result) and close(result["weights"], expected)

@@ -150,8 +150,21 @@ def same_matrices_hint(submission, config: Config, inputs, weights, first: int, 
         return ""
     if all(a.shape == b.shape and torch.equal(a, b) for a, b in pairs):
         return RESEEDED_HINT
-    own = {name.removeprefix(f"heads.{first}."): value for name, value in parameters.items() if name.startswith(f"heads.{first}.")}
-    expected = premises.weights_of_one_head(inputs, own, data.causal_allowed(config.seq))
-    if expected is not None and premises.close(weights[:, first], expected) and premises.close(weights[:, second], expected):
+    # The student's own AttentionHead, given each head's starting weights: when it tells them
+    # apart and the module reports head ``first``'s matrix for both, the stacking repeats one.
+    alone = [own_head_weights(submission, config, inputs, parameters, head) for head in (first, second)]
+    if any(matrix is None for matrix in alone) or premises.close(alone[1], alone[0]):
+        return ""
+    if premises.close(weights[:, first], alone[0]) and premises.close(weights[:, second], alone[0]):
         return REPEATED_MATRIX_HINT
     return ""
+
+
+def own_head_weights(submission, config: Config, inputs, parameters: dict, head: int):
+    """What the student's AttentionHead returns as weights with head ``head``'s parameters, or None."""
+    own = {name.removeprefix(f"heads.{head}."): value for name, value in parameters.items() if name.startswith(f"heads.{head}.")}
+    result = premises.asked(lambda: submission.run_head(
+        model_dim=config.model_dim, head_dim=config.head_dim, parameters=own, inputs=inputs,
+        allowed_mask=data.causal_allowed(config.seq),
+    ))
+    return result["weights"] if result and isinstance(result.get("weights"), torch.Tensor) else None

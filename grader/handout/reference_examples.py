@@ -84,7 +84,32 @@ def build_examples(solution: Path = stubs.SOLUTION_PATH) -> dict:
     return {
         "about": f"generated from solutions/multi_head_attention.py by `{COMMAND}`; do not edit",
         "examples": examples,
+        "draws": _draws(reference),
     }
+
+
+def _draws(reference) -> dict:
+    """The reference's weights on each visible check's own data (data.DRAWS), for every
+    configuration those checks run at: what they compare with and show beside the student's."""
+    draws = {}
+    for name, draw in data.DRAWS.items():
+        draws[name] = {}
+        for config in data.PROPERTY_CONFIGS:
+            given = data.drawn(draw, config)
+            if draw.runs == "head":
+                module = reference.AttentionHead(config.model_dim, config.head_dim)
+            else:
+                module = reference.MultiHeadSelfAttention(config.model_dim, config.num_heads)
+            module.load_state_dict(given["parameters"])
+            module = module.double()
+            with torch.no_grad():
+                inputs = given["inputs"].double()
+                if draw.runs == "module" and draw.mask == "causal":
+                    result = module(inputs)
+                else:
+                    result = module(inputs, given["allowed"])
+            draws[name][config.id] = _encoded(result.weights, SIGNIFICANT_DIGITS)
+    return draws
 
 
 def dumps(document: dict) -> str:
