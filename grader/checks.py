@@ -87,6 +87,25 @@ def expect_floating(tensor: torch.Tensor, what: str) -> None:
         fail(f"{what} is not a floating-point tensor.", "float32", str(tensor.dtype))
 
 
+def expect_dtype(tensor: torch.Tensor, inputs_dtype: torch.dtype, what: str, where: str = "") -> None:
+    """Outputs keep the inputs' dtype: a head that computes in float64 "for stability" hands
+    the next layer (and the optimiser) a dtype it did not ask for. ``what``: the tensor
+    ("the head's output"); ``where``: the sizes it was called with."""
+    if tensor.dtype != inputs_dtype:
+        got, given = _dtype_name(tensor.dtype), _dtype_name(inputs_dtype)
+        fail(
+            f"{what} came back {got} for {given} inputs{f' ({where})' if where else ''}.",
+            f"{given}, the inputs' dtype (every tensor returned keeps the inputs' dtype and device)",
+            got,
+            "compute in the inputs' dtype; where a step needs another one, cast its result back "
+            "with .to(inputs.dtype).",
+        )
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
 def expect_finite(tensor: torch.Tensor, what: str, hint: str) -> None:
     bad = ~torch.isfinite(tensor)
     if bad.any():

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from grader.handout import release
+from grader.handout import behaviour_scan, release
 from grading import REPO_ROOT
 
 
@@ -85,6 +85,31 @@ def test_the_leak_scan_finds_solution_text_when_it_is_there(student_release, tmp
         "    weights = torch.softmax(scores, dim=-1)  # (batch, seq, seq)\n"
     )
     assert release.leaked_solution_lines(leaky) == ["grader/notes.py: weights = torch.softmax(scores, dim=-1)  # (batch, seq, seq)"]
+
+
+def test_no_function_of_the_release_computes_the_references_numbers(student_release):
+    """The leak scan by behaviour: every function shipped, called with a reference module's
+    parameters, inputs and masks, returns neither its output nor its attention weights."""
+    assert behaviour_scan.callable_solutions(student_release) == []
+
+
+def test_the_behaviour_scan_finds_a_callable_solution_that_no_solution_line_gives_away(tmp_path):
+    """A forward pass spelled otherwise than the solution (the text scan misses it) is found by
+    what it computes."""
+    leaky = tmp_path / "leaky"
+    (leaky / "grader").mkdir(parents=True)
+    (leaky / "grader" / "__init__.py").write_text("")
+    (leaky / "grader" / "helpers.py").write_text(
+        "import torch\n\n\n"
+        "def attend(inputs, parameters, allowed):\n"
+        "    q, k = (inputs.double() @ parameters[n + '.weight'].double().T for n in ('query', 'key'))\n"
+        "    s = (q @ k.mT) * q.shape[-1] ** -0.5\n"
+        "    return {'w': s.masked_fill(~allowed, float('-inf')).softmax(-1)}\n"
+    )
+    assert release.leaked_solution_lines(leaky) == []
+    found = behaviour_scan.callable_solutions(leaky)
+    assert found and all(line.startswith("grader.helpers.attend(inputs, parameters, allowed) -> the reference's head weights")
+                         for line in found), found
 
 
 def test_pytest_grader_runs_in_the_release_and_says_hidden_tests_come_later(student_release):

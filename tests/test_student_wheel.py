@@ -24,7 +24,7 @@ import pytest
 from nbclient import NotebookClient
 
 from grader import DISTRIBUTION_NAME, notebook_checks
-from grader.handout import nbgrader_course, notebook, release, stubs, wheel
+from grader.handout import behaviour_scan, nbgrader_course, notebook, release, stubs, wheel
 from grading import REPO_ROOT
 
 INSTRUCTOR_LAYERS = ("grader/hidden/", "grader/sandbox/", "grader/batch/", "grader/handout/")
@@ -65,6 +65,15 @@ def test_the_wheel_holds_the_graders_own_files_and_nothing_of_the_instructors(bu
 def test_no_line_of_solution_text_is_in_the_wheel(built):
     assert wheel.leaked_solution_lines(built.path, "standard") == []
     assert "no solution text found in it" in built.said
+
+
+def test_no_function_of_the_wheel_computes_the_references_numbers(built, tmp_path):
+    """The behaviour scan of tests/test_release.py, on the grader the wheel installs."""
+    for name, content in built.entries.items():
+        if name.startswith("grader/"):
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name).write_bytes(content)
+    assert behaviour_scan.callable_solutions(tmp_path) == []
 
 
 def test_a_wheel_that_would_hold_solution_text_is_refused_and_not_written(monkeypatch, tmp_path):
