@@ -26,7 +26,9 @@ README = REPO_ROOT / "README.md"
 PAGES = [README, *sorted((REPO_ROOT / "docs").rglob("*.md"))]
 SHELL_LANGUAGES = {"sh", "bash", "shell", "console"}
 # Programs that are not this repository's: named here so that a command nobody recognises fails.
-EXTERNAL = {"cd", "mv", "git", "gh", "docker", "nbgrader", "for", "zip", "cat", "open"}
+EXTERNAL = {"cd", "cp", "mv", "git", "gh", "docker", "nbgrader", "for", "zip", "cat", "open"}
+# Where the commands write what they generate (gitignored): a script there is made by an earlier step.
+GENERATED = REPO_ROOT / "build"
 # Python modules run with `-m` that are not this repository's (the set-up's venv and pip).
 EXTERNAL_MODULES = {"venv", "pip"}
 # Commands the pages mention as removed: they must stay refused.
@@ -67,7 +69,8 @@ def code_spans(prose: str) -> list[str]:
 
 
 def shell_commands(lines: list[str]) -> list[str]:
-    """The commands of a shell block: comments dropped, continuations joined, split at && and ;."""
+    """The commands of a shell block: comments dropped, continuations joined, split at && and ;
+    a command after `cd DIR` on its line is written `(cd DIR) command`."""
     joined, pending = [], ""
     for line in lines:
         if line.startswith("#") or not line:
@@ -78,7 +81,14 @@ def shell_commands(lines: list[str]) -> list[str]:
             continue
         joined.append(pending + line)
         pending = ""
-    return [part.strip() for line in joined for part in re.split(r"&&|;", line) if part.strip()]
+    commands = []
+    for line in joined:
+        folder = ""
+        for part in (part.strip() for part in re.split(r"&&|;", line) if part.strip()):
+            if part.startswith("cd "):
+                folder = f"(cd {part[3:].strip()}) "
+            commands.append(folder + part if not part.startswith("cd ") else part)
+    return commands
 
 
 def documented_commands(path: Path) -> list[str]:
@@ -144,6 +154,8 @@ def check_grader_command(words: list[str]) -> str | None:
     """None when the grader's parser accepts ``words`` (after ``python -m grader``), else why not."""
     if words and words[0] in REMOVED_COMMANDS:
         return None if words[0] not in command_line.BY_NAME else f"{words[0]} is documented as removed but exists"
+    if words and PLACEHOLDER.fullmatch(words[0]):  # `python -m grader COMMAND --help`
+        return None
     if len(words) == 1 and not words[0].startswith("-"):  # `python -m grader batch` in prose names the command
         return None if words[0] in command_line.BY_NAME else f"no command {words[0]}"
     parser = command_line.parser_for(words)
@@ -158,6 +170,10 @@ def check_grader_command(words: list[str]) -> str | None:
 
 def check_command(command: str) -> str | None:
     """None when the command exists and takes the flags it is shown with, else what is wrong."""
+    folder = REPO_ROOT
+    moved = re.match(r"\(cd (\S+)\) (.*)", command)
+    if moved:
+        folder, command = REPO_ROOT / moved.group(1), moved.group(2)
     words = synopsis_words(command)
     while words and re.fullmatch(r"[A-Z_]+=.*", words[0]):  # VARIABLE=value before a command
         words = words[1:]
@@ -189,6 +205,8 @@ def check_command(command: str) -> str | None:
             return f"pytest does not list {unknown}" if unknown else None
         return None if module in EXTERNAL_MODULES else f"python -m {module}: not a module this repository documents"
     script, arguments = rest[0], rest[1:]
+    if GENERATED in (folder / script).resolve().parents:
+        return None  # written by an earlier step of the same page
     if not (REPO_ROOT / script).is_file():
         return f"{script} does not exist"
     unknown = [flag for flag in flags(arguments) if flag not in script_help(script)] if flags(arguments) else []

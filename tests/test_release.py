@@ -174,11 +174,11 @@ def test_git_add_takes_the_students_work_and_leaves_the_virtualenv_caches_and_re
     folder = out / "template" if command == "classroom50" else out
     # What make grade and a run leave behind: the virtualenv (torch inside), pytest's and Python's caches, results.
     for left_behind in (".venv/lib/python3.11/site-packages/torch/__init__.py", ".pytest_cache/README.md",
-                        "grader/__pycache__/conftest.cpython-311.pyc", "results.json", "feedback/alice.md"):
+                        "grader/__pycache__/conftest.cpython-311.pyc", "results.json", "feedback/alice.md", "result.json"):
         (folder / left_behind).parent.mkdir(parents=True, exist_ok=True)
         (folder / left_behind).write_text("generated\n")
     subprocess.run(["git", "init", "-q", str(folder)], check=True, capture_output=True)
     added = subprocess.run(["git", "add", "-A", "--dry-run"], cwd=folder, check=True, capture_output=True, text=True).stdout
     assert "add 'exercises/multi_head_attention.py'" in added and "add '.gitignore'" in added
-    for left_behind in (".venv", ".pytest_cache", "__pycache__", "results.json", "feedback/"):
+    for left_behind in (".venv", ".pytest_cache", "__pycache__", "results.json", "feedback/", "result.json"):
         assert left_behind not in added
