@@ -10,11 +10,14 @@ the repository, and every anchor (#...) to a heading of its page, by GitHub's ru
 
 from __future__ import annotations
 
+import atexit
 import functools
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -150,6 +153,15 @@ def _placeholder_or(convert, text: str):
     return text if PLACEHOLDER.fullmatch(text) else convert(text)
 
 
+@functools.cache
+def example_course() -> str:
+    """A course file as `python -m grader course init` writes it: what `--course PATH` stands for."""
+    folder = Path(tempfile.mkdtemp(prefix="docs-course-"))
+    atexit.register(shutil.rmtree, folder, True)
+    assert command_line.main(["course", "init", str(folder / "course.toml")]) == 0
+    return str(folder / "course.toml")
+
+
 def check_grader_command(words: list[str]) -> str | None:
     """None when the grader's parser accepts ``words`` (after ``python -m grader``), else why not."""
     if words and words[0] in REMOVED_COMMANDS:
@@ -158,7 +170,9 @@ def check_grader_command(words: list[str]) -> str | None:
         return None
     if len(words) == 1 and not words[0].startswith("-"):  # `python -m grader batch` in prose names the command
         return None if words[0] in command_line.BY_NAME else f"no command {words[0]}"
-    parser = command_line.parser_for(words)
+    words = [example_course() if previous == "--course" and PLACEHOLDER.fullmatch(word) else word
+             for previous, word in zip(["", *words], words)]
+    parser = command_line.parser_for(words)  # reads the --course file it is given
     accept_placeholders(parser)
     try:
         parser.parse_args(words)
@@ -168,7 +182,22 @@ def check_grader_command(words: list[str]) -> str | None:
     return None
 
 
+ALTERNATIVES = re.compile(r"\[([^\[\]]*\s\|\s[^\[\]]*)\]")  # [--force | --only ID...]
+
+
 def check_command(command: str) -> str | None:
+    """None when the command, and each of its synopsis's alternatives, exists and takes its flags."""
+    group = ALTERNATIVES.search(command)
+    if group:
+        for choice in group.group(1).split(" | "):
+            problem = check_command(command[:group.start()] + f"[{choice.strip()}]" + command[group.end():])
+            if problem:
+                return problem
+        return None
+    return check_one_command(command)
+
+
+def check_one_command(command: str) -> str | None:
     """None when the command exists and takes the flags it is shown with, else what is wrong."""
     folder = REPO_ROOT
     moved = re.match(r"\(cd (\S+)\) (.*)", command)
@@ -229,6 +258,8 @@ def test_the_command_checker_catches_a_wrong_command():
     assert check_command(".venv/bin/python exercises/no_such_script.py") is not None
     assert check_command("frobnicate --all") is not None
     assert check_command("python -m grader batch SUBMISSIONS --out OUT [--jobs N] [--sandbox auto|bwrap|process]") is None
+    assert check_command("python -m grader batch SUBMISSIONS --out OUT [--force | --only ID...]") is None
+    assert check_command("python -m grader batch SUBMISSIONS --out OUT [--force | --never ID...]") is not None
 
 
 # --- links and anchors -----------------------------------------------------------------------
