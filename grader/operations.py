@@ -22,6 +22,14 @@ class ContractViolation(Exception):
     """The student's code returned something of the wrong kind (not a wrong number)."""
 
 
+class NotDefined(ContractViolation):
+    """The student's module does not define ``name``, a name of the exercise."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
 class BackwardError(RuntimeError):
     """An error autograd raised in the backward pass, which has no line of the student's in its
     traceback: ``forward_line`` is the line of the student's forward that made the tensor the
@@ -186,9 +194,10 @@ def _seed(seed: int) -> None:
 
 def _require(student: ModuleType, name: str) -> Any:
     if not hasattr(student, name):
-        raise ContractViolation(
+        raise NotDefined(
+            name,
             f"expected your file to define `{name}`, but it does not: keep every name of the "
-            "exercise (was it renamed or deleted?)"
+            "exercise (was it renamed or deleted?)",
         )
     return getattr(student, name)
 

@@ -333,7 +333,8 @@ def become_child(channel_fd: int, output_fd: int, spawn: dict, limits: dict) -> 
     if limits.get("landlock_readable"):
         confine(limits["landlock_readable"], workdir)
     channel = socket.socket(fileno=channel_fd)
-    serve(channel, source)
+    cells = spawn.get("cells")
+    serve(channel, source, [(int(first), int(last)) for first, last in cells] if isinstance(cells, list) else None)
 
 
 def confine(readable: list[str], workdir: Path) -> None:
@@ -373,18 +374,29 @@ def _address_space_in_use() -> int:
     return 0
 
 
-def serve(channel: socket.socket, source: Path) -> None:
+def serve(channel: socket.socket, source: Path, cells: list[tuple[int, int]] | None = None) -> None:
+    """Import the submission (a notebook's ``cells`` one by one, as a kernel runs them), then
+    answer the grader's calls."""
     # Imported here, after the limits: these modules touch student objects.
     from grader import loading, operations
     from grader.errors import ErrorDescription, describe_exception
 
+    failures: list[tuple[int, BaseException]] = []
     try:
-        module = loading.import_source(source)
+        if cells is not None:
+            # Here every exception of a cell is the student's (KeyboardInterrupt too: no one
+            # can press Ctrl-C in the sandbox), so each ends its cell, not the notebook.
+            loading.CELL_ERRORS = (BaseException,)
+            module, failures = loading.import_cells(source, cells)
+        else:
+            module = loading.import_source(source)
     except BaseException as error:  # SystemExit and KeyboardInterrupt at import are the student's too
         described = describe_exception(error, source)
         wire.send(channel, {"import_error": ErrorDescription("import", described.type_name, described.message, described.location).to_dict()})
         return
-    wire.send(channel, {"imported": True})
+    wire.send(channel, {"imported": True, "cell_failures": [
+        {"first_line": line, "error": describe_exception(error, source).to_dict()} for line, error in failures
+    ]})
     while True:
         try:
             request = wire.receive(channel, bounds=wire.FROM_GRADER)
