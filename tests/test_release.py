@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -183,3 +184,26 @@ def test_without_grader_hidden_the_grader_diagnoses_nothing_and_imports_none_of_
     assert "hidden modules: []" in finished.stdout, finished.stdout[-2000:] + finished.stderr[-2000:]
     (result,) = json.loads(results.read_text())["submissions"].values()
     assert result["diagnoses"] == [] and result["score"] < result["max_score"]
+
+
+# The release as handed out, and as Classroom 50's template repository (the same release).
+HAND_OUTS = {"release": ("release", "{out}"), "classroom50 template": ("classroom50", "{out}/../c50")}
+
+
+@pytest.mark.parametrize("hand_out", HAND_OUTS, ids=list(HAND_OUTS))
+def test_git_add_takes_the_students_work_and_leaves_the_virtualenv_caches_and_results_out(hand_out, tmp_path):
+    command, out = HAND_OUTS[hand_out]
+    out = Path(out.format(out=tmp_path / "out"))
+    finished = subprocess.run([sys.executable, "-m", "grader", command, str(out)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stderr
+    folder = out / "template" if command == "classroom50" else out
+    # What make grade and a run leave behind: the virtualenv (torch inside), pytest's and Python's caches, results.
+    for left_behind in (".venv/lib/python3.11/site-packages/torch/__init__.py", ".pytest_cache/README.md",
+                        "grader/__pycache__/conftest.cpython-311.pyc", "results.json", "feedback/alice.md", "result.json"):
+        (folder / left_behind).parent.mkdir(parents=True, exist_ok=True)
+        (folder / left_behind).write_text("generated\n")
+    subprocess.run(["git", "init", "-q", str(folder)], check=True, capture_output=True)
+    added = subprocess.run(["git", "add", "-A", "--dry-run"], cwd=folder, check=True, capture_output=True, text=True).stdout
+    assert "add 'exercises/multi_head_attention.py'" in added and "add '.gitignore'" in added
+    for left_behind in (".venv", ".pytest_cache", "__pycache__", "results.json", "feedback/", "result.json"):
+        assert left_behind not in added

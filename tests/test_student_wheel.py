@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,7 +25,7 @@ import pytest
 from nbclient import NotebookClient
 
 from grader import DISTRIBUTION_NAME, notebook_checks
-from grader.handout import behaviour_scan, nbgrader_course, notebook, release, stubs, wheel
+from grader.handout import behaviour_scan, kernel_install, nbgrader_course, notebook, release, stubs, wheel
 from grading import REPO_ROOT
 
 INSTRUCTOR_LAYERS = ("grader/hidden/", "grader/sandbox/", "grader/batch/", "grader/handout/")
@@ -228,3 +229,13 @@ def test_the_checks_see_no_gpu_whatever_the_kernel_has(monkeypatch):
     result = notebook_checks.run_grader(solution + "\n" + seen)
     assert result["import_error"] in ("", None), result["import_error"]
     assert result["score"] == result["max_score"], [t["message"] for t in result["tests"] if t["outcome"] != "passed"]
+
+
+# --- what the setup cell leaves behind -------------------------------------------------------
+
+
+def test_the_setup_cells_install_leaves_no_file_in_the_temporary_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the cell's constraint file goes
+    said = kernel_install.install_grader(str(tmp_path / "no-such-grader.whl"), "no-such-distribution-for-this-test")
+    assert said is not None and "could not be installed" in said  # pip ran, and failed on the missing wheel
+    assert list(tmp_path.iterdir()) == []
