@@ -19,6 +19,8 @@ Conventions used throughout (the grader checks every one of them):
   (one query position) is a probability distribution over key positions.
 * Heads are concatenated in order along the feature axis: features ``0:head_dim`` come
   from head 0, the next ``head_dim`` from head 1, and so on.
+* Every tensor returned keeps the dtype and device of ``inputs``: float32 inputs give
+  float32 outputs and weights.
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ class AttentionHead(nn.Module):
         Returns:
             ``HeadResult`` with ``output`` ``(batch, seq, head_dim)`` and ``weights``
             ``(batch, seq, seq)``, where masked positions have weight exactly zero and
-            every row sums to one.
+            every row sums to one; both in the dtype and on the device of ``inputs``.
         """
         # TODO: score how well every query matches every key, scaled by 1/sqrt(head_dim) (or
         #       the scores grow with the head's width and the softmax saturates); make the
@@ -160,7 +162,8 @@ class MultiHeadSelfAttention(nn.Module):
 
         Returns:
             ``MultiHeadResult`` with ``output`` ``(batch, seq, model_dim)`` and
-            ``weights`` ``(batch, heads, seq, seq)``, head ``h`` at index ``h``.
+            ``weights`` ``(batch, heads, seq, seq)``, head ``h`` at index ``h``; both in
+            the dtype and on the device of ``inputs``.
         """
         # TODO: without a mask, attend causally; run every head on the same inputs and the
         #       same mask; join their outputs in head order and mix them with the output

@@ -87,6 +87,25 @@ def expect_floating(tensor: torch.Tensor, what: str) -> None:
         fail(f"{what} is not a floating-point tensor.", "float32", str(tensor.dtype))
 
 
+def expect_dtype(tensor: torch.Tensor, inputs_dtype: torch.dtype, what: str, where: str = "") -> None:
+    """Outputs keep the inputs' dtype: a head that computes in float64 "for stability" hands
+    the next layer (and the optimiser) a dtype it did not ask for. ``what``: the tensor
+    ("the head's output"); ``where``: the sizes it was called with."""
+    if tensor.dtype != inputs_dtype:
+        got, given = _dtype_name(tensor.dtype), _dtype_name(inputs_dtype)
+        fail(
+            f"{what} came back {got} for {given} inputs{f' ({where})' if where else ''}.",
+            f"{given}, the inputs' dtype (every tensor returned keeps the inputs' dtype and device)",
+            got,
+            "compute in the inputs' dtype; where a step needs another one, cast its result back "
+            "with .to(inputs.dtype).",
+        )
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
 def expect_finite(tensor: torch.Tensor, what: str, hint: str) -> None:
     bad = ~torch.isfinite(tensor)
     if bad.any():
@@ -151,6 +170,17 @@ def expect_zero_where_disallowed(
         )
 
 
+def largest_difference(actual: torch.Tensor, error: torch.Tensor) -> str:
+    """The largest difference among the entries that are numbers, and how many are not: a NaN
+    made the largest difference read "inf", which says nothing of the numbers nor of the NaN."""
+    finite = actual.isfinite()
+    parts = [f"largest difference {error[finite].max().item():.3g}"] if finite.any() else []
+    for count, kind in ((int(actual.isnan().sum()), "NaN"), (int(actual.isinf().sum()), "infinite")):
+        if count:
+            parts.append(f"{count} {'entry is' if count == 1 else 'entries are'} {kind}")
+    return "; ".join(parts)
+
+
 def expect_close(
     actual: torch.Tensor, expected: torch.Tensor, what: str, hint: str, tolerance=None, compared_with: str = "the reference",
     attention: bool = False, allowed: torch.Tensor | None = None,
@@ -169,7 +199,7 @@ def expect_close(
             f"{what}: {int(wrong.sum())} of {actual.numel()} entries do not match {compared_with}.",
             f"{expected64[index].item():.6g} at index {index} "
             f"(within {tolerance['atol']:g} + {tolerance['rtol']:g}*|expected|)",
-            f"{actual64[index].item():.6g} (largest difference {error.nan_to_num(float('inf')).max().item():.3g})",
+            f"{actual64[index].item():.6g} ({largest_difference(actual64, error)})",
             hint,
             weights_picture(what, actual, expected, allowed) if attention else None,
         )

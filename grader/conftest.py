@@ -347,15 +347,17 @@ def submission(request: pytest.FixtureRequest):
     except loading.SubmissionNotFound as error:
         _not_gradable(request.config, target.name, ErrorDescription("import", "SubmissionNotFound", str(error)))
     worker = request.config.stash[worker_key]
+    # A notebook runs cell by cell, as a kernel runs it (grader.loading.run_cells).
+    cells = notebooks.cells_to_run(list(target.cells)) if target.cells else None
     if worker is None:
-        backend, worker_unavailable = InProcessBackend(source), ()
+        backend, worker_unavailable = InProcessBackend(source, cells), ()
     else:
         isolated = _sandbox()[0]
         budgets = {
             keyword: seconds for keyword, option in (("budget_seconds", "submission_budget"), ("diagnosis_seconds", "diagnosis_budget"))
             if (seconds := request.config.getoption(option)) is not None
         }
-        backend = isolated.IsolatedBackend(source, worker, call_timeout=request.config.getoption("call_timeout"), **budgets)
+        backend = isolated.IsolatedBackend(source, worker, call_timeout=request.config.getoption("call_timeout"), cells=cells, **budgets)
         worker_unavailable = isolated.WorkerUnavailable
     handle = Submission(target.name, source, backend)
     request.config.stash[handles_key][target.name] = handle
@@ -365,9 +367,40 @@ def submission(request: pytest.FixtureRequest):
     except worker_unavailable as error:
         # The grader cannot run: stop, rather than record a zero the student did not earn.
         pytest.exit(f"the grader could not start its worker: {error}", returncode=3)
+    if target.cells:
+        request.config.stash[scoreboard_key].submission_result(target.name).notebook = _how_the_notebook_ran(target, backend)
     if handle.import_error is not None:
         _not_gradable(request.config, target.name, handle.import_error)
     return handle
+
+
+def _in_notebook_terms(target: Target, handle, error: ErrorDescription, message: str) -> str:
+    """A message about a notebook, in its cells' terms: its lines named as cells, and a name
+    the notebook does not define because the cell that defines it raised said to be so (not
+    "renamed or deleted")."""
+    if error.type_name == "NotDefined" and isinstance(handle, Submission):
+        failed = {line for line, _ in getattr(handle.backend, "cell_failures", [])}
+        try:
+            code = target.path.read_text(encoding="utf-8")
+        except OSError:
+            code = ""
+        message = notebooks.why_not_defined(error.function, code, list(target.cells), failed) or message
+    return notebooks.in_cell_terms(message, list(target.cells))
+
+
+def _how_the_notebook_ran(target: Target, backend) -> list[str]:
+    """One line per cell skipped (a cell magic that is not Python), per cell that raised, and
+    per function or class defined in several cells (which one was graded)."""
+    spans = list(target.cells)
+    try:
+        code = target.path.read_text(encoding="utf-8")
+    except OSError:
+        code = ""
+    failed = [
+        notebooks.failed_cell(spans, line, error.type_name, error.message, error.location)
+        for line, error in getattr(backend, "cell_failures", [])
+    ]
+    return [*notebooks.skipped_cells(spans), *failed, *notebooks.redefinitions(code, spans)]
 
 
 def _finish(config: pytest.Config, handle: Submission) -> None:
@@ -424,7 +457,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         submission = item.callspec.params.get("submission") if hasattr(item, "callspec") else None
         target = item.config.stash[targets_key].get(submission)
         if target is not None and target.cells:
-            report.longrepr = notebooks.in_cell_terms(report.longrepr, list(target.cells))
+            report.longrepr = _in_notebook_terms(target, item.funcargs.get("submission"), call.excinfo.value.error, report.longrepr)
     handle = item.funcargs.get("submission") if hasattr(item, "funcargs") else None
     if report.failed and call.when == "call" and call.excinfo is not None and isinstance(handle, Submission):
         result = item.config.stash[scoreboard_key].submission_result(handle.name)
@@ -454,6 +487,10 @@ def pytest_terminal_summary(terminalreporter):
         if not report.longreprtext.endswith(root_causes.EXPLAINED):
             report.longrepr = diagnosis_text.compact_message(report.longreprtext) + root_causes.EXPLAINED
     for result in terminalreporter.config.stash[scoreboard_key].results.values():
+        if result.notebook:
+            terminalreporter.section(f"how the notebook ran: {untrusted.printable(result.submission)}", sep="=")
+            for line in result.notebook:
+                terminalreporter.write_line(untrusted.printable(line))
         if result.diagnoses:
             terminalreporter.section(f"diagnosis: {untrusted.printable(result.submission)}", sep="=")
             for line in diagnosis_text.text_lines(result.diagnoses):

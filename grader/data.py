@@ -6,6 +6,7 @@ cannot predict or influence the data it is graded on.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass
@@ -41,18 +42,42 @@ class Config:
 
 
 LESSON = Config(batch=1, seq=4, model_dim=8, num_heads=2)
-# The lesson's example, uneven sizes, a single position with a single head, batch > 1.
+# The lesson's example, uneven sizes (no two alike, see confusions_hidden_by), a single
+# position with a single head, batch > 1.
 SHAPE_CONFIGS = (
     LESSON,
-    Config(batch=3, seq=5, model_dim=12, num_heads=3),
+    Config(batch=3, seq=5, model_dim=24, num_heads=4),
     Config(batch=2, seq=1, model_dim=6, num_heads=1),
-    Config(batch=2, seq=6, model_dim=16, num_heads=4),
+    Config(batch=2, seq=6, model_dim=28, num_heads=4),
 )
-# Several heads, batch > 1 and heads != seq, so misplaced axes cannot hide.
+# Several heads, batch > 1, and sizes at which the confusions students make give other
+# numbers (see confusions_hidden_by): misplaced axes and wrong scales cannot hide.
 PROPERTY_CONFIGS = (
-    Config(batch=2, seq=5, model_dim=12, num_heads=3),
-    Config(batch=3, seq=7, model_dim=16, num_heads=2),
+    Config(batch=2, seq=5, model_dim=18, num_heads=3),
+    Config(batch=3, seq=7, model_dim=20, num_heads=4),
 )
+
+
+def confusions_hidden_by(config: Config) -> list[str]:
+    """The confusions that give the right numbers (or the right shapes) at ``config``'s sizes.
+
+    At head_dim 4, head_dim / 2 is sqrt(head_dim): ``head_dim ** 1/2`` passes every check run
+    there. A visible check that is to catch a confusion runs at sizes where this list is empty
+    (tests/test_visible_sizes.py pins it for the visible configurations)."""
+    hd, md, seq, batch, heads = config.head_dim, config.model_dim, config.seq, config.batch, config.num_heads
+    # The scales students use instead of sqrt(head_dim), by what they wrote.
+    scales = {
+        "math.sqrt(head_dim)": math.sqrt(hd), "no scale": 1.0, "head_dim": hd, "head_dim ** 1/2 (head_dim / 2)": hd / 2,
+        "scores / head_dim ** 1/2 (2 * head_dim)": 2 * hd, "math.sqrt(model_dim)": math.sqrt(md), "model_dim": md,
+        "math.sqrt(seq)": math.sqrt(seq),
+    }
+    found = [f"{a} equals {b}" for i, (a, x) in enumerate(scales.items()) for b, y in list(scales.items())[i + 1:]
+             if math.isclose(x, y)]
+    # Sizes that, equal, let one axis pass for another (a transpose or a misplaced axis hides).
+    sizes = {"batch": batch, "seq": seq, "head_dim": hd, "model_dim": md, "num_heads": heads}
+    found += [f"{a} equals {b}" for i, (a, x) in enumerate(sizes.items()) for b, y in list(sizes.items())[i + 1:] if x == y]
+    found += ["batch 1 hides the batch axis"] if batch == 1 else []
+    return found
 
 
 def generator(seed: int) -> torch.Generator:
@@ -110,7 +135,7 @@ def _tensor(encoded: dict, dtype) -> torch.Tensor:
 
 
 def reference_examples(path: Path = REFERENCE_EXAMPLES_PATH) -> dict[str, ReferenceExample]:
-    document = json.loads(path.read_text(encoding="utf-8"))
+    document = _document(path)
     return {
         name: ReferenceExample(
             name=name,
@@ -150,17 +175,51 @@ def scattered_allowed(config: Config, rng: torch.Generator) -> torch.Tensor:
     return allowed
 
 
-def reference_weights(inputs: torch.Tensor, parameters: dict, allowed: torch.Tensor, num_heads: int | None = None):
-    """The attention weights the lesson defines, computed here from the grader's own data:
-    softmax(queries @ keys^T / sqrt(head_dim)) over the keys, masked before the softmax, in
-    float64. ``parameters`` of one head: (batch, seq, seq); of a module with ``num_heads``
-    heads (``heads.h.query.weight``, ...): (batch, heads, seq, seq), head h at index h."""
-    if num_heads is not None:
-        return torch.stack([
-            reference_weights(inputs, {name: parameters[f"heads.{head}.{name}"] for name in ("query.weight", "key.weight")}, allowed)
-            for head in range(num_heads)
-        ], dim=1)
-    queries = inputs.double() @ parameters["query.weight"].double().T  # (batch, seq, head_dim)
-    keys = inputs.double() @ parameters["key.weight"].double().T  # (batch, seq, head_dim)
-    scores = (queries @ keys.transpose(-2, -1)) / math.sqrt(queries.shape[-1])  # (batch, seq, seq)
-    return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+# --- the visible checks' own data, and the reference's weights on it -------------------------
+# The student's grader holds no function that computes the reference's numbers (a callable
+# solution, handed out): the weights a visible check compares with, shows beside the student's
+# or checks a hint's premise against are computed from the solution by `python -m grader
+# examples` and shipped in reference_examples.json ("draws"), for the data each check draws.
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One visible check's data: drawn from ``seed``, for a head or a module, under a mask."""
+
+    seed: int
+    runs: str  # "head" or "module"
+    mask: str  # "causal" or "custom"
+    scale: float = 1.0
+
+
+DRAWS = {
+    "probabilities-module": Draw(21, "module", "causal"),
+    "probabilities-head-custom-mask": Draw(22, "head", "custom"),
+    "probabilities-head-scaled-inputs": Draw(24, "head", "causal", scale=2.0),
+    "masking-module-future": Draw(31, "module", "causal"),
+    "masking-module-later-inputs": Draw(32, "module", "causal"),
+    "masking-head-custom-mask": Draw(33, "head", "custom"),
+    "masking-module-custom-mask": Draw(34, "module", "custom"),
+}
+
+
+def drawn(draw: Draw, config: Config) -> dict:
+    """``inputs``, ``parameters`` and ``allowed`` (the mask the check applies), in this order
+    from ``draw.seed``, and the ``rng`` for what a check draws after them."""
+    rng = generator(draw.seed)
+    inputs = random_inputs(config, rng, scale=draw.scale)
+    parameters = head_parameters(config, rng) if draw.runs == "head" else attention_parameters(config, rng)
+    allowed = causal_allowed(config.seq) if draw.mask == "causal" else scattered_allowed(config, rng)
+    return {"inputs": inputs, "parameters": parameters, "allowed": allowed, "rng": rng}
+
+
+@functools.cache
+def _document(path: Path = REFERENCE_EXAMPLES_PATH) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def expected_weights(name: str, config: Config) -> torch.Tensor | None:
+    """The reference's weights (float64) on ``drawn(DRAWS[name], config)``; None where the file
+    holds none (a stale file: `python -m grader examples --check` says so)."""
+    encoded = _document().get("draws", {}).get(name, {}).get(config.id)
+    return None if encoded is None else _tensor(encoded, torch.float64)

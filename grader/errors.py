@@ -12,7 +12,7 @@ import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from grader.operations import BackwardError, ContractViolation
+from grader.operations import BackwardError, ContractViolation, NotDefined
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,8 @@ class ErrorDescription:
 
 def describe_exception(error: BaseException, source: Path) -> ErrorDescription:
     """Turn an exception raised by student code into plain data a student can read."""
+    if isinstance(error, NotDefined):  # the name travels as data: a notebook's reader says why (grader/notebooks.py)
+        return ErrorDescription("contract", "NotDefined", str(error), function=error.name)
     if isinstance(error, ContractViolation):
         return ErrorDescription("contract", "ContractViolation", str(error))
     location, function = _innermost_student_frame(error, source)

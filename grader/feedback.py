@@ -37,6 +37,8 @@ def render_markdown(result: SubmissionResult) -> str:
     lines = [f"# Feedback for {markdown_code_span(result.submission)}", "", f"**Score: {result.score}/{result.max_score}**", ""]
     if result.import_error:
         lines += ["Your file could not be imported, so no test could run:", "", markdown_code_block(result.import_error), ""]
+    if result.notebook:  # cells skipped or that raised, definitions in several cells
+        lines += ["How your notebook ran:", "", markdown_code_block("\n".join(result.notebook)), ""]
     lines += ["| group | points |", "|---|---|"]
     for group, (earned, total) in result.group_points().items():
         lines.append(f"| {GROUP_TITLES[group]} | {earned}/{total} |")

@@ -6,6 +6,7 @@ the boundary: by the in-process backend at a student's own desk, or inside the w
 
 from __future__ import annotations
 
+import codeop
 import importlib.util
 import itertools
 import sys
@@ -62,16 +63,58 @@ def choose_work(folder: Path) -> Path:
 def import_source(source: Path, name: str | None = None) -> ModuleType:
     """Import ``source`` under ``name``, or a fresh ``submission_...`` name, so several
     submissions never collide."""
+    module, spec = _new_module(source, name)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(module.__name__, None)
+        raise
+    return module
+
+
+def import_cells(source: Path, cells: list[tuple[int, int]]) -> tuple[ModuleType, list[tuple[int, BaseException]]]:
+    """A notebook's code (``source``, the joined cells; ``cells``, the first and last line of
+    each cell run) imported as a kernel runs it: the module, and the cells that raised."""
+    module, _ = _new_module(source, None)
+    return module, run_cells(module, source, cells)
+
+
+def _new_module(source: Path, name: str | None):
     name = name or f"submission_{next(_unique_names)}_{source.stem}"
     spec = importlib.util.spec_from_file_location(name, source)
     if spec is None or spec.loader is None:
         raise SubmissionNotFound(f"{source.name} cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
     # dataclasses look the module up in sys.modules while the class body runs.
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    return module
+    sys.modules[module.__name__] = module
+    return module, spec
+
+
+# What a cell may raise and the run still go on with the next cell, as a kernel goes on (IPython
+# shows the traceback, or for SystemExit "An exception has occurred", and waits for the next cell).
+CELL_ERRORS: tuple[type[BaseException], ...] = (Exception, SystemExit)
+
+
+def run_cells(module: ModuleType, source: Path, cells: list[tuple[int, int]]) -> list[tuple[int, BaseException]]:
+    """Run a notebook's cells (lines ``first``..``last`` of ``source``) one after another in
+    ``module``'s namespace; the first line of each cell that raised, with what it raised.
+
+    Each cell is compiled on its own, as a kernel compiles it, under the file's name and at
+    its own lines (blank lines before it), so a traceback points into the file and from there
+    to the cell (grader.notebooks.in_cell_terms). A cell that does not even compile is one
+    cell's SyntaxError, not the notebook's. A ``from __future__ import`` holds for the cells
+    after it, as in IPython, whose compiler is a ``codeop.Compile`` (IPython/core/compilerop.py,
+    CachingCompiler): "if the instance compiles program text containing a __future__ statement,
+    it 'remembers' and compiles all subsequent program texts with the statement in force"
+    (the codeop module's documentation).
+    """
+    lines = source.read_text(encoding="utf-8").split("\n")
+    compile_cell = codeop.Compile()
+    failures: list[tuple[int, BaseException]] = []
+    for first, last in cells:
+        text = "\n" * (first - 1) + "\n".join(lines[first - 1:last]) + "\n"
+        try:
+            exec(compile_cell(text, str(source), "exec"), module.__dict__)  # noqa: S102 - the sandbox's side only
+        except CELL_ERRORS as error:
+            failures.append((first, error))
+    return failures

@@ -3,10 +3,10 @@
 The notebook's setup cell calls ``start()``, which records every cell the kernel runs from
 then on (and the ones it ran before). A check cell then
 
-1. rebuilds the submission from those cells with ``grader.notebooks.join_code_cells``, the very
-   function the batch uses to turn a saved notebook into a submission (the setup and check
-   cells, magics and shell lines are dropped);
-2. writes it to a temporary ``multi_head_attention.py`` and runs
+1. writes those cells, with the numbers their runs got, to a temporary notebook, which the
+   grader reads as the batch reads a notebook handed in (grader/notebooks.py: the setup and
+   check cells, magics and shell lines dropped; the cells run one by one, as in the kernel);
+2. runs
    ``python -m pytest grader --submission THAT --results-json ...`` in a fresh process, so
    the checks are exactly the grader's, and nothing the student's code does there (an
    endless loop, ``os._exit``) can stop the kernel or the notebook; when that process dies
@@ -39,7 +39,7 @@ import tempfile
 from pathlib import Path
 
 from grader.notebooks import cell_label, in_cell_terms, join_code_cells, join_code_cells_with_spans
-from grader.loading import MODULE_FILE_NAME
+from grader.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
 from grader import diagnosis_text, scoring
 from grader.scoring import GROUP_TITLES, NOT_WRITTEN
 
@@ -96,6 +96,16 @@ class _CellLog:
 
     def code(self) -> str:
         return join_code_cells(list(self.sources.values()))
+
+    def notebook(self) -> str:
+        """The cells run, as a notebook (nbformat 4) whose cells carry the numbers their runs got:
+        graded as a notebook, they run one by one as in the kernel, and messages name them."""
+        cells = []
+        for key, source in self.sources.items():
+            number = re.fullmatch(r"In \[(\d+)\]", self.labels[key])
+            count = int(number[1]) if number else None
+            cells.append({"cell_type": "code", "execution_count": count, "metadata": {}, "outputs": [], "source": source})
+        return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
 
     def spans(self) -> list:
         """Where each cell landed in the code (see grader.notebooks.CellSpan), named as the
@@ -184,10 +194,11 @@ def _result() -> dict:
     key = hashlib.sha256(f"{_seed}\0{code}".encode("utf-8")).hexdigest()
     if key not in _cache:
         _cache.clear()  # only the latest code is ever asked for again
+        cells = _log.notebook()
         try:
-            result = run_grader(code, _seed)
+            result = run_grader(code, _seed, notebook=cells)
         except GraderDied:  # the code ended the grader's process: grade it as the batch does
-            result = run_grader(code, _seed, isolate=True)
+            result = run_grader(code, _seed, isolate=True, notebook=cells)
         _cache[key] = in_notebook_terms(result, _log.spans() if _log is not None else [])
     return _cache[key]
 
@@ -199,8 +210,10 @@ def in_notebook_terms(result: dict, spans: list) -> dict:
     return result | {"tests": tests, "import_error": in_cell_terms(result.get("import_error") or "", spans)}
 
 
-def run_grader(code: str, seed: int | None = None, isolate: bool = False) -> dict:
+def run_grader(code: str, seed: int | None = None, isolate: bool = False, notebook: str | None = None) -> dict:
     """Grade ``code`` with ``pytest grader`` in a fresh process; that submission's result.
+    With ``notebook`` (the cells run, as a notebook's JSON), that notebook is graded, cell
+    by cell as its kernel ran it, as the batch grades a notebook handed in.
 
     By default the student's code runs in the grader's process, as ``pytest grader`` runs it at
     a student's desk. ``isolate`` runs it in the grader's worker (``--isolate --sandbox
@@ -211,8 +224,8 @@ def run_grader(code: str, seed: int | None = None, isolate: bool = False) -> dic
     if not (REPO_ROOT / "grader" / "conftest.py").is_file():
         raise GradingFailed(f"the grader is not at {REPO_ROOT / 'grader'}")
     with tempfile.TemporaryDirectory(prefix="notebook-check-") as folder:
-        source = Path(folder) / MODULE_FILE_NAME
-        source.write_text(code, encoding="utf-8")
+        source = Path(folder) / (MODULE_FILE_NAME if notebook is None else NOTEBOOK_FILE_NAME)
+        source.write_text(code if notebook is None else notebook, encoding="utf-8")
         results_path = Path(folder) / "results.json"
         command = [
             sys.executable, "-m", "pytest", "grader", "-q", "-p", "no:cacheprovider", "-p", "pytest_timeout",
@@ -246,6 +259,8 @@ def run_grader(code: str, seed: int | None = None, isolate: bool = False) -> dic
 
 def _print_result(result: dict) -> None:
     print("Checked by the pytest grader, in a fresh process:")
+    for line in result.get("notebook", []):  # cells skipped or that raised, definitions in several cells
+        print(f"  {line}")
     if result["import_error"]:
         print("Your code could not be imported, so no check ran:")
         print(_indent(result["import_error"]))

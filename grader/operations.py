@@ -22,6 +22,14 @@ class ContractViolation(Exception):
     """The student's code returned something of the wrong kind (not a wrong number)."""
 
 
+class NotDefined(ContractViolation):
+    """The student's module does not define ``name``, a name of the exercise."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
 class BackwardError(RuntimeError):
     """An error autograd raised in the backward pass, which has no line of the student's in its
     traceback: ``forward_line`` is the line of the student's forward that made the tensor the
@@ -111,7 +119,7 @@ def run_attention(
         try:
             result = module(inputs) if allowed_mask is None else module(inputs, allowed_mask)
         except RuntimeError as error:
-            _name_a_default_mask_of_the_wrong_size(error, inputs, model_dim, num_heads, allowed_mask)
+            _name_a_default_mask_of_the_wrong_size(error, module, inputs, model_dim, num_heads, allowed_mask)
             raise
     output, weights = _fields(result, "MultiHeadSelfAttention.forward", "MultiHeadResult")
     rerun = lambda: (module(inputs) if allowed_mask is None else module(inputs, allowed_mask)).output  # noqa: E731
@@ -123,10 +131,15 @@ def run_attention(
 _SIZES_DISAGREE = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
 
 
-def _name_a_default_mask_of_the_wrong_size(error: RuntimeError, inputs: torch.Tensor, model_dim: int, num_heads: int, given_mask) -> None:
+def _name_a_default_mask_of_the_wrong_size(error: RuntimeError, module, inputs: torch.Tensor, model_dim: int, num_heads: int,
+                                          given_mask) -> None:
     """A forward without a mask that fails because two sizes disagree, one of them the sequence
     length and the other a number the default mask is often sized by: say so beside the
-    student's error (the line that raised is the head's masked_fill, far from the cause)."""
+    student's error (the line that raised is the head's masked_fill, far from the cause).
+
+    The premise is checked before it is said: the same forward given the right (seq, seq)
+    causal mask must run. Two sizes that disagree elsewhere (a softmax's sum without keepdim
+    divides (batch, seq, seq) by (batch, seq)) fail with the right mask too, and get no hint."""
     match = _SIZES_DISAGREE.search(str(error))
     if given_mask is not None or match is None or not error.args:
         return
@@ -134,12 +147,23 @@ def _name_a_default_mask_of_the_wrong_size(error: RuntimeError, inputs: torch.Te
     sizes = {int(match[1]), int(match[2])}
     others = {"model_dim (inputs.shape[-1])": model_dim, "the batch (inputs.shape[0])": batch, "head_dim": model_dim // max(num_heads, 1)}
     culprit = next((name for name, size in others.items() if size != seq and sizes == {seq, size}), None)
-    if culprit is not None:
+    if culprit is not None and _runs_with_the_causal_mask(module, inputs):
         error.args = (
             f"{error.args[0]}\n  hint:     with allowed_mask=None the default causal mask seems sized by {culprit}: "
             f"it must be (seq, seq), causal_mask(inputs.shape[1]) = {seq} positions here",
             *error.args[1:],
         )
+
+
+def _runs_with_the_causal_mask(module: torch.nn.Module, inputs: torch.Tensor) -> bool:
+    seq = inputs.shape[1]
+    causal = torch.ones(seq, seq, dtype=torch.bool, device=inputs.device).tril()
+    try:
+        with torch.no_grad():
+            module(inputs, causal)
+    except Exception:  # noqa: BLE001 - any failure means the default mask is not the (only) cause
+        return False
+    return True
 
 
 def initial_parameters(student: ModuleType, model_dim: int, num_heads: int, seed: int) -> dict:
@@ -186,9 +210,10 @@ def _seed(seed: int) -> None:
 
 def _require(student: ModuleType, name: str) -> Any:
     if not hasattr(student, name):
-        raise ContractViolation(
+        raise NotDefined(
+            name,
             f"expected your file to define `{name}`, but it does not: keep every name of the "
-            "exercise (was it renamed or deleted?)"
+            "exercise (was it renamed or deleted?)",
         )
     return getattr(student, name)
 

@@ -9,12 +9,18 @@ none, and the failure's expected / got stands alone.
 
 These recomputations are the lesson's formulas with one step changed; none of them is the
 student's code, and nothing here calls it (the callers pass what the submission returned).
+Nor does anything here compute the reference's numbers: this module ships with the student's
+grader, so the right weights come from the caller (the shipped expectations of the visible
+checks, grader/reference_examples.json, or the hidden group's reference), and a slip is named
+only where it differs from them. tests/test_release.py holds the hand-out to that by behaviour.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 
@@ -55,6 +61,11 @@ WEIGHT_SLIPS: dict[str, tuple[Callable, str]] = {
     "scale_by_head_dim": (
         lambda q, k, hd, md, m: _softmax(_masked(q @ k.mT / hd, m)),
         "your weights are what dividing the scores by head_dim gives: divide by its square root, math.sqrt(head_dim).",
+    ),
+    "scale_by_half_head_dim": (
+        lambda q, k, hd, md, m: _softmax(_masked(q @ k.mT / (hd / 2), m)),
+        "your weights are what dividing the scores by head_dim / 2 gives (Python reads head_dim ** 1/2 as "
+        "(head_dim ** 1) / 2): divide by math.sqrt(head_dim), or head_dim ** 0.5.",
     ),
     "scale_multiplied": (
         lambda q, k, hd, md, m: _softmax(_masked(q @ k.mT * math.sqrt(hd), m)),
@@ -105,17 +116,9 @@ WEIGHT_SLIPS: dict[str, tuple[Callable, str]] = {
 # must use (these carry their own hints, written by the caller that knows which mask it is).
 
 
-def correct_weights(q: torch.Tensor, k: torch.Tensor, head_dim: int, allowed: torch.Tensor) -> torch.Tensor:
-    return _softmax(_masked(q @ k.mT / math.sqrt(head_dim), allowed))
-
-
-def weights_of_one_head(inputs: torch.Tensor, parameters: dict, allowed: torch.Tensor):
-    """The attention weights that one head's ``query.weight``, ``key.weight`` give, or None."""
-    try:
-        queries, keys, _ = _projections(inputs, parameters, "")
-    except (KeyError, RuntimeError):
-        return None
-    return correct_weights(queries, keys, queries.shape[-1], allowed.bool())
+def _under_another_mask(q: torch.Tensor, k: torch.Tensor, head_dim: int, mask: torch.Tensor) -> torch.Tensor:
+    """The weights with every step right but the mask: the slip of a code that uses ``mask``."""
+    return _softmax(_masked(q @ k.mT / math.sqrt(head_dim), mask))
 
 
 def _projections(inputs: torch.Tensor, parameters: dict, prefix: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -138,6 +141,7 @@ def weights_hint(
     parameters: dict,
     allowed: torch.Tensor,
     *,
+    correct: torch.Tensor | None,
     model_dim: int,
     num_heads: int | None = None,
     other_masks: dict[str, tuple[torch.Tensor, str]] | None = None,
@@ -146,12 +150,13 @@ def weights_hint(
 
     ``num_heads=None``: ``weights`` are one head's ``(batch, seq, seq)`` and ``parameters``
     its ``query.weight``...; otherwise a module's ``(batch, heads, seq, seq)`` and
-    ``heads.h.query.weight``.... ``other_masks``: name -> (a mask the code may have used
-    instead of ``allowed``, the hint that says so). A slip that gives the correct weights on
-    this data (no scale with head_dim 1, a mask that allows everything) proves nothing and is
-    never named.
+    ``heads.h.query.weight``.... ``correct``: the reference's weights on this data (None: no
+    hint, the premise cannot be checked). ``other_masks``: name -> (a mask the code may have
+    used instead of ``allowed``, the hint that says so). A slip that gives the correct weights
+    on this data (no scale with head_dim 1, a mask that allows everything) proves nothing and
+    is never named.
     """
-    if not isinstance(weights, torch.Tensor) or not weights.is_floating_point():
+    if not isinstance(weights, torch.Tensor) or not weights.is_floating_point() or correct is None:
         return ""
     try:
         heads = [_projections(inputs, parameters, prefix) for prefix in _heads(parameters, num_heads)]
@@ -159,7 +164,7 @@ def weights_hint(
         return ""
     head_dim = heads[0][0].shape[-1]
     allowed = allowed.bool()
-    correct = _stack([correct_weights(q, k, head_dim, allowed) for q, k, _ in heads], num_heads)
+    correct = correct.double()
 
     def reproduces(slip: Callable) -> bool:
         try:
@@ -172,16 +177,15 @@ def weights_hint(
     # (sqrt(model_dim) equals head_dim for some sizes), the grader cannot tell which the
     # student made, and says neither.
     found = [hint for mask, hint in (other_masks or {}).values()
-             if reproduces(lambda q, k, hd, md, m, mask=mask: correct_weights(q, k, hd, mask.bool()))]
+             if reproduces(lambda q, k, hd, md, m, mask=mask: _under_another_mask(q, k, hd, mask.bool()))]
     found += [hint for slip, hint in WEIGHT_SLIPS.values() if reproduces(slip)]
     if len(found) == 1:
         return found[0]
     if found or num_heads is None or num_heads < 2:
         return ""
-    per_head = [correct_weights(q, k, head_dim, allowed) for q, k, _ in heads]
-    if reproduces(lambda q, k, hd, md, m: per_head[0]):
+    if reproduces(lambda q, k, hd, md, m: correct[:, 0]):
         return "every head's matrix is head 0's: stack each head's own weights, head h at index h of axis 1."
-    if close(weights, torch.stack(per_head[::-1], dim=1)):
+    if close(weights, correct.flip(1)):
         return "your heads' matrices are in reverse order: head h's matrix belongs at index h of axis 1."
     return ""
 
@@ -200,17 +204,17 @@ def head_output_hint(output, weights: torch.Tensor, inputs: torch.Tensor, parame
     return ""
 
 
-def module_output_hint(output, inputs: torch.Tensor, parameters: dict, allowed: torch.Tensor, num_heads: int) -> str:
-    """For a module whose heads' weights are right: the hint of the slip after the heads that
-    reproduces ``output`` (the order of the heads, the concatenation, the output projection)."""
+def module_output_hint(output, inputs: torch.Tensor, parameters: dict, weights: torch.Tensor, num_heads: int) -> str:
+    """For a module whose heads' weights are right (``weights``: the reference's, (batch, heads,
+    seq, seq)): the hint of the slip after the heads that reproduces ``output`` (the order of the
+    heads, the concatenation, the output projection)."""
     try:
         heads = [_projections(inputs, parameters, prefix) for prefix in _heads(parameters, num_heads)]
         weight = parameters["output_projection.weight"].double()
         bias = parameters["output_projection.bias"].double()
-    except (KeyError, RuntimeError):
+        outputs = [weights[:, h].double() @ v for h, (_, _, v) in enumerate(heads)]
+    except (KeyError, RuntimeError, IndexError):
         return ""
-    head_dim = heads[0][0].shape[-1]
-    outputs = [correct_weights(q, k, head_dim, allowed.bool()) @ v for q, k, v in heads]
 
     def project(x: torch.Tensor) -> torch.Tensor:
         return x @ weight.T + bias
@@ -309,6 +313,67 @@ def has_an_empty_row(mask) -> bool:
     return isinstance(mask, torch.Tensor) and mask.dim() >= 1 and mask.shape[-1] > 0 and bool((~mask.bool()).all(dim=-1).any())
 
 
+# --- structure: which parameters are one tensor, and where ---------------------------------
+
+_HEAD_PARAMETER = re.compile(r"heads\.(\d+)\.(.+)")
+
+
+def _and(items) -> str:
+    items = [str(item) for item in items]
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """One tensor that the module holds under several names (operations.initial_parameters
+    reads them from the module's own named_parameters): where it is shared, said from the
+    names, never guessed."""
+
+    names: tuple[str, ...]
+
+    @property
+    def _placed(self) -> list[tuple[int, str]]:
+        return [(int(m[1]), m[2]) for m in map(_HEAD_PARAMETER.fullmatch, self.names) if m]
+
+    @property
+    def heads(self) -> list[int]:
+        return sorted({head for head, _ in self._placed})
+
+    @property
+    def across_heads(self) -> bool:
+        return len(self.heads) > 1
+
+    @property
+    def inside_one_head(self) -> bool:
+        """Two names of one head are this one tensor (query and key, say)."""
+        placed = self._placed
+        return any(sum(1 for h, _ in placed if h == head) > 1 for head in self.heads)
+
+    @property
+    def outside_the_heads(self) -> bool:
+        return len(self._placed) < len(self.names)
+
+    def whole_heads(self, groups: list, projections: tuple[str, ...]) -> bool:
+        """Whether every projection of these heads is one tensor across them: one module repeated."""
+        return all(any({f"heads.{h}.{p}.weight" for h in self.heads} <= set(group) for group in groups) for p in projections)
+
+    def sentence(self) -> str:
+        if self.across_heads:
+            within = sorted({name for _, name in self._placed})
+            return f"heads {_and(self.heads)} hold the very same parameter tensor (as their {_and(within)})"
+        if self.inside_one_head and not self.outside_the_heads:
+            head = self.heads[0]
+            projections = [name.removesuffix(".weight") for _, name in self._placed]
+            return f"inside head {head}, {_and(projections)} are the very same parameter tensor"
+        return f"{_and(self.names)} are the very same parameter tensor"
+
+
+def shared_tensors(groups) -> list[Sharing]:
+    """``initial_parameters(...)["shared"]`` as Sharing records, those across heads first."""
+    found = [Sharing(tuple(group)) for group in groups or () if len(group) > 1]
+    return sorted(found, key=lambda sharing: not sharing.across_heads)
+
+
 # --- premises that take one more call into the submission -----------------------------------
 
 
@@ -331,14 +396,22 @@ def student_causal_mask(submission, seq: int):
     return None
 
 
-def default_mask_slips(submission, seq: int) -> dict[str, tuple[torch.Tensor, str]]:
+def default_mask_slips(submission, seq: int, batch: int = 0) -> dict[str, tuple[torch.Tensor, str]]:
     """For ``weights_hint(other_masks=...)`` where the module's default (causal) mask is used:
-    the student's own causal_mask(seq) when it is wrong."""
+    the student's own causal_mask(seq) when it is wrong; with ``batch`` 1, the one-position
+    mask a default sized by the batch gives, which allows everything as no mask does (so that
+    the grader, unable to tell the two apart, names neither)."""
+    slips = {}
+    if batch == 1 and seq > 1:
+        slips["sized_by_a_batch_of_one"] = (torch.ones(1, 1, dtype=torch.bool), (
+            "your weights are those of a one-position mask, which allows every key: with allowed_mask=None "
+            "the default is causal_mask(inputs.shape[1])."
+        ))
     mask = student_causal_mask(submission, seq)
     causal = torch.tril(torch.ones(seq, seq, dtype=torch.bool))
     if mask is None or torch.equal(mask, causal):
-        return {}
-    return {"students_causal_mask": (mask, (
+        return slips
+    return slips | {"students_causal_mask": (mask, (
         f"your weights follow your causal_mask({seq}), which is not the lower triangle with the diagonal "
         "(the causal_mask test says where): fix causal_mask."
     ))}
@@ -367,23 +440,24 @@ NOT_GIVEN_TO_HEADS = (
 )
 
 
-def module_custom_mask_hint(submission, weights, inputs, parameters: dict, allowed: torch.Tensor, config) -> str:
-    """weights_hint for a module given a custom mask; when its weights are those of the causal
-    mask, one call of head 0 with the same mask says which of the two ignores it."""
+def module_custom_mask_hint(submission, weights, inputs, parameters: dict, allowed: torch.Tensor, config,
+                            correct: torch.Tensor | None) -> str:
+    """weights_hint for a module given a custom mask (``correct``: the reference's weights);
+    when its weights are those of the causal mask, one call of head 0 with the same mask says
+    which of the two ignores it."""
     found = weights_hint(
-        weights, inputs, parameters, allowed, model_dim=config.model_dim, num_heads=config.num_heads,
+        weights, inputs, parameters, allowed, correct=correct, model_dim=config.model_dim, num_heads=config.num_heads,
         other_masks=given_mask_slips(allowed, "inside the heads"),
     )
-    if found.startswith(IGNORED_MASK_HINT) and _head_honours(submission, config, allowed, inputs, parameters):
+    if found.startswith(IGNORED_MASK_HINT) and _head_honours(submission, config, allowed, inputs, parameters, correct[:, 0]):
         return NOT_GIVEN_TO_HEADS
     return found
 
 
-def _head_honours(submission, config, allowed, inputs, parameters) -> bool:
-    """Whether head 0, given the mask directly, gives the weights that mask gives."""
+def _head_honours(submission, config, allowed, inputs, parameters, expected: torch.Tensor) -> bool:
+    """Whether head 0, given the mask directly, gives the weights that mask gives (``expected``)."""
     own = {name.removeprefix("heads.0."): value for name, value in parameters.items() if name.startswith("heads.0.")}
     result = asked(lambda: submission.run_head(
         model_dim=config.model_dim, head_dim=config.head_dim, parameters=own, inputs=inputs, allowed_mask=allowed,
     ))
-    expected = weights_of_one_head(inputs, own, allowed)
-    return bool(result) and expected is not None and close(result["weights"], expected)
+    return bool(result) and close(result["weights"], expected)

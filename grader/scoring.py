@@ -72,6 +72,10 @@ class SubmissionResult:
     # With --isolate: the wall-clock budgets (grader/sandbox/isolated.py) and, per budget that
     # ran out ("submission", "diagnosis"), why; {} at the desk.
     time_budget: dict = field(default_factory=dict)
+    # A notebook's run, one line each (grader/conftest.py, _how_the_notebook_ran): cells skipped
+    # for their cell magic, cells that raised (the run went on), functions defined in several
+    # cells and which definition was graded; [] for a .py file.
+    notebook: list[str] = field(default_factory=list)
 
     @property
     def score(self) -> int:
@@ -107,6 +111,7 @@ class SubmissionResult:
             "output": self.output,
             "diagnoses": self.diagnoses,
             "time_budget": self.time_budget,
+            "notebook": self.notebook,
             "tests": [asdict(test) | {"points": test.points} for test in self.tests],
         }
 

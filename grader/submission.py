@@ -8,6 +8,9 @@ back is a genuine ``torch.Tensor`` before any test looks at it.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import sys
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -44,7 +47,9 @@ class Backend(Protocol):
     """Runs ``grader.operations`` calls next to the student's code."""
 
     def open(self) -> ErrorDescription | None:
-        """Import the submission; the error if it does not import."""
+        """Import the submission; the error if it does not import. A notebook's cells
+        (``cells``, given to the backend) run one by one: a cell that raises is recorded in
+        ``cell_failures`` (its first line in the file, what it raised) and the next cell runs."""
 
     def call(self, operation: str, **arguments: Any) -> tuple[Any, ErrorDescription | None]:
         """Run one operation; its result, or the error that stopped it."""
@@ -64,13 +69,23 @@ class InProcessBackend:
     ``pdb`` and ``print`` work; nothing is isolated. Batch grading uses the worker.
     """
 
-    def __init__(self, source: Path) -> None:
+    def __init__(self, source: Path, cells: list[tuple[int, int]] | None = None) -> None:
         self.source = source
+        self.cells = cells
         self.module = None
+        self.cell_failures: list[tuple[int, ErrorDescription]] = []
 
     def open(self) -> ErrorDescription | None:
         try:
-            self.module = loading.import_source(self.source)
+            if self.cells is not None:
+                # input() in a cell gets an end of file, as in the sandbox (its stdin is
+                # /dev/null): the grading has no one to type, and pytest's own stdin says so
+                # in words about pytest.
+                with _empty_stdin():
+                    self.module, failures = loading.import_cells(self.source, self.cells)
+                self.cell_failures = [(line, describe_exception(error, self.source)) for line, error in failures]
+            else:
+                self.module = loading.import_source(self.source)
         except (Exception, SystemExit) as error:
             described = describe_exception(error, self.source)
             return ErrorDescription("import", described.type_name, described.message, described.location)
@@ -93,6 +108,15 @@ class InProcessBackend:
 
     def captured_output(self) -> str:
         return ""  # printed straight to the student's terminal (pytest -s) or pytest's capture
+
+
+@contextlib.contextmanager
+def _empty_stdin():
+    saved, sys.stdin = sys.stdin, io.StringIO()
+    try:
+        yield
+    finally:
+        sys.stdin = saved
 
 
 class Submission:

@@ -39,19 +39,19 @@ def test_causal_mask_is_the_lower_triangle_with_the_diagonal(submission, seq):
 @pytest.mark.points(1)
 @pytest.mark.parametrize("config", PROPERTY_CONFIGS, ids=CONFIG_IDS)
 def test_future_positions_get_zero_weight(submission, config):
-    rng = data.generator(31)
-    inputs = data.random_inputs(config, rng)
-    parameters = data.attention_parameters(config, rng)
+    name = "masking-module-future"
+    given = data.drawn(data.DRAWS[name], config)
+    inputs, parameters = given["inputs"], given["parameters"]
     weights = submission.run_attention(
         model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, parameters=parameters,
     )["weights"]
     checks.expect_module_weights_shape(weights, config, f"MultiHeadSelfAttention weights for {config.describe()}")
     allowed = data.causal_allowed(config.seq)
     if leaks(weights, allowed):
-        hint = default_mask_hint(submission, config, weights, inputs, parameters)
+        expected = data.expected_weights(name, config)
+        hint = default_mask_hint(submission, config, weights, inputs, parameters, expected)
         checks.expect_zero_where_disallowed(
-            weights, allowed, f"with allowed_mask=None (causal), {config.describe()}", hint,
-            data.reference_weights(inputs, parameters, allowed, config.num_heads),
+            weights, allowed, f"with allowed_mask=None (causal), {config.describe()}", hint, expected,
         )
 
 
@@ -59,21 +59,22 @@ def leaks(weights, allowed) -> bool:
     return bool(((~allowed.expand_as(weights)) & (weights != 0)).any())
 
 
-def default_mask_hint(submission, config, weights, inputs, parameters) -> str:
+def default_mask_hint(submission, config, weights, inputs, parameters, expected) -> str:
     """With allowed_mask=None: the slip (no mask, the student's own wrong causal_mask, a
-    mask after the softmax...) that reproduces the module's weights, if one does."""
+    mask after the softmax...) that reproduces the module's weights, if one does (``expected``:
+    the reference's weights on this data)."""
     return premises.weights_hint(
-        weights, inputs, parameters, data.causal_allowed(config.seq), model_dim=config.model_dim,
-        num_heads=config.num_heads, other_masks=premises.default_mask_slips(submission, config.seq),
+        weights, inputs, parameters, data.causal_allowed(config.seq), correct=expected, model_dim=config.model_dim,
+        num_heads=config.num_heads, other_masks=premises.default_mask_slips(submission, config.seq, config.batch),
     )
 
 
 @pytest.mark.points(1)
 @pytest.mark.parametrize("config", PROPERTY_CONFIGS, ids=CONFIG_IDS)
 def test_output_at_a_position_ignores_later_inputs(submission, config):
-    rng = data.generator(32)
-    parameters = data.attention_parameters(config, rng)
-    inputs = data.random_inputs(config, rng)
+    name = "masking-module-later-inputs"
+    given = data.drawn(data.DRAWS[name], config)
+    parameters, inputs, rng = given["parameters"], given["inputs"], given["rng"]
     result = submission.run_attention(
         model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, parameters=parameters
     )
@@ -97,7 +98,8 @@ def test_output_at_a_position_ignores_later_inputs(submission, config):
             weights, data.causal_allowed(config.seq)
         ):
             hint = "your weights give later positions weight (see the test of future positions)" + (
-                f": {found}" if (found := default_mask_hint(submission, config, weights, inputs, parameters)) else "."
+                f": {found}" if (found := default_mask_hint(
+                    submission, config, weights, inputs, parameters, data.expected_weights(name, config))) else "."
             )
         checks.expect_close(
             unchanged,
@@ -113,10 +115,10 @@ def test_output_at_a_position_ignores_later_inputs(submission, config):
 @pytest.mark.points(4)
 def test_head_honours_a_custom_allowed_mask(submission):
     config = PROPERTY_CONFIGS[1]
-    rng = data.generator(33)
-    allowed = data.scattered_allowed(config, rng)
-    parameters = data.head_parameters(config, rng)
-    inputs = data.random_inputs(config, rng)
+    name = "masking-head-custom-mask"
+    given = data.drawn(data.DRAWS[name], config)
+    allowed, parameters, inputs = given["allowed"], given["parameters"], given["inputs"]
+    expected = data.expected_weights(name, config)
     weights = submission.run_head(
         model_dim=config.model_dim, head_dim=config.head_dim, parameters=parameters, inputs=inputs, allowed_mask=allowed,
     )["weights"]
@@ -126,14 +128,13 @@ def test_head_honours_a_custom_allowed_mask(submission):
 
     def hint() -> str:
         return premises.weights_hint(
-            weights, inputs, parameters, allowed, model_dim=config.model_dim,
+            weights, inputs, parameters, allowed, correct=expected, model_dim=config.model_dim,
             other_masks=premises.given_mask_slips(allowed, "inside the head"),
         )
 
     if leaks(weights, allowed):
         checks.expect_zero_where_disallowed(
-            weights, allowed, "AttentionHead with a custom (batch, seq, seq) mask", hint(),
-            data.reference_weights(inputs, parameters, allowed),
+            weights, allowed, "AttentionHead with a custom (batch, seq, seq) mask", hint(), expected,
         )
     must_attend = allowed & ~data.causal_allowed(config.seq)  # allowed keys in the future
     if not (weights[must_attend] > 0).any():
@@ -148,22 +149,21 @@ def test_head_honours_a_custom_allowed_mask(submission):
 @pytest.mark.points(3)
 def test_module_honours_a_custom_allowed_mask(submission):
     config = PROPERTY_CONFIGS[0]
-    rng = data.generator(34)
-    allowed = data.scattered_allowed(config, rng)
-    inputs = data.random_inputs(config, rng)
-    parameters = data.attention_parameters(config, rng)
+    name = "masking-module-custom-mask"
+    given = data.drawn(data.DRAWS[name], config)
+    allowed, inputs, parameters = given["allowed"], given["inputs"], given["parameters"]
+    expected = data.expected_weights(name, config)
     weights = submission.run_attention(
         model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, parameters=parameters, allowed_mask=allowed,
     )["weights"]
     checks.expect_module_weights_shape(weights, config, f"MultiHeadSelfAttention weights for {config.describe()}")
 
     def hint() -> str:
-        return premises.module_custom_mask_hint(submission, weights, inputs, parameters, allowed, config)
+        return premises.module_custom_mask_hint(submission, weights, inputs, parameters, allowed, config, expected)
 
     if leaks(weights, allowed[:, None]):
         checks.expect_zero_where_disallowed(
-            weights, allowed[:, None], "MultiHeadSelfAttention with a custom (batch, seq, seq) mask", hint(),
-            data.reference_weights(inputs, parameters, allowed, config.num_heads),
+            weights, allowed[:, None], "MultiHeadSelfAttention with a custom (batch, seq, seq) mask", hint(), expected,
         )
     must_attend = (allowed & ~data.causal_allowed(config.seq))[:, None].expand_as(weights)
     if not (weights[must_attend] > 0).any():

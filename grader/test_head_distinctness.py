@@ -23,6 +23,17 @@ RESEEDED_HINT = (
     "your heads are separate modules built from the same random numbers: a torch.manual_seed "
     "called before each head (or inside it) gives every head the same starting weights; seed once, outside."
 )
+# Said only when every parameter of the heads named is one tensor with the other's: the heads
+# are one module (see premises.shared_tensors).
+ONE_MODULE_HINT = SHARED_HINT
+SHARED_PROJECTION_HINT = (
+    "give every head projections of its own: one nn.Linear passed to (or kept by) several heads is one "
+    "tensor for all of them."
+)
+INSIDE_A_HEAD_HINT = (
+    "create query, key and value as three nn.Linear layers: [nn.Linear(...)] * 3, or self.key = self.query, "
+    "makes them one layer, and one layer gives queries, keys and values that are the same numbers."
+)
 REPEATED_MATRIX_HINT = (
     "your heads start with different weights, yet return the same matrices: stack each head's own "
     "weights, not one head's weights repeated."
@@ -68,14 +79,24 @@ def test_heads_neither_share_nor_copy_their_parameters(submission):
     config = THREE_HEADS
     built = submission.initial_parameters(config.model_dim, config.num_heads, SEED)
     parameters = built["parameters"]
-    shared_between_heads = [group for group in built.get("shared", []) if any(n.startswith("heads.") for n in group)]
-    if shared_between_heads:
-        checks.fail(
-            "several heads hold the very same parameter tensor.",
-            "every head with parameters of its own",
-            f"shared: {', '.join(shared_between_heads[0][:3])}",
-            SHARED_HINT,
-        )
+    # Which tensors are one, and where: across heads or inside one head (premises.shared_tensors
+    # reads the names the module itself gives them), each said as it is.
+    groups = built.get("shared", [])
+    for sharing in premises.shared_tensors(groups):
+        if sharing.across_heads:
+            checks.fail(
+                f"{sharing.sentence()}.",
+                "every head with parameters of its own",
+                f"one tensor: {', '.join(sharing.names[:4])}",
+                ONE_MODULE_HINT if sharing.whole_heads(groups, PROJECTIONS) else SHARED_PROJECTION_HINT,
+            )
+        else:
+            checks.fail(
+                f"{sharing.sentence()}.",
+                "query, key and value with weights of their own" if sharing.inside_one_head else "parameters of their own",
+                f"one tensor: {', '.join(sharing.names[:4])}",
+                INSIDE_A_HEAD_HINT if sharing.inside_one_head and not sharing.outside_the_heads else "",
+            )
     for first, second in itertools.combinations(range(config.num_heads), 2):
         for projection in PROJECTIONS:
             a = parameters.get(f"heads.{first}.{projection}.weight")
@@ -100,7 +121,10 @@ def test_seeded_heads_produce_different_attention_matrices(submission, config):
     )["weights"]
     checks.expect_module_weights_shape(weights, config, f"MultiHeadSelfAttention weights for {config.describe()}")
     for first, second in itertools.combinations(range(config.num_heads), 2):
-        difference = (weights[:, first] - weights[:, second]).abs().max().item()
+        a, b = weights[:, first], weights[:, second]
+        if not (bool(torch.isfinite(a).all()) and bool(torch.isfinite(b).all())):
+            continue  # NaN is never "the same": the probabilities group reports weights that are not finite
+        difference = (a - b).abs().max().item()
         if not difference > 1e-4:
             checks.fail(
                 f"heads {first} and {second} return the same attention matrix ({config.describe()}).",
@@ -117,16 +141,30 @@ def same_matrices_hint(submission, config: Config, inputs, weights, first: int, 
     built = premises.asked(lambda: submission.initial_parameters(config.model_dim, config.num_heads, SEED))
     if not built:
         return ""
-    if any(f"heads.{first}." in " ".join(group) and f"heads.{second}." in " ".join(group) for group in built.get("shared", [])):
-        return SHARED_HINT
+    for sharing in premises.shared_tensors(built.get("shared", [])):
+        if {first, second} <= set(sharing.heads):  # one tensor in both heads, not two equal ones
+            return ONE_MODULE_HINT if sharing.whole_heads(built["shared"], PROJECTIONS) else SHARED_PROJECTION_HINT
     parameters = built["parameters"]
     pairs = [(parameters.get(f"heads.{first}.{p}.weight"), parameters.get(f"heads.{second}.{p}.weight")) for p in PROJECTIONS]
     if any(a is None or b is None for a, b in pairs):
         return ""
     if all(a.shape == b.shape and torch.equal(a, b) for a, b in pairs):
         return RESEEDED_HINT
-    own = {name.removeprefix(f"heads.{first}."): value for name, value in parameters.items() if name.startswith(f"heads.{first}.")}
-    expected = premises.weights_of_one_head(inputs, own, data.causal_allowed(config.seq))
-    if expected is not None and premises.close(weights[:, first], expected) and premises.close(weights[:, second], expected):
+    # The student's own AttentionHead, given each head's starting weights: when it tells them
+    # apart and the module reports head ``first``'s matrix for both, the stacking repeats one.
+    alone = [own_head_weights(submission, config, inputs, parameters, head) for head in (first, second)]
+    if any(matrix is None for matrix in alone) or premises.close(alone[1], alone[0]):
+        return ""
+    if premises.close(weights[:, first], alone[0]) and premises.close(weights[:, second], alone[0]):
         return REPEATED_MATRIX_HINT
     return ""
+
+
+def own_head_weights(submission, config: Config, inputs, parameters: dict, head: int):
+    """What the student's AttentionHead returns as weights with head ``head``'s parameters, or None."""
+    own = {name.removeprefix(f"heads.{head}."): value for name, value in parameters.items() if name.startswith(f"heads.{head}.")}
+    result = premises.asked(lambda: submission.run_head(
+        model_dim=config.model_dim, head_dim=config.head_dim, parameters=own, inputs=inputs,
+        allowed_mask=data.causal_allowed(config.seq),
+    ))
+    return result["weights"] if result and isinstance(result.get("weights"), torch.Tensor) else None

@@ -22,20 +22,22 @@ EMPTY_ROW_HINT = (
 )
 
 
-def module_inputs(config, scale=1.0, seed=21) -> dict:
-    rng = data.generator(seed)
-    return {"inputs": data.random_inputs(config, rng, scale=scale), "parameters": data.attention_parameters(config, rng)}
+MODULE = "probabilities-module"
 
 
-def run_module(submission, config, scale=1.0, seed=21):
-    return submission.run_attention(model_dim=config.model_dim, num_heads=config.num_heads, **module_inputs(config, scale, seed))
+def module_inputs(config, scale=1.0) -> dict:
+    given = data.drawn(data.Draw(data.DRAWS[MODULE].seed, "module", "causal", scale), config)
+    return {"inputs": given["inputs"], "parameters": given["parameters"]}
 
 
-def module_reference_weights(config, scale=1.0, seed=21):
-    """The reference's weights on run_module's data: shown beside the student's when a check
-    fails, so computed only then (every passing call would pay for it otherwise)."""
-    given = module_inputs(config, scale, seed)
-    return data.reference_weights(given["inputs"], given["parameters"], data.causal_allowed(config.seq), config.num_heads)
+def run_module(submission, config, scale=1.0):
+    return submission.run_attention(model_dim=config.model_dim, num_heads=config.num_heads, **module_inputs(config, scale))
+
+
+def module_reference_weights(config):
+    """The reference's weights on run_module's data (shipped, see data.DRAWS): shown beside the
+    student's when a check fails."""
+    return data.expected_weights(MODULE, config)
 
 
 def module_weights_hint(submission, config, weights) -> str:
@@ -43,8 +45,8 @@ def module_weights_hint(submission, config, weights) -> str:
     given = module_inputs(config)
     return premises.weights_hint(
         weights, given["inputs"], given["parameters"], data.causal_allowed(config.seq),
-        model_dim=config.model_dim, num_heads=config.num_heads,
-        other_masks=premises.default_mask_slips(submission, config.seq),
+        correct=module_reference_weights(config), model_dim=config.model_dim, num_heads=config.num_heads,
+        other_masks=premises.default_mask_slips(submission, config.seq, config.batch),
     )
 
 
@@ -74,21 +76,20 @@ def test_every_row_of_every_head_sums_to_one(submission, config):
 @pytest.mark.points(1)
 @pytest.mark.parametrize("config", PROPERTY_CONFIGS, ids=CONFIG_IDS)
 def test_head_rows_sum_to_one_under_a_custom_mask(submission, config):
-    rng = data.generator(22)
-    parameters = data.head_parameters(config, rng)
-    inputs = data.random_inputs(config, rng)
-    allowed = data.scattered_allowed(config, rng)
+    name = "probabilities-head-custom-mask"
+    given = data.drawn(data.DRAWS[name], config)
+    parameters, inputs, allowed = given["parameters"], given["inputs"], given["allowed"]
     weights = submission.run_head(
         model_dim=config.model_dim, head_dim=config.head_dim, parameters=parameters, inputs=inputs, allowed_mask=allowed,
     )["weights"]
     if not checks.rows_sum_to_one(weights):
+        expected = data.expected_weights(name, config)
         hint = premises.weights_hint(
-            weights, inputs, parameters, allowed, model_dim=config.model_dim,
+            weights, inputs, parameters, allowed, correct=expected, model_dim=config.model_dim,
             other_masks=premises.given_mask_slips(allowed, "inside the head"),
         )
         checks.expect_rows_sum_to_one(
-            weights, f"AttentionHead weights under a custom mask, {config.describe()}", hint,
-            data.reference_weights(inputs, parameters, allowed), allowed,
+            weights, f"AttentionHead weights under a custom mask, {config.describe()}", hint, expected, allowed,
         )
 
 
@@ -116,26 +117,26 @@ def test_large_inputs_give_finite_outputs_and_weights(submission, config):
 
 @pytest.mark.points(2)
 def test_weights_are_the_softmax_of_scores_scaled_by_sqrt_head_dim(submission):
-    """The grader computes the expected weights itself: softmax(q k^T / sqrt(head_dim))."""
+    """The expected weights are the reference's, softmax(q k^T / sqrt(head_dim)), on this check's
+    own data (shipped: data.DRAWS)."""
     config = PROPERTY_CONFIGS[0]
-    rng = data.generator(24)
-    parameters = data.head_parameters(config, rng)
-    inputs = data.random_inputs(config, rng, scale=2.0)
-    allowed = data.causal_allowed(config.seq)
+    name = "probabilities-head-scaled-inputs"
+    given = data.drawn(data.DRAWS[name], config)
+    parameters, inputs, allowed = given["parameters"], given["inputs"], given["allowed"]
     weights = submission.run_head(
         model_dim=config.model_dim, head_dim=config.head_dim, parameters=parameters, inputs=inputs, allowed_mask=allowed
     )["weights"]
-    expected = data.reference_weights(inputs, parameters, allowed)  # softmax(q k^T / sqrt(head_dim)), masked first
+    expected = data.expected_weights(name, config)  # softmax(q k^T / sqrt(head_dim)), masked first
     hint = "" if premises.close(weights, expected) else premises.weights_hint(
-        weights, inputs, parameters, allowed, model_dim=config.model_dim,
-        other_masks=premises.default_mask_slips(submission, config.seq),
+        weights, inputs, parameters, allowed, correct=expected, model_dim=config.model_dim,
+        other_masks=premises.default_mask_slips(submission, config.seq, config.batch),
     )
     checks.expect_close(
         weights,
         expected,
         f"AttentionHead weights ({config.describe()})",
         hint,
-        compared_with="the weights the grader computes from your projections",
+        compared_with="the reference's weights for these projections",
         attention=True,
         allowed=allowed,
     )

@@ -58,15 +58,16 @@ def example_weights_hint(submission, example: data.ReferenceExample, weights) ->
         return ""
     config = example.config
     if example.mask == "causal":
-        other_masks = premises.default_mask_slips(submission, config.seq)
+        other_masks = premises.default_mask_slips(submission, config.seq, config.batch)
     elif example.runs == "module":
         return premises.module_custom_mask_hint(
-            submission, weights, example.inputs, example.parameters, example.allowed_mask, config
+            submission, weights, example.inputs, example.parameters, example.allowed_mask, config, example.expected_weights
         )
     else:
         other_masks = premises.given_mask_slips(example.allowed_mask, "inside the head")
     return premises.weights_hint(
-        weights, example.inputs, example.parameters, example.allowed_mask, model_dim=config.model_dim,
+        weights, example.inputs, example.parameters, example.allowed_mask, correct=example.expected_weights,
+        model_dim=config.model_dim,
         num_heads=None if example.runs == "head" else config.num_heads, other_masks=other_masks,
     )
 
@@ -77,7 +78,7 @@ def example_output_hint(result: dict, example: data.ReferenceExample) -> str:
     if example.runs == "head":
         return premises.head_output_hint(result["output"], example.expected_weights, example.inputs, example.parameters)
     return premises.module_output_hint(
-        result["output"], example.inputs, example.parameters, example.allowed_mask, example.config.num_heads
+        result["output"], example.inputs, example.parameters, example.expected_weights, example.config.num_heads
     )
 
 

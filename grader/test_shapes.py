@@ -26,6 +26,7 @@ def run_lesson_module(submission, config: Config) -> dict:
 def test_module_output_keeps_the_model_width(submission, config):
     output = run_lesson_module(submission, config)["output"]
     checks.expect_module_output_shape(output, config, f"MultiHeadSelfAttention output for {config.describe()}")
+    checks.expect_dtype(output, torch.float32, "the module's output", config.describe())
 
 
 @pytest.mark.points(1)
@@ -33,19 +34,29 @@ def test_module_output_keeps_the_model_width(submission, config):
 def test_module_weights_have_one_matrix_per_head(submission, config):
     weights = run_lesson_module(submission, config)["weights"]
     checks.expect_module_weights_shape(weights, config, f"MultiHeadSelfAttention weights for {config.describe()}")
+    checks.expect_dtype(weights, torch.float32, "the module's weights", config.describe())
 
 
 @pytest.mark.points(1)
 @pytest.mark.parametrize("config", SHAPE_CONFIGS, ids=CONFIG_IDS)
 def test_head_returns_head_dim_features_and_a_square_weight_matrix(submission, config):
-    rng = data.generator(12)
-    result = submission.run_head(
-        model_dim=config.model_dim,
-        head_dim=config.head_dim,
-        parameters=data.head_parameters(config, rng),
-        inputs=data.random_inputs(config, rng),
-        allowed_mask=data.causal_allowed(config.seq),
-    )
+    # In float32 and in float64: what comes back keeps the inputs' dtype (the docstrings' contract).
+    for dtype in (torch.float32, torch.float64):
+        rng = data.generator(12)
+        inputs = data.random_inputs(config, rng, dtype=dtype)
+        result = submission.run_head(
+            model_dim=config.model_dim,
+            head_dim=config.head_dim,
+            parameters=data.head_parameters(config, rng, dtype=dtype),
+            inputs=inputs,
+            allowed_mask=data.causal_allowed(config.seq),
+        )
+        expect_head_shapes(result, config)
+        for name in ("output", "weights"):
+            checks.expect_dtype(result[name], dtype, f"the head's {name}", config.describe())
+
+
+def expect_head_shapes(result: dict, config: Config) -> None:
     output, weights = result["output"], result["weights"]
     square = (config.batch, config.seq, config.seq)
     checks.expect_shape(

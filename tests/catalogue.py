@@ -1327,6 +1327,64 @@ VARIANTS: tuple[Implementation, ...] = (
 )
 
 
+# --- Sizes, dtypes and sharing (issue 26: items 4, 5, 6) ------------------------------------
+# Mistakes that show only at some sizes (the visible configurations must be chosen so that
+# they show at the desk), a head that drifts to float64, and projections shared inside one head.
+SIZES_DTYPES_SHARING: tuple[Implementation, ...] = (
+    Implementation(
+        name="scale_power_half",
+        kind="sizes",
+        description="Scaled by (head_dim ** 1/2), which Python reads as head_dim / 2 (equal to sqrt(head_dim) at head_dim 4 only).",
+        edits=(_edit(_SCALE_LINE, "scores = scores / (self.head_dim ** 1/2)"),),
+        losing_groups=(PROBABILITIES, REFERENCE_EXAMPLES, REFERENCE),
+    ),
+    Implementation(
+        name="default_mask_sized_by_batch",
+        kind="sizes",
+        mistake="default_mask_wrong_size",
+        description="Sized the default causal mask by inputs.shape[0], the batch, instead of the sequence length.",
+        edits=(_edit(_DEFAULT_MASK_LINE, "allowed_mask = causal_mask(inputs.shape[0], device=inputs.device)"),),
+        losing_groups=(CAUSAL_MASKING,),
+    ),
+    Implementation(
+        name="softmax_sum_without_keepdim",
+        kind="sizes",
+        description="A stable softmax by hand that divides by exps.sum(dim=-1) without keepdim (a crash, or wrong numbers "
+                    "where batch and seq broadcast).",
+        edits=(_edit(_SOFTMAX_LINE, (
+            "exps = torch.exp(scores - scores.amax(dim=-1, keepdim=True))\n"
+            "        weights = exps / exps.sum(dim=-1)"
+        )),),
+        losing_groups=(PROBABILITIES, REFERENCE),
+    ),
+    Implementation(
+        name="head_computes_in_float64",
+        kind="dtype",
+        description="The head takes its softmax in float64 \"for stability\" and returns those float64 weights for float32 "
+                    "inputs (its output cast to float32, whatever the inputs' dtype).",
+        edits=(
+            _edit(_SOFTMAX_LINE, "weights = torch.softmax(scores.double(), dim=-1)"),
+            _edit(_OUTPUT_LINE, "output = (weights @ values.double()).float()  # (batch, seq, head_dim)"),
+        ),
+        losing_groups=(SHAPES,),
+    ),
+    Implementation(
+        name="query_key_value_share_one_linear",
+        kind="sharing",
+        description="Made query, key and value one nn.Linear inside each head: [nn.Linear(...)] * 3.",
+        edits=(_edit(
+            "        self.query = nn.Linear(model_dim, head_dim, bias=False)\n"
+            "        self.key = nn.Linear(model_dim, head_dim, bias=False)\n"
+            "        self.value = nn.Linear(model_dim, head_dim, bias=False)\n",
+            "        self.query, self.key, self.value = [nn.Linear(model_dim, head_dim, bias=False)] * 3\n",
+        ),),
+        losing_groups=(HEAD_DISTINCTNESS, REFERENCE_EXAMPLES, REFERENCE),
+    ),
+)
+MUTANTS = MUTANTS + SIZES_DTYPES_SHARING
+# --- end of sizes, dtypes and sharing --------------------------------------------------------
+
+
 def apply_edits(source: str, edits: Iterable[Edit], name: str = "<edits>") -> str:
     """Apply ``edits`` in order; each ``old`` must occur exactly once when it is applied.
 

@@ -215,3 +215,26 @@ def test_a_picture_that_cannot_be_made_leaves_the_checks_message_alone():
     with pytest.raises(checks.AttentionMismatch) as drawn:
         checks.expect_close(weights, reference, "w", "hint", attention=True)
     assert drawn.value.picture["differs"][0] == [True, True, True] and "entries do not match" in str(drawn.value)
+
+
+def test_the_caption_names_every_colour_the_picture_draws():
+    # shade(): white to dark blue by weight, orange for a value that is not a number; the frame red.
+    assert attention_picture.shade(None) == attention_picture.ORANGE
+    for colour in ("white", "dark blue", "blank", "orange = NaN", "red frame"):
+        assert colour in attention_picture.CAPTION, colour
+
+
+def test_a_nan_in_the_weights_is_counted_not_read_as_an_infinite_difference():
+    import torch
+
+    from grader import checks
+
+    reference = torch.full((1, 2, 4), 0.25)
+    weights = reference.clone()
+    weights[0, 0, 0] = 0.75
+    weights[0, 1] = float("nan")
+    with pytest.raises(pytest.fail.Exception) as failure:
+        checks.expect_close(weights, reference, "w", "hint")
+    message = str(failure.value)
+    assert "largest difference 0.5; 4 entries are NaN" in message
+    assert "inf" not in message

@@ -84,3 +84,28 @@ def test_the_check_cells_name_a_cell_by_the_number_the_kernel_gave_its_run():
                     if output.output_type == "stream")
     assert f"(the cell starting `{FIRST_LINE}" in shown, shown[-2000:]
     assert f"In [{broken.execution_count}] (the cell starting `{FIRST_LINE}" in shown, shown[-2000:]
+
+
+def test_the_batch_names_the_cell_of_a_syntax_error_and_why_a_name_is_missing_never_the_joined_file(tmp_path):
+    # A cell that does not compile is that cell's error, as in a kernel: the notebook's other
+    # cells still run, and the checks that need head_dimension say which cell failed to define it.
+    document = json.loads(json.dumps(broken_notebook(execution_counts=True)).replace(
+        "return model_dim // num_heads // 0", "return model_dim // num_heads +"))
+    label = label_of_broken_cell(document, True)
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    (submissions / "nina.ipynb").write_text(json.dumps(document), encoding="utf-8")
+    finished = subprocess.run(
+        [sys.executable, "-m", "grader", "batch", str(submissions), "--out", str(tmp_path / "out"), "--quiet"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    result = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["submissions"]["nina"]
+    assert "multi_head_attention.py" not in json.dumps(result)
+    assert result["notebook"] == [
+        f"{label} (the cell starting `{FIRST_LINE}model_dim: int, num_heads: int) -> int:`) raised SyntaxError: "
+        "invalid syntax at line 19; the grading ran the cells after it, as a kernel does."
+    ]
+    missing = [message for message in messages_of(result) if message.startswith("`head_dimension` is not defined")]
+    assert missing and all(f"its cell, {label} (the cell starting `{FIRST_LINE}" in message for message in missing), missing
+    assert not any("renamed" in message for message in messages_of(result))

@@ -65,7 +65,8 @@ STYLES = (
 # of them and in no other submission graded here.
 PREMISES = {
     "overflow exp()": {"softmax_by_hand_unstable"},
-    "math.sqrt(head_dim)": {"missing_scale", "scale_by_head_dim"},
+    "math.sqrt(head_dim)": {"missing_scale", "scale_by_head_dim", "scale_power_half"},
+    "head_dim ** 0.5": {"scale_power_half"},
     "multiplying the scores by sqrt(head_dim)": {"scale_multiplied"},
     "dividing by sqrt(model_dim)": {"scale_by_model_dim"},
     "dividing by sqrt(seq_len)": {"scale_by_seq_len"},
@@ -102,13 +103,28 @@ PREMISES = {
     "right and a float": {"true_division_head_dim"},
     "before any check of the configuration": {"no_divisibility_check"},
     "nn.ModuleList": {"heads_in_a_plain_list"},
+    "seems sized by the batch": {"default_mask_sized_by_batch"},
+    "three nn.Linear layers": {"query_key_value_share_one_linear"},
+    "compute in the inputs' dtype": {"head_computes_in_float64"},
+}
+# Sentences of the problem line that state a fact about the student's code (which tensors are
+# shared and where, which dtype came back, which heads are alike): phrase -> the submissions
+# of which it is true. Checked over whole messages, like the hints.
+FACTS = {
+    "hold the very same parameter tensor": {"shared_head_module", "one_head_module_for_all"},
+    "inside head 0, query, key and value are the very same parameter tensor": {"query_key_value_share_one_linear"},
+    # NaN weights are never "the same" (mask_without_diagonal gives a row of NaN)
+    "return the same attention matrix": {"shared_head_module", "one_head_module_for_all", "reseeded_heads",
+                                         "reseeded_before_each_head", "first_head_weights_repeated"},
+    "came back float64 for float32 inputs": {"head_computes_in_float64"},
 }
 CATALOGUE_NAMES = sorted(set().union(*PREMISES.values()) - {impl.name for impl in STYLES}) + [
     # Wrong in ways no hint here names: every hint must stay silent on them.
     "scale_after_softmax", "sigmoid_instead_of_softmax", "softmax_over_batch", "mask_inverted",
     "mask_transposed_for_heads", "output_for_first_batch_only", "scores_returned_as_weights",
+    "softmax_sum_without_keepdim", "scale_power_half",
     # Valid rewrites: no failure, so no hint at all.
-    "softmax_by_hand", "einsum_everywhere", "where_with_finfo_min",
+    "softmax_by_hand", "einsum_everywhere", "where_with_finfo_min", "softmax_in_float64",
 ]
 
 
@@ -118,12 +134,32 @@ def hints_of(run, name: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def hints(tmp_path_factory):
+def graded(tmp_path_factory):
     folder = tmp_path_factory.mktemp("hints")
     by_name = {impl.name: impl for impl in (*catalogue.MUTANTS, *catalogue.VARIANTS)}
     implementations = [by_name[name] for name in CATALOGUE_NAMES] + list(STYLES)
     run = grade([catalogue.write_implementation(impl, folder) for impl in implementations], tmp_path_factory.mktemp("results"))
-    return {impl.name: hints_of(run, impl.name) for impl in implementations}
+    return run, [impl.name for impl in implementations]
+
+
+@pytest.fixture(scope="module")
+def hints(graded):
+    run, names = graded
+    return {name: hints_of(run, name) for name in names}
+
+
+@pytest.fixture(scope="module")
+def messages(graded):
+    run, names = graded
+    return {name: [test["message"] for test in run.failed_tests(name)] for name in names}
+
+
+@pytest.mark.parametrize("phrase", list(FACTS))
+def test_a_fact_about_the_code_is_said_exactly_where_it_is_true(messages, phrase):
+    said = {name for name, texts in messages.items() if any(phrase in text for text in texts)}
+    wrongly = {name: next(text for text in messages[name] if phrase in text)[:300] for name in said - FACTS[phrase]}
+    assert not wrongly, f"{phrase!r} said where it is false: {wrongly}"
+    assert FACTS[phrase] <= said, f"{phrase!r} missing where it is true: {sorted(FACTS[phrase] - said)}"
 
 
 @pytest.mark.parametrize("phrase", list(PREMISES))

@@ -51,3 +51,12 @@ def test_the_releases_example_offers_no_solution_option(tmp_path):
     assert "--solution" not in example.read_text(encoding="utf-8").split('"""')[1]  # its docstring, the usage it shows
     shown = subprocess.run([sys.executable, str(example), "--help"], cwd=out, capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0 and "--solution" not in shown.stdout, shown.stdout + shown.stderr
+
+
+def test_the_dtype_contract_is_written_where_students_read_it():
+    """Outputs keep the inputs' dtype and device: the lesson, the module's conventions and both
+    forward passes' docstrings say so (a visible check holds the code to it)."""
+    stub = (REPO_ROOT / "exercises" / "multi_head_attention.py").read_text(encoding="utf-8")
+    assert "keeps the inputs' dtype and device" in " ".join(LESSON.split())
+    assert "keeps the dtype and device of ``inputs``" in " ".join(stub.split())
+    assert " ".join(stub.split()).count("in the dtype and on the device of ``inputs``") == 2

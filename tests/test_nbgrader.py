@@ -157,6 +157,17 @@ def test_only_the_hidden_group_sits_between_hidden_test_markers(course):
     assert 'notebook_checks.points("reference", out_of=15)' in cells["group_8_reference"].source
 
 
+def test_the_only_checksum_warning_is_nbgraders_own_for_the_hidden_tests_cell(course):
+    # nbgrader records the hidden-tests cell's checksum before it removes the hidden tests, and
+    # autograde compares the release's with it: a warning on every submission, an untouched one
+    # included (jupyter/nbgrader#1961). Harmless: autograde puts the instructor's cell back from
+    # its database before grading (the scores below match the pytest grader's). docs/platforms/nbgrader.md says so.
+    hidden = {grade_id for grade_id, cell in grade_cells(course.source).items() if "### BEGIN HIDDEN TESTS" in cell.source}
+    warnings = [line for line in course.log.splitlines() if "has changed!" in line]
+    assert warnings, "nbgrader no longer warns: docs/platforms/nbgrader.md can drop its note"
+    assert all(re.search(r"for cell (\S+) has changed", line).group(1) in hidden for line in warnings), warnings
+
+
 def test_solution_regions_are_in_nbgrader_solution_cells_only(course):
     for cell in course.source.cells:
         has_region = stubs.BEGIN_SOLUTION in cell.source

@@ -454,3 +454,15 @@ def test_folders_the_grader_cannot_close_are_named_in_the_instructors_note(tmp_p
         private="the tests folder", runner="run_grader", left_open=[theirs],
     )
     assert f"NOT closed to it: {theirs}" in note and "was made unreadable" not in note
+
+
+def test_the_command_says_the_next_steps_with_an_image_name_that_can_be_pushed(tmp_path):
+    # PrairieLearn's docs/dockerImages.md: build for linux/amd64, push, name it in the question, sync it.
+    placeholder = build(tmp_path / "default")
+    assert placeholder.returncode == 0, placeholder.stderr
+    assert "--image YOU/mha-grader" in placeholder.stdout and "externalGradingOptions.image" in placeholder.stdout
+    named = build(tmp_path / "named", "--image", "someone/mha-grader")
+    for step in ("docker build --platform linux/amd64 -t someone/mha-grader", "docker push someone/mha-grader",
+                 "externalGradingOptions.image is 'someone/mha-grader'", 'under "Docker images", sync someone/mha-grader'):
+        assert step in named.stdout, step
+    assert "YOU/" not in named.stdout

@@ -6,10 +6,11 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from grader.handout import release
+from grader.handout import behaviour_scan, release
 from grading import REPO_ROOT
 
 
@@ -87,6 +88,31 @@ def test_the_leak_scan_finds_solution_text_when_it_is_there(student_release, tmp
     assert release.leaked_solution_lines(leaky) == ["grader/notes.py: weights = torch.softmax(scores, dim=-1)  # (batch, seq, seq)"]
 
 
+def test_no_function_of_the_release_computes_the_references_numbers(student_release):
+    """The leak scan by behaviour: every function shipped, called with a reference module's
+    parameters, inputs and masks, returns neither its output nor its attention weights."""
+    assert behaviour_scan.callable_solutions(student_release) == []
+
+
+def test_the_behaviour_scan_finds_a_callable_solution_that_no_solution_line_gives_away(tmp_path):
+    """A forward pass spelled otherwise than the solution (the text scan misses it) is found by
+    what it computes."""
+    leaky = tmp_path / "leaky"
+    (leaky / "grader").mkdir(parents=True)
+    (leaky / "grader" / "__init__.py").write_text("")
+    (leaky / "grader" / "helpers.py").write_text(
+        "import torch\n\n\n"
+        "def attend(inputs, parameters, allowed):\n"
+        "    q, k = (inputs.double() @ parameters[n + '.weight'].double().T for n in ('query', 'key'))\n"
+        "    s = (q @ k.mT) * q.shape[-1] ** -0.5\n"
+        "    return {'w': s.masked_fill(~allowed, float('-inf')).softmax(-1)}\n"
+    )
+    assert release.leaked_solution_lines(leaky) == []
+    found = behaviour_scan.callable_solutions(leaky)
+    assert found and all(line.startswith("grader.helpers.attend(inputs, parameters, allowed) -> the reference's head weights")
+                         for line in found), found
+
+
 def test_pytest_grader_runs_in_the_release_and_says_hidden_tests_come_later(student_release):
     finished = subprocess.run(
         [sys.executable, "-m", "pytest", "grader", "-q", "-p", "no:cacheprovider"],
@@ -158,3 +184,26 @@ def test_without_grader_hidden_the_grader_diagnoses_nothing_and_imports_none_of_
     assert "hidden modules: []" in finished.stdout, finished.stdout[-2000:] + finished.stderr[-2000:]
     (result,) = json.loads(results.read_text())["submissions"].values()
     assert result["diagnoses"] == [] and result["score"] < result["max_score"]
+
+
+# The release as handed out, and as Classroom 50's template repository (the same release).
+HAND_OUTS = {"release": ("release", "{out}"), "classroom50 template": ("classroom50", "{out}/../c50")}
+
+
+@pytest.mark.parametrize("hand_out", HAND_OUTS, ids=list(HAND_OUTS))
+def test_git_add_takes_the_students_work_and_leaves_the_virtualenv_caches_and_results_out(hand_out, tmp_path):
+    command, out = HAND_OUTS[hand_out]
+    out = Path(out.format(out=tmp_path / "out"))
+    finished = subprocess.run([sys.executable, "-m", "grader", command, str(out)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stderr
+    folder = out / "template" if command == "classroom50" else out
+    # What make grade and a run leave behind: the virtualenv (torch inside), pytest's and Python's caches, results.
+    for left_behind in (".venv/lib/python3.11/site-packages/torch/__init__.py", ".pytest_cache/README.md",
+                        "grader/__pycache__/conftest.cpython-311.pyc", "results.json", "feedback/alice.md", "result.json"):
+        (folder / left_behind).parent.mkdir(parents=True, exist_ok=True)
+        (folder / left_behind).write_text("generated\n")
+    subprocess.run(["git", "init", "-q", str(folder)], check=True, capture_output=True)
+    added = subprocess.run(["git", "add", "-A", "--dry-run"], cwd=folder, check=True, capture_output=True, text=True).stdout
+    assert "add 'exercises/multi_head_attention.py'" in added and "add '.gitignore'" in added
+    for left_behind in (".venv", ".pytest_cache", "__pycache__", "results.json", "feedback/", "result.json"):
+        assert left_behind not in added

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,7 +25,7 @@ import pytest
 from nbclient import NotebookClient
 
 from grader import DISTRIBUTION_NAME, notebook_checks
-from grader.handout import nbgrader_course, notebook, release, stubs, wheel
+from grader.handout import behaviour_scan, kernel_install, nbgrader_course, notebook, release, stubs, wheel
 from grading import REPO_ROOT
 
 INSTRUCTOR_LAYERS = ("grader/hidden/", "grader/sandbox/", "grader/batch/", "grader/handout/")
@@ -65,6 +66,15 @@ def test_the_wheel_holds_the_graders_own_files_and_nothing_of_the_instructors(bu
 def test_no_line_of_solution_text_is_in_the_wheel(built):
     assert wheel.leaked_solution_lines(built.path, "standard") == []
     assert "no solution text found in it" in built.said
+
+
+def test_no_function_of_the_wheel_computes_the_references_numbers(built, tmp_path):
+    """The behaviour scan of tests/test_release.py, on the grader the wheel installs."""
+    for name, content in built.entries.items():
+        if name.startswith("grader/"):
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name).write_bytes(content)
+    assert behaviour_scan.callable_solutions(tmp_path) == []
 
 
 def test_a_wheel_that_would_hold_solution_text_is_refused_and_not_written(monkeypatch, tmp_path):
@@ -219,3 +229,13 @@ def test_the_checks_see_no_gpu_whatever_the_kernel_has(monkeypatch):
     result = notebook_checks.run_grader(solution + "\n" + seen)
     assert result["import_error"] in ("", None), result["import_error"]
     assert result["score"] == result["max_score"], [t["message"] for t in result["tests"] if t["outcome"] != "passed"]
+
+
+# --- what the setup cell leaves behind -------------------------------------------------------
+
+
+def test_the_setup_cells_install_leaves_no_file_in_the_temporary_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the cell's constraint file goes
+    said = kernel_install.install_grader(str(tmp_path / "no-such-grader.whl"), "no-such-distribution-for-this-test")
+    assert said is not None and "could not be installed" in said  # pip ran, and failed on the missing wheel
+    assert list(tmp_path.iterdir()) == []

@@ -9,8 +9,12 @@ is recorded, never on how long anything took.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from grading import REPO_ROOT, grade
 
@@ -84,3 +88,49 @@ def test_a_slow_import_is_said_to_be_slow_not_called_a_loop(tmp_path):
     said = run.results["slow_import"]["import_error"]
     assert "timed out after 1 s during import" in said and "top level of the file" in said, said
     assert "loop" not in said
+
+
+def cpu_quota_refusal() -> str:
+    """Why a cgroup v1 CPU quota cannot be set here ("" when it can)."""
+    cpu = Path("/sys/fs/cgroup/cpu")
+    if not (cpu / "cpu.cfs_quota_us").exists():
+        return "no cgroup v1 cpu controller at /sys/fs/cgroup/cpu"
+    if not os.access(cpu, os.W_OK):
+        return "the cgroup v1 cpu controller is not writable here (not root)"
+    return ""
+
+
+@pytest.mark.skipif(bool(cpu_quota_refusal()), reason=cpu_quota_refusal() or "-")
+def test_a_notebook_that_trains_for_seconds_scores_the_same_under_half_a_cpu(tmp_path):
+    # The notebook trains a toy model for 3 s of CPU at its top level, asks input() and has a
+    # raising cell (tests/test_notebook_runs.py). Under a quota of half a CPU (cgroup v1's CFS
+    # bandwidth: cpu.cfs_quota_us 50000 per cpu.cfs_period_us 100000, the kernel's
+    # Documentation/scheduler/sched-bwc.rst) its 3 s take 6 s or more on the clock, past the 5 s
+    # that once limited every import: the grade must not see it.
+    from rehearsal.container import Cgroup
+    from test_notebook_runs import batch, expect_a_kernels_run, kernel_notebook, write
+
+    path = write(tmp_path / "class", "kernel", kernel_notebook())
+    quota = Cgroup(cpus=0.5, memory=None, pids=None)
+    try:
+        in_the_batch = batch(tmp_path / "class", tmp_path / "out", preexec_fn=lambda: quota.join(os.getpid()))
+        at_the_desk = grade([path], tmp_path, preexec_fn=lambda: quota.join(os.getpid())).results
+        held = (quota.folders["cpu"] / "cpu.cfs_quota_us").read_text().strip()
+        spent = quota.cpu_seconds()
+    finally:
+        quota.remove()
+    # The quota held, and the gradings ran inside it (two trainings of 3 s of CPU). Whether the
+    # kernel throttled them depends on the neighbours (a loaded machine gives less than the quota).
+    assert held == "50000" and spent > 6, (held, spent)
+    expect_a_kernels_run(in_the_batch["kernel"])
+    expect_a_kernels_run(at_the_desk["kernel"])
+
+
+def test_at_the_desk_code_that_waits_is_stopped_by_the_clock_and_said_to_wait(tmp_path):
+    # The per-test limit counts CPU time (grader/timeouts.py); a forward that sleeps computes
+    # nothing, so the wall-clock limit (3 times the CPU limit) stops it, saying it waited.
+    waiting = tmp_path / "waits.py"
+    waiting.write_text(sleeping(3600))
+    run = grade([waiting], tmp_path, "--timeout", "1", "-k", "test_head_returns_head_dim_features")
+    said = [test["message"] for test in run.failed_tests("waits") if test["outcome"] == "failed"]
+    assert said and "timed out after 3 s on the clock" in said[0] and "It was waiting, not computing" in said[0], said

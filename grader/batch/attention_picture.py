@@ -20,8 +20,10 @@ from grader.attention_comparison import blank
 CELL, GAP, MARGIN, FRAME = 30, 36, 6, 2
 WHITE, GRID, RED, ORANGE = (255, 255, 255), (200, 200, 200), (214, 39, 40), (255, 127, 14)
 LIGHT, DARK = (239, 243, 255), (8, 48, 107)
+# Every colour the picture draws is named (shade, ORANGE, RED below).
 CAPTION = ("left: your attention weights; right: the reference's, on the same data (rows are queries, "
-           "columns are keys; dark = weight near 1, blank = masked; red frame = differs)")
+           "columns are keys; white to dark blue = weight 0 to 1, blank = masked, orange = NaN or infinite; "
+           "red frame = differs)")
 
 
 def shade(value: float | None) -> tuple[int, int, int]:

@@ -47,13 +47,16 @@ def install_grader(spec, distribution, kept=("torch", "numpy")):
             pins.append(f"{name}=={importlib.metadata.version(name)}")
         except importlib.metadata.PackageNotFoundError:
             pass  # not installed: pip may install it
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", prefix="kernel-keeps-", delete=False) as constraints:
-        constraints.write("".join(pin + "\n" for pin in pins))
     keeping = f", keeping this kernel's {' and '.join(pins)}" if pins else ""
     print(f"Installing the grader from {spec}{keeping} ...", flush=True)
-    # --no-color: in a kernel pip colours its messages (escape codes around "ERROR:").
-    command = [sys.executable, "-m", "pip", "install", "--no-color", "--constraint", constraints.name, spec]
-    finished = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    # The constraint file lives as long as pip runs: the cell leaves nothing in the temporary folder.
+    with tempfile.TemporaryDirectory(prefix="kernel-keeps-") as folder:
+        constraints = f"{folder}/constraints.txt"
+        with open(constraints, "w", encoding="utf-8") as pinned:
+            pinned.write("".join(pin + "\n" for pin in pins))
+        # --no-color: in a kernel pip colours its messages (escape codes around "ERROR:").
+        command = [sys.executable, "-m", "pip", "install", "--no-color", "--constraint", constraints, spec]
+        finished = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if finished.returncode != 0:
         said = [line.strip() for line in (finished.stderr + finished.stdout).splitlines() if line.strip()] or ["pip said nothing"]
         # pip's most telling line: what the grader needs that this kernel cannot give (a

@@ -141,7 +141,10 @@ One head, for inputs of shape `(batch, seq, model_dim)`:
 4. softmax over the key positions (the last axis): one probability distribution per query;
 5. the output is the weights times the values, `(batch, seq, head_dim)`.
 
-`HeadResult` (given) carries the output and the weights. **Write {head_work}.**
+What comes back keeps the inputs' dtype and device: float32 inputs give a float32 output and
+float32 weights (a step taken in float64 "for stability" is cast back), so that the next
+layer and the optimiser get what they were given. `HeadResult` (given) carries the output and
+the weights. **Write {head_work}.**
 """,
         ("HeadResult", "AttentionHead"),
     ),

@@ -92,7 +92,10 @@ ROOT_VARIABLE = "PRAIRIELEARN_ROOT"
 DEFAULT_ROOT = "/grade"
 ENTRYPOINT_NAME = "run_grader"
 INITIAL_CODE = "initial_code.py"
-DEFAULT_IMAGE = "mha-grader"
+# A placeholder of the form an image must have to be pushed and pulled: PrairieLearn pulls
+# custom images from a public registry, Docker Hub's as ACCOUNT/NAME (docs/dockerImages.md,
+# "Supported registries"). The printed next steps say to replace YOU.
+DEFAULT_IMAGE = "YOU/mha-grader"
 DEFAULT_TIMEOUT = 300  # seconds: torch's start-up, the visible and hidden tests, and the worst
 MAX_TIMEOUT = 600  # a submission's 120 s budget in student code; PrairieLearn's ceiling is 600
 RESULTS_LIMIT = 1_000_000  # PrairieLearn refuses a results.json over 1 MB
@@ -117,7 +120,7 @@ ENTRYPOINT_COMMENT = f"""\
 DOCKERFILE = """\
 # The grading image for the multi_head_attention question (PrairieLearn external grading).
 # PrairieLearn's prairielearn/grader-python has no torch, so the course builds this one:
-#   docker build -t YOU/mha-grader .   then   docker push YOU/mha-grader
+#   docker build --platform linux/amd64 -t YOU/mha-grader .   then   docker push YOU/mha-grader
 # and names it in the question's info.json ("image"; python -m grader prairielearn --image).
 FROM {base}
 # bubblewrap: the sandbox for student code (PrairieLearn's containers usually refuse it
@@ -163,9 +166,29 @@ def _timeout(text: str) -> int:
 def run(arguments: argparse.Namespace) -> int:
     question = write_question(arguments.out_dir, image=arguments.image, timeout=arguments.timeout, upload=arguments.upload)
     print(f"wrote the PrairieLearn question to {question} and the grading image's Dockerfile to {arguments.out_dir}.")
-    print(f"Build and push the image (docker build -t {arguments.image} {arguments.out_dir}), then copy")
-    print(f"{question.relative_to(arguments.out_dir)} into your course's questions/.")
+    print(next_steps(arguments.out_dir, question, arguments.image))
     return 0
+
+
+def next_steps(out_dir: Path, question: Path, image: str) -> str:
+    """What the instructor does next, as PrairieLearn's docs/dockerImages.md ("Custom variations
+    of maintained images", steps 5 to 8) says: build for linux/amd64 (its production hosts),
+    push, name the image in the question, sync the image from the course's Sync page."""
+    if image == DEFAULT_IMAGE:
+        steps = [
+            "Next (YOU: your Docker Hub account):",
+            f"1. python -m grader prairielearn {out_dir} --image YOU/mha-grader",
+            f"   (the question's info.json names its image in externalGradingOptions.image: {image!r} now)",
+        ]
+    else:
+        steps = ["Next:", f"1. the question's info.json names the image: externalGradingOptions.image is {image!r}"]
+    return "\n".join([
+        *steps,
+        f"2. docker build --platform linux/amd64 -t {image} {out_dir}",
+        f"3. docker push {image}",
+        f"4. copy {question} into your course's questions/ and sync the course;",
+        f"   then, on the course's Sync page, under \"Docker images\", sync {image}",
+    ])
 
 
 def write_question(out_dir: Path, *, image: str = DEFAULT_IMAGE, timeout: int = DEFAULT_TIMEOUT, upload: bool = False) -> Path:

@@ -28,11 +28,13 @@ from grader.handout import stubs
 
 EXAMPLES_PATH = data.REFERENCE_EXAMPLES_PATH
 COMMAND = "python -m grader examples"
-# (name, what it runs, its sizes, its mask, the seed of its data)
+# (name, what it runs, its sizes, its mask, the seed of its data).
+# The lesson's own sizes (head_dim 4, where head_dim / 2 is sqrt(head_dim)) hide some
+# confusions: the other examples are at sizes that hide none (data.confusions_hidden_by).
 EXAMPLES = (
-    ("head-lesson", "head", data.LESSON, "causal", 71),
+    ("head-three-heads-wide", "head", data.PROPERTY_CONFIGS[0], "causal", 71),
     ("module-lesson", "module", data.LESSON, "causal", 72),
-    ("module-three-heads-custom-mask", "module", Config(batch=2, seq=5, model_dim=12, num_heads=3), "custom", 73),
+    ("module-four-heads-custom-mask", "module", data.PROPERTY_CONFIGS[1], "custom", 73),
 )
 SIGNIFICANT_DIGITS = 10
 CHECK_TOLERANCE = 1e-9
@@ -82,7 +84,32 @@ def build_examples(solution: Path = stubs.SOLUTION_PATH) -> dict:
     return {
         "about": f"generated from solutions/multi_head_attention.py by `{COMMAND}`; do not edit",
         "examples": examples,
+        "draws": _draws(reference),
     }
+
+
+def _draws(reference) -> dict:
+    """The reference's weights on each visible check's own data (data.DRAWS), for every
+    configuration those checks run at: what they compare with and show beside the student's."""
+    draws = {}
+    for name, draw in data.DRAWS.items():
+        draws[name] = {}
+        for config in data.PROPERTY_CONFIGS:
+            given = data.drawn(draw, config)
+            if draw.runs == "head":
+                module = reference.AttentionHead(config.model_dim, config.head_dim)
+            else:
+                module = reference.MultiHeadSelfAttention(config.model_dim, config.num_heads)
+            module.load_state_dict(given["parameters"])
+            module = module.double()
+            with torch.no_grad():
+                inputs = given["inputs"].double()
+                if draw.runs == "module" and draw.mask == "causal":
+                    result = module(inputs)
+                else:
+                    result = module(inputs, given["allowed"])
+            draws[name][config.id] = _encoded(result.weights, SIGNIFICANT_DIGITS)
+    return draws
 
 
 def dumps(document: dict) -> str:

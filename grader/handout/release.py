@@ -26,7 +26,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # instructor module stays home without anyone listing it.
 WHOLE_FOLDERS = ("exercises",)
 OWN_FILES_ONLY = ("grader",)
-TOP_LEVEL_FILES = {"requirements.txt": "requirements.txt", "student.mk": "Makefile"}  # source: name in the release
+# source: name in the release. student.gitignore keeps .venv, caches and results out of a
+# student's repository (the release is also Classroom 50's template repository).
+TOP_LEVEL_FILES = {"requirements.txt": "requirements.txt", "student.mk": "Makefile", "student.gitignore": ".gitignore"}
 NEVER_COPIED = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
 
 STUDENT_README = """\

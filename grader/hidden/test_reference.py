@@ -65,7 +65,7 @@ def test_head_matches_the_reference(submission, grading_seed, draw):
     with torch.no_grad():
         expected = head(inputs, allowed)
     weights_hint = "" if premises.close(got["weights"], expected.weights) else premises.weights_hint(
-        got["weights"], inputs, parameters, allowed, model_dim=config.model_dim,
+        got["weights"], inputs, parameters, allowed, correct=expected.weights, model_dim=config.model_dim,
         other_masks={} if draw % 2 == 0 else premises.given_mask_slips(allowed, "inside the head"),
     )
     checks.expect_close(
@@ -95,14 +95,16 @@ def test_module_matches_the_reference(submission, grading_seed, draw):
         weights_hint = ""
     elif allowed is None:
         weights_hint = premises.weights_hint(
-            got["weights"], inputs, parameters, mask, model_dim=config.model_dim, num_heads=config.num_heads,
-            other_masks=premises.default_mask_slips(submission, config.seq),
+            got["weights"], inputs, parameters, mask, correct=expected.weights, model_dim=config.model_dim,
+            num_heads=config.num_heads,
+            other_masks=premises.default_mask_slips(submission, config.seq, config.batch),
         )
     else:
-        weights_hint = premises.module_custom_mask_hint(submission, got["weights"], inputs, parameters, allowed, config)
+        weights_hint = premises.module_custom_mask_hint(
+            submission, got["weights"], inputs, parameters, allowed, config, expected.weights)
     over_heads = data.causal_allowed(config.seq) if allowed is None else allowed[:, None]  # lies over (batch, heads, seq, seq)
     checks.expect_close(got["weights"], expected.weights, f"{what} weights", weights_hint, attention=True, allowed=over_heads)
-    output_hint = premises.module_output_hint(got["output"], inputs, parameters, mask, config.num_heads)
+    output_hint = premises.module_output_hint(got["output"], inputs, parameters, expected.weights, config.num_heads)
     checks.expect_close(got["output"], expected.output, f"{what} output", output_hint)
 
 

@@ -11,6 +11,7 @@ one ``os._exit`` costs only the tests that reached it.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import signal
 import socket
@@ -20,8 +21,11 @@ import tokenize
 from pathlib import Path
 from typing import Any
 
-from grader.sandbox import processes, wire
+from grader import untrusted
 from grader.errors import ErrorDescription
+from grader.sandbox import processes, wire
+
+logger = logging.getLogger("grader.sandbox")
 
 OUTPUT_KEPT_BYTES = 10_000
 WORKER_START_TIMEOUT = 120.0
@@ -84,7 +88,8 @@ class Worker:
         else:
             if self._process is not None:
                 self._process.kill()
-                self.restarts += 1
+            # Every worker after the first, whether the last one died or was ended.
+            self.restarts += 1
             process = processes.WorkerProcess(self.sandbox, self.limits)
         self._ready = False
         process.control.settimeout(WORKER_START_TIMEOUT)
@@ -101,14 +106,24 @@ class Worker:
         self._ready = True
         return process
 
-    def spawn(self, source_text: str, filename: str, encoding: str = "utf-8") -> tuple[socket.socket, CapturedOutput]:
-        """A fresh child for one submission: its call channel and its captured output."""
+    def wait_until_ready(self) -> None:
+        """Start the worker, or wait for the one starting, until it can spawn a child."""
+        self._ensure_started()
+
+    def spawn(
+        self, source_text: str, filename: str, encoding: str = "utf-8", cells: list[tuple[int, int]] | None = None,
+    ) -> tuple[socket.socket, CapturedOutput]:
+        """A fresh child for one submission: its call channel and its captured output. With
+        ``cells`` (a notebook's), the child runs them one by one (grader.loading.run_cells)."""
         process = self._ensure_started()
         grader_end, child_end = socket.socketpair()
         output_read, output_write = socket.socketpair()
         try:
             socket.send_fds(process.control, [b"S"], [child_end.fileno(), output_write.fileno()])
-            wire.send(process.control, {"source": source_text, "filename": filename, "encoding": encoding})
+            spawn = {"source": source_text, "filename": filename, "encoding": encoding}
+            if cells is not None:
+                spawn["cells"] = [list(cell) for cell in cells]
+            wire.send(process.control, spawn)
         except (OSError, wire.ChannelClosed):
             self._process.kill()
             self._process = None
@@ -128,12 +143,22 @@ class Worker:
                 process.control.sendall(b"K")
             process.control.settimeout(30)
             event = wire.receive(process.control)
-            return event if isinstance(event, dict) else {}
         except (OSError, wire.ChannelClosed, wire.BadMessage):
             # The worker itself is gone or stuck: end it; the next spawn starts a new one.
             process.kill()
             self._process = None
             return {}
+        event = event if isinstance(event, dict) else {}
+        if event.get("left_behind"):
+            # The worker could not remove all the child wrote: the next student gets a fresh
+            # worker and folder, never this one's leftovers (nor their weight on its disk budget).
+            logger.warning(
+                "the %s worker could not clean up after a submission (%s); starting a fresh one",
+                self.sandbox, untrusted.printable(str(event["left_behind"])),
+            )
+            process.kill()
+            self._process = None
+        return event
 
     def close(self) -> None:
         if self._process is not None:
@@ -204,7 +229,7 @@ def _timed_out(seconds: float, during: str) -> str:
 
 def describe_exit(event: dict, during: str) -> ErrorDescription:
     if "disk" in event:
-        text = f"the submission's process was ended during {during}: {event['disk']} (the limit for one submission)"
+        text = f"the submission's process was ended during {during}: {event['disk']}"  # its own sentence (folders.py)
     elif "signal" in event:
         number = event["signal"]
         name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
@@ -228,8 +253,13 @@ class IsolatedBackend:
     def __init__(
         self, source: Path, worker: Worker, call_timeout: float = 5.0,
         budget_seconds: float = SUBMISSION_BUDGET_SECONDS, diagnosis_seconds: float = DIAGNOSIS_BUDGET_SECONDS,
+        cells: list[tuple[int, int]] | None = None,
     ) -> None:
         self.source = source
+        # A notebook's cells (first and last line of each in the file), run one by one as a
+        # kernel runs them; None for a .py file, imported whole.
+        self.cells = cells
+        self.cell_failures: list[tuple[int, ErrorDescription]] = []
         self.source_text, self.encoding = _read_python(source)
         self.worker = worker
         self.call_timeout = call_timeout
@@ -245,16 +275,32 @@ class IsolatedBackend:
         self.ran_out: dict[str, str] = {}  # "submission" / "diagnosis" -> the reason, once reached
 
     def _start_child(self) -> ErrorDescription | None:
-        self.channel, output = self.worker.spawn(self.source_text, self.source.name, self.encoding)
+        self.channel, output = self.worker.spawn(self.source_text, self.source.name, self.encoding, self.cells)
         self.outputs.append(output)
-        reply, error = self._exchange(None, "import")
+        # How long the import may take. A .py file's top level only defines: an honest import
+        # takes milliseconds, so the per-call limit is a thousandfold margin whatever the load.
+        # A notebook runs its cells as a kernel does (experiments, a toy model trained for a few
+        # seconds): they have the submission's budget, a wall-clock limit that load cannot cross
+        # (an honest notebook's cells and all the checks take a few seconds, the budget minutes),
+        # while the child's CPU limit (Limits.cpu_seconds, RLIMIT_CPU) still ends an endless loop.
+        reply, error = self._exchange(None, "import", None if self.cells is None else math.inf)
         if error is not None:
             return ErrorDescription("import", error.type_name, error.message, error.location)
         if isinstance(reply, dict) and "import_error" in reply:
             return ErrorDescription.from_dict(reply["import_error"])
+        if isinstance(reply, dict) and isinstance(reply.get("cell_failures"), list):
+            self.cell_failures = [
+                (failure["first_line"], ErrorDescription.from_dict(failure["error"]))
+                for failure in reply["cell_failures"][:1000]
+                if isinstance(failure, dict) and type(failure.get("first_line")) is int and isinstance(failure.get("error"), dict)
+            ]
         return None
 
     def open(self) -> ErrorDescription | None:
+        # The budget is the submission's: it starts once the worker is ready. The worker's own
+        # start-up (importing torch, seconds on a loaded machine) once cost the first student of
+        # a shard its budget, at import, on a busy machine only.
+        self.worker.wait_until_ready()
         self._ends_at = time.monotonic() + self.budget_seconds
         return self._start_child()
 
@@ -298,21 +344,23 @@ class IsolatedBackend:
             return None, ErrorDescription.from_dict(reply["error"] if isinstance(reply["error"], dict) else {})
         return reply["result"], None
 
-    def _exchange(self, request: dict | None, during: str) -> tuple[Any, ErrorDescription | None]:
-        """Send ``request`` (None: only read) and wait for the reply within the time limit."""
+    def _exchange(self, request: dict | None, during: str, seconds: float | None = None) -> tuple[Any, ErrorDescription | None]:
+        """Send ``request`` (None: only read) and wait for the reply within the time limit
+        (``seconds``, else the per-call limit; either way within the budgets)."""
         started = time.monotonic()
         ends_at, which = self._limit()
+        seconds = self.call_timeout if seconds is None else seconds
         try:
-            self.channel.settimeout(self.call_timeout)
+            self.channel.settimeout(min(seconds, max(ends_at - started, 0.001)))
             if request is not None:
                 wire.send(self.channel, request)
             # One deadline for the whole reply: a child dripping a byte at a time cannot stretch it.
-            reply = wire.receive(self.channel, deadline=min(started + self.call_timeout, ends_at))
+            reply = wire.receive(self.channel, deadline=min(started + seconds, ends_at))
         except TimeoutError:
             self._discard_child(kill=True)
-            if ends_at < started + self.call_timeout:  # a budget ended it, not the call's own limit
+            if ends_at < started + seconds:  # a budget ended it, not the call's own limit
                 return None, self._run_out(which, during)
-            return None, ErrorDescription("timeout", "Timeout", _timed_out(self.call_timeout, during))
+            return None, ErrorDescription("timeout", "Timeout", _timed_out(seconds, during))
         except wire.ChannelClosed:
             event = self._discard_child(kill=True)  # harmless if it is already dead
             return None, describe_exit(event, during)
