@@ -313,13 +313,15 @@ def test_an_interpreter_under_tmp_keeps_one_worker_for_the_whole_shard(tmp_path)
     for student in ("alice", "bob", "carol"):
         (submissions / f"{student}.py").write_text(SOLUTION.read_text())
     out = tmp_path / "out"
-    finished = subprocess.run(
-        [str(python), "-m", "grader", "batch", str(submissions), "--out", str(out), "--quiet", "--jobs", "1",
-         "--sandbox", "bwrap", "--no-report"],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
-    )
+    try:
+        finished = subprocess.run(
+            [str(python), "-m", "grader", "batch", str(submissions), "--out", str(out), "--quiet", "--jobs", "1",
+             "--sandbox", "bwrap", "--no-report"],
+            cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+        )
+    finally:
+        if prefix != Path(sys.prefix):
+            shutil.rmtree(prefix.parent)
     assert finished.returncode == 0, finished.stderr
     shard_log = (out / "logs" / "shard-0.log").read_text()
     assert "worker restarts: 0;" in shard_log, shard_log
-    if prefix != Path(sys.prefix):
-        shutil.rmtree(prefix.parent)

@@ -194,10 +194,23 @@ class Run:
         return self.stdout + self.stderr
 
 
+# Every checkout and runner folder made here, removed when the module's tests are done
+# (they live in the machine's /tmp, as a runner's do: the suite must not leave them behind).
+_TEMPORARY_FOLDERS: list[Path] = []
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _remove_temporary_folders():
+    yield
+    while _TEMPORARY_FOLDERS:
+        shutil.rmtree(_TEMPORARY_FOLDERS.pop(), ignore_errors=True)
+
+
 def checkout_of(config: Path, exercise: str | None) -> Path:
     """A student's checkout: the template, with ``exercise`` as exercises/multi_head_attention.py
     (and without it, nor the notebook, when None)."""
     checkout = Path(tempfile.mkdtemp(prefix="mha-classroom50-checkout-"))
+    _TEMPORARY_FOLDERS.append(checkout)
     checkout.chmod(0o755)
     shutil.copytree(config / "template", checkout, dirs_exist_ok=True)
     target = checkout / "exercises" / "multi_head_attention.py"
@@ -217,6 +230,7 @@ def files_of(folder: Path) -> set[str]:
 
 def run_autograder(config: Path, exercise: str | None, *, prepare=None, drop: tuple[str, ...] = (), **variables: str) -> Run:
     runner_temp = Path(tempfile.mkdtemp(prefix="mha-classroom50-runner-"))
+    _TEMPORARY_FOLDERS.append(runner_temp)
     runner_temp.chmod(0o755)
     # A temporary folder of the run's own, as each job's runner has: the batch removes
     # folders of runs it believes ended, and a run in another pid namespace on this shared
