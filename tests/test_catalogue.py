@@ -14,12 +14,13 @@ import catalogue
 from grading import grade
 
 from grader import diagnosis_text
+from grader.hidden import mistakes
 
 
 @pytest.fixture(scope="module")
 def catalogue_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("catalogue")
-    pairs = [catalogue.paired(*pair) for pair in catalogue.PAIRS]
+    pairs = [catalogue.paired(*pair) for pair in (*catalogue.PAIRS, *catalogue.UNKNOWN_PAIRS)]
     paths = [catalogue.write_implementation(impl, folder) for impl in (*catalogue.MUTANTS, *catalogue.VARIANTS, *pairs)]
     return grade(paths, tmp_path_factory.mktemp("results"))
 
@@ -95,3 +96,46 @@ def test_the_student_reads_what_the_mistake_needs(catalogue_run, mutant):
     result = catalogue_run.results[mutant.name]
     told = "\n".join([*diagnosis_text.text_lines(result["diagnoses"]), *(t["message"] for t in catalogue_run.failed_tests(mutant.name))])
     assert [text for text in mutant.must_read if text not in told] == [], told[:2000]
+
+
+# --- issue 26: every sentence true ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pair", catalogue.UNKNOWN_PAIRS, ids=["+".join(p) for p in catalogue.UNKNOWN_PAIRS])
+def test_a_known_mistake_beside_an_unknown_one_is_named_and_the_other_called_unknown(catalogue_run, pair):
+    crash, mistake = pair
+    name = catalogue.paired(*pair).name
+    entries = catalogue_run.results[name]["diagnoses"]
+    assert catalogue_run.diagnosed(name) - {"unknown"} == MISTAKE_OF[mistake], entries
+    assert "unknown" in catalogue_run.diagnosed(name), entries  # the other function is said to be wrong
+    for entry in entries:  # the crashing function says "unknown", nothing it does not have
+        if entry["mistake"] != "unknown":
+            assert any(mistakes.BY_ID[id].function == entry["function"] for id in MISTAKE_OF[mistake]), entries
+
+
+ENTRIES = [*(m.name for m in catalogue.MUTANTS), *(catalogue.paired(*p).name for p in (*catalogue.PAIRS, *catalogue.UNKNOWN_PAIRS))]
+
+
+def function_of(mistake: str) -> str:
+    return mistakes.BY_ID[mistake].function if mistake in mistakes.BY_ID else ""
+
+
+@pytest.mark.parametrize("name", ENTRIES)
+def test_every_explained_check_passes_with_that_function_fixed(catalogue_run, name):
+    """A check folded under a diagnosis is one the diagnosis's function alone makes fail: the
+    same file with that function's mistakes taken out (the other mutant of a pair, graded in
+    the same run on the same seed) passes it. For one mutant that file is the solution, which
+    passes everything: there the list holds failing checks only."""
+    failed = {t["name"] for t in catalogue_run.failed_tests(name)}
+    for entry in catalogue_run.results[name]["diagnoses"]:
+        assert set(entry.get("explains", [])) <= failed, entry
+        if entry["mistake"] == "unknown" or not entry.get("explains"):
+            continue
+        fixed = catalogue.without(name, lambda mutant: entry["mistake"] in mutant.mistakes or any(
+            function_of(id) == entry["function"] for id in mutant.mistakes
+        ))
+        if fixed is None:
+            continue
+        passed = {t["name"] for t in catalogue_run.results[fixed]["tests"] if t["outcome"] == "passed"}
+        wrong = [check for check in entry["explains"] if check.replace(name, fixed) not in passed]
+        assert not wrong, f"{entry['function']} ({entry['mistake']}) explains checks that still fail without it: {wrong}"

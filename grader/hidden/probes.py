@@ -41,11 +41,25 @@ class Unusable(Exception):
 
 
 def _failure(error: BaseException) -> tuple:
+    """A failure as an outcome: its type and what it says. Two failures are the same only when
+    both agree (a dtype error is not a size mismatch, though both are RuntimeErrors)."""
     if isinstance(error, StudentCodeError):
         if error.error.kind == "not_written" or error.error.message.startswith(NOT_DEFINED):
             raise Unusable(error.operation)
-        return ("error", error.error.type_name)
-    return ("error", type(error).__name__)
+        return ("error", error.error.type_name, said(error.error.message))
+    return ("error", type(error).__name__, said(str(error)))
+
+
+def said(message: str) -> str:
+    """What an error says, compared between the student's run and a candidate's: its first line
+    with spaces collapsed (the grader appends hints on later lines of the student's errors only:
+    grader/operations.py), so a mistake reproduces a failure when it raises the same words."""
+    first = next((line for line in message.splitlines() if line.strip()), "")
+    return " ".join(first.split())
+
+
+def is_crash(outcome: tuple) -> bool:
+    return bool(outcome) and outcome[0] == "error"
 
 
 def fresh(value):
@@ -61,7 +75,7 @@ def fresh(value):
 
 
 def student_outcome(call) -> tuple:
-    """The student's answer as an outcome: ("value", ...) or ("error", type name)."""
+    """The student's answer as an outcome: ("value", ...) or ("error", type name, what it says)."""
     try:
         return ("value", *call())
     except StudentCodeError as error:
