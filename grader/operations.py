@@ -358,8 +358,8 @@ def _plain(value: Any) -> Any:
 # call it has no answer for (``missing``). A missing head or concatenation gets a placeholder, so
 # the run goes on to show the calls after it (every head at once); a missing head width or mask
 # stops the run, as everything after it depends on the answer. The grader answers what is missing
-# and asks again; a run with nothing missing is the counterfactual. The stand-in's outputs carry
-# no gradient: a check of gradients does not pass this way, so it is never explained by it.
+# and asks again; a run with nothing missing is the counterfactual. A head's backward pass is
+# served the same way; the other stand-ins' outputs carry no gradient.
 REPLACEABLE = ("head_dimension", "causal_mask", "AttentionHead.forward", "concatenate_heads")
 REPLAYABLE = ("head_dimension", "causal_mask", "construct_attention", "run_head", "concatenate_heads", "run_attention", "initial_parameters")
 
@@ -378,7 +378,9 @@ def replaced(student: ModuleType, function: str, served: list, replayed: str, ar
     own = name in vars(owner)
     original = vars(owner).get(name)
     setattr(owner, name, _stand_in(student, function, served, missing))
-    built = _built_modules.pop(student, None)  # modules built with the student's own function
+    # A module is built by calling head_dimension: replaced, it must be built anew (and the
+    # student's own kept for later calls). The other functions are looked up when called.
+    built = _built_modules.pop(student, None) if function == "head_dimension" else None
     try:
         try:
             result = globals()[replayed](student, **arguments)
@@ -393,9 +395,10 @@ def replaced(student: ModuleType, function: str, served: list, replayed: str, ar
             setattr(owner, name, original)
         else:
             delattr(owner, name)
-        _built_modules.pop(student, None)
-        if built is not None:
-            _built_modules[student] = built
+        if function == "head_dimension":
+            _built_modules.pop(student, None)
+            if built is not None:
+                _built_modules[student] = built
 
 
 def _stand_in(student: ModuleType, function: str, served: list, missing: list):
@@ -426,15 +429,35 @@ def _stand_in(student: ModuleType, function: str, served: list, missing: list):
         return concatenate_heads
 
     def forward(self, inputs, allowed_mask):
-        request = {
-            "parameters": {n: _plain(p) for n, p in self.named_parameters()},
-            "inputs": _plain(inputs),
-            "allowed_mask": _plain(allowed_mask),
-        }
+        named = sorted(self.named_parameters())
+        request = {"parameters": {n: _plain(p) for n, p in named}, "inputs": _plain(inputs), "allowed_mask": _plain(allowed_mask)}
         given = answer(request, lambda: {"output": inputs[..., :0], "weights": inputs[..., :0]})
-        return _require(student, "HeadResult")(output=given["output"], weights=given["weights"])
+        output = given["output"]
+        leaves = [inputs, *(p for _, p in named)]
+        if torch.is_grad_enabled() and any(leaf.requires_grad for leaf in leaves if isinstance(leaf, torch.Tensor)):
+            # The backward pass is served too: the reference's vector-Jacobian product for the
+            # gradient that reaches this output, asked for like any other answer.
+            def vjp(gradient):
+                asked = {"vjp_of": request, "gradient": _plain(gradient)}
+                return answer(asked, lambda: {"gradients": [torch.zeros_like(leaf) for leaf in leaves]})["gradients"]
+
+            output = _Served.apply(output, vjp, *leaves)
+        return _require(student, "HeadResult")(output=output, weights=given["weights"])
 
     return forward
+
+
+class _Served(torch.autograd.Function):
+    """A served output in the autograd graph: its backward pass is the served product."""
+
+    @staticmethod
+    def forward(ctx, output, vjp, *leaves):
+        ctx.vjp = vjp
+        return output.clone()
+
+    @staticmethod
+    def backward(ctx, gradient):
+        return (None, None, *ctx.vjp(gradient))
 
 
 def _same_request(asked: Any, request: Any) -> bool:

@@ -1471,6 +1471,29 @@ def without(name: str, has_it) -> str | None:
     return None
 
 
+def explained_but_failing_without_it(run, name: str, function_of) -> list[str]:
+    """The counterfactual of every "explains" list of entry ``name`` in a grading ``run``: the
+    checks a diagnosis explains that still fail in the same file without that diagnosis's cause
+    (the other mutant of a pair, graded in the same run on the same seed), and any explained
+    check that did not even fail. [] when every list holds. ``function_of(mistake id)``: the
+    function a known mistake is in ("" for a root cause's id)."""
+    failed = {t["name"] for t in run.failed_tests(name)}
+    wrong = []
+    for entry in run.results[name]["diagnoses"]:
+        explains = entry.get("explains", [])
+        wrong += [f"{entry['mistake']}: {check} (passed)" for check in explains if check not in failed]
+        if entry["mistake"] == "unknown" or not explains:
+            continue
+        fixed = without(name, lambda mutant: entry["mistake"] in mutant.mistakes or any(
+            function_of(id) == entry["function"] for id in mutant.mistakes
+        ))
+        if fixed is None:
+            continue
+        passed = {t["name"] for t in run.results[fixed]["tests"] if t["outcome"] == "passed"}
+        wrong += [f"{entry['mistake']}: {check}" for check in explains if check.replace(name, fixed) not in passed]
+    return wrong
+
+
 def _check_catalogue() -> None:
     """Catch catalogue typos at import: unique names, known groups, mutants that lose."""
     names = [impl.name for impl in MUTANTS + VARIANTS]

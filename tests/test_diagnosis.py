@@ -388,3 +388,42 @@ def test_a_crash_reproduced_beside_an_answer_is_named(tmp_path):
     mask right, and that answer with the crash's very words names the mistake."""
     mutant = next(m for m in KNOWN if m.mistake == "default_mask_wrong_size")
     assert verdicts(catalogue.write_implementation(mutant, tmp_path)) == {mistakes.MODULE: ("default_mask_wrong_size",)}
+
+
+# --- counterfactuals: the reference's outputs, only for the check's own data ---------------------
+
+
+def test_a_replaced_head_is_answered_only_on_the_data_the_check_sent(tmp_path):
+    """The stand-in receives the reference head's outputs for a call the check itself made (its
+    inputs, one of its heads' weights), and nothing for data the student's code picked: the
+    counterfactual is no oracle of the reference."""
+    from grader import data
+    from grader.hidden import counterfactual
+
+    path = catalogue.write_implementation(next(m for m in KNOWN if m.mistake == "missing_scale"), tmp_path)
+    submission = Submission(path.stem, path, InProcessBackend(path)).open()
+    replaced = counterfactual.Replaced(submission, mistakes.HEAD, [0])
+    config = data.Config(batch=2, seq=5, model_dim=6, num_heads=2)
+    rng = data.generator(3)
+    arguments = {"parameters": data.attention_parameters(config, rng), "inputs": data.random_inputs(config, rng)}
+    got = replaced.run_attention(model_dim=6, num_heads=2, **arguments)
+    reference = counterfactual.reference().MultiHeadSelfAttention(6, 2)
+    reference.load_state_dict(arguments["parameters"])
+    assert torch.allclose(got["output"], reference(arguments["inputs"]).output, atol=1e-6)
+    head = {n.removeprefix("heads.0."): v for n, v in arguments["parameters"].items() if n.startswith("heads.0.")}
+    mask = data.causal_allowed(5)
+    assert "output" in replaced._answer({"parameters": head, "inputs": arguments["inputs"], "allowed_mask": mask})
+    for other in ({"inputs": arguments["inputs"] + 1}, {"parameters": {n: v + 1 for n, v in head.items()}}):
+        asked = {"parameters": head, "inputs": arguments["inputs"], "allowed_mask": mask, **other}
+        assert replaced._answer(asked) == {"unanswerable": True}
+    # The head's backward pass is served too: the module's gradients are the reference's.
+    output_gradient = torch.randn(2, 5, 6, generator=rng)
+    got = replaced.run_attention(model_dim=6, num_heads=2, **arguments, output_gradient=output_gradient)
+    inputs = arguments["inputs"].clone().requires_grad_()
+    loss = (reference(inputs).output * output_gradient).sum()
+    expected = torch.autograd.grad(loss, [inputs, reference.heads[1].key.weight])
+    assert torch.allclose(got["input_gradient"], expected[0], atol=1e-6)
+    assert torch.allclose(got["parameter_gradients"]["heads.1.key.weight"], expected[1], atol=1e-6)
+    concatenation = counterfactual.Replaced(submission, mistakes.CONCATENATE, [0])
+    with pytest.raises(counterfactual.Unproven):  # that stand-in's outputs carry no gradient
+        concatenation.run_attention(model_dim=6, num_heads=2, **arguments, output_gradient=output_gradient)

@@ -22,8 +22,9 @@ How the check is run again without the reference entering the student's reach:
   cannot be replayed this way, so a check that builds the module from a seed, or asks for its
   gradients, is not explained by the module's mistake.
 
-The stand-ins' outputs carry no gradient, so a check of gradients never passes this way and is
-never folded under a mistake of another function: the rule errs towards saying more.
+A replaced head's backward pass is served the same way (the reference's vector-Jacobian product
+for the gradient that reaches it); the other stand-ins' outputs carry no gradient, so a check of
+gradients is never folded under their mistakes: the rule errs towards saying more.
 
 Cost: only failing submissions are diagnosed, only the failing checks that use a function a
 known diagnosis names are run again, each call at most a few rounds, all within the
@@ -62,8 +63,11 @@ class Replaced(Submission):
         self.calls = calls  # shared by every replacement of one submission: the budget
         self.served: list = []  # [request, answer]: kept from check to check
         self.sent: dict = {}  # the data of the call in progress (what a head may be asked about)
+        self.heads: dict = {}  # reference heads by size and dtype, their weights loaded per answer
 
     def _call(self, operation: str, **arguments):
+        if arguments.get("output_gradient") is not None and self.function != mistakes.HEAD:
+            raise Unproven("this stand-in's outputs carry no gradient")  # not run: it could not pass
         self.sent = arguments
         if self.function == mistakes.MODULE:
             return self._module(operation, arguments)
@@ -114,6 +118,25 @@ class Replaced(Submission):
         return {"joined": module.concatenate_heads([module.HeadResult(output=o, weights=o) for o in outputs])}
 
     def _head(self, request: dict) -> dict:
+        if "vjp_of" in request:
+            return self._head_backward(request["vjp_of"], request["gradient"])
+        answer = self._head_forward(request)
+        return answer if "unanswerable" in answer else {"output": answer["output"].detach(), "weights": answer["weights"].detach()}
+
+    def _head_backward(self, request: dict, gradient) -> dict:
+        """The reference head's vector-Jacobian product: the gradients of sum(output * gradient)
+        for the inputs and the head's parameters (in the stand-in's order: sorted names)."""
+        answer = self._head_forward(request, with_gradients=True)
+        if "unanswerable" in answer or type(gradient) is not torch.Tensor or gradient.shape != answer["output"].shape:
+            return {"unanswerable": True}
+        leaves = answer["leaves"]
+        # A scalar loss, not grad_outputs= (grader/operations.py ``_gradients``: no lazy import of sympy).
+        with torch.enable_grad():
+            loss = (answer["output"] * gradient.to(answer["output"].dtype)).sum()
+            gradients = torch.autograd.grad(loss, leaves, allow_unused=True)
+        return {"gradients": [torch.zeros_like(leaf) if g is None else g for leaf, g in zip(leaves, gradients)]}
+
+    def _head_forward(self, request: dict, with_gradients: bool = False) -> dict:
         """The reference head on the data of the call in progress only: the inputs it sent and
         the weights of one of the heads it sent (any mask: a pattern, not data)."""
         inputs, parameters, mask = request["inputs"], request["parameters"], request["allowed_mask"]
@@ -131,11 +154,20 @@ class Replaced(Submission):
         if type(mask) is not torch.Tensor or mask.dtype is not torch.bool:
             return {"unanswerable": True}
         head_dim, model_dim = parameters["query.weight"].shape
-        head = reference().AttentionHead(model_dim, head_dim).to(inputs.dtype)
+        key = (model_dim, head_dim, inputs.dtype)
+        if key not in self.heads:  # building a head costs more than running it
+            self.heads[key] = reference().AttentionHead(model_dim, head_dim).to(inputs.dtype)
+        head = self.heads[key]
         head.load_state_dict(parameters)
-        with torch.no_grad():
+        if not with_gradients:
+            with torch.no_grad():
+                result = head(inputs, mask)
+            return {"output": result.output, "weights": result.weights}
+        inputs = inputs.detach().clone().requires_grad_()
+        leaves = [inputs, *(parameter for _, parameter in sorted(head.named_parameters()))]
+        with torch.enable_grad():
             result = head(inputs, mask)
-        return {"output": result.output, "weights": result.weights}
+        return {"output": result.output, "weights": result.weights, "leaves": leaves}
 
     # --- the module's forward, the reference's steps on the student's parts ----------------------
 
