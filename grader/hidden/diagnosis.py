@@ -288,6 +288,8 @@ def attribute(submission, diagnoses: list[Diagnosis], failed: list[FailedCheck],
     pass when that one function is replaced by the reference's (grader/hidden/counterfactual.py).
     ``passes(check name, submission with one function replaced)``: does the check pass then?
     A check no single replacement makes pass is in no list, and keeps its own message."""
+    if any(submission.timeouts.values()):
+        return  # a loop met in the checks would be met again: nothing is shown to be explained
     calls = [0]  # one budget of worker calls for every replacement of this submission
     for diagnosis in diagnoses:
         if not diagnosis.known or diagnosis.function not in counterfactual.REPLACEABLE:

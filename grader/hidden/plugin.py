@@ -65,6 +65,7 @@ class DiagnosisPlugin:
         handle = item.funcargs.get("submission")
         if handle is not None and (nextitem is None or _submission_of(nextitem) != name):
             self._diagnose(handle, self.scoreboard.submission_result(name))
+            self.calls = {key: call for key, call in self.calls.items() if key[0] != name}  # its checks are done
         return (yield)
 
     def _diagnose(self, handle, result) -> None:
