@@ -5,7 +5,7 @@
 
 include student.mk
 
-.PHONY: test stubs notebook examples release batch report benchmark catalogue rehearse
+.PHONY: test stubs notebook examples release batch report benchmark catalogue rehearse picture
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests -n auto --dist loadfile
@@ -49,3 +49,8 @@ catalogue: $(STAMP)
 # python3-seccomp). Not part of `make test`: a first run takes several minutes.
 rehearse: $(STAMP)
 	$(BIN)/python tests/rehearse.py
+
+# The front page's picture (docs/images/feedback-page.png): one student's feedback page,
+# photographed with Debian's chromium (tests/front_page_picture.py).
+picture: $(STAMP)
+	$(BIN)/python tests/front_page_picture.py

@@ -3,47 +3,164 @@
 Grading itself is ``pytest grader``; these commands produce the files around it. Each
 command lives in a module of its own exposing ``add_arguments(parser)`` and
 ``run(arguments) -> int``, imported only when needed: the student release ships without
-the instructor's modules, and ``python -m grader`` must still work there.
+the instructor's modules, and ``python -m grader`` must still work there. A command is one
+entry of ``COMMANDS``: its name, module, reader, one line of help and an example.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import shlex
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 
-COMMANDS = {
-    "stubs": ("grader.handout.stubs", "regenerate exercises/multi_head_attention.py from solutions/"),
-    "notebook": ("grader.handout.notebook", "regenerate exercises/multi_head_attention.ipynb from solutions/"),
-    "examples": ("grader.handout.reference_examples", "regenerate grader/reference_examples.json from solutions/"),
-    "release": ("grader.handout.release", "write what students receive (no solutions, no hidden tests)"),
-    "wheel": ("grader.handout.wheel", "build the student grader as one wheel, for notebooks on Colab or a hosted Jupyter"),
-    "batch": ("grader.batch.run", "grade a whole class, isolated, into a gradebook"),
-    "nbgrader": ("grader.handout.nbgrader_course", "write an nbgrader course for the exercise"),
-    "gradescope": ("grader.handout.gradescope", "build a Gradescope autograder zip"),
-    "report": ("grader.batch.report", "rebuild a batch's class report (OUT/report.html)"),
-    "export": ("grader.batch.export", "write a batch's grades as a CSV for Canvas's gradebook import (or plain)"),
-    "prairielearn": ("grader.handout.prairielearn", "write a PrairieLearn externally graded question and its image"),
-    "classroom50": ("grader.handout.classroom50", "write a Classroom 50 autograder and template repository (GitHub Actions)"),
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    module: str
+    reader: str  # one of READERS: the group `python -m grader --help` lists it under
+    summary: str
+    example: str  # shown at the end of the command's --help
+
+
+# The readers, in the order the index lists them, and what each group is for.
+READERS = {
+    "hand-outs": "what students and platforms receive",
+    "grading": "a class's submissions, graded and reported",
+    "maintenance": "the files generated from solutions/, kept in the repository",
 }
+# Students run no command of this tool: they grade with pytest. The index says so first.
+STUDENTS = (
+    ("make grade", "grade exercises/ and print the score table (or: pytest grader)"),
+    ("python exercises/example.py", "the lesson's example: a mark for each of its six checks"),
+    ("python exercises/train.py", "train your module and watch each head take a pattern"),
+)
+
+COMMANDS = (
+    Command("release", "grader.handout.release", "hand-outs",
+            "write what students receive (no solutions, no hidden tests)",
+            "python -m grader release build/release --level guided"),
+    Command("wheel", "grader.handout.wheel", "hand-outs",
+            "build the student grader as one wheel, for notebooks on Colab or a hosted Jupyter",
+            "python -m grader wheel build/dist"),
+    Command("gradescope", "grader.handout.gradescope", "hand-outs",
+            "build a Gradescope autograder zip",
+            "python -m grader gradescope autograder.zip --hidden-visibility after_published"),
+    Command("prairielearn", "grader.handout.prairielearn", "hand-outs",
+            "write a PrairieLearn externally graded question and its image",
+            "python -m grader prairielearn build/prairielearn --image YOU/mha-grader"),
+    Command("classroom50", "grader.handout.classroom50", "hand-outs",
+            "write a Classroom 50 autograder and template repository (GitHub Actions)",
+            "python -m grader classroom50 build/classroom50"),
+    Command("nbgrader", "grader.handout.nbgrader_course", "hand-outs",
+            "write an nbgrader course for the exercise",
+            "python -m grader nbgrader build/course"),
+    Command("batch", "grader.batch.run", "grading",
+            "grade a whole class, isolated, into a gradebook",
+            "python -m grader batch submissions/ --out build/marks"),
+    Command("report", "grader.batch.report", "grading",
+            "rebuild a batch's class report (OUT/report.html)",
+            "python -m grader report build/marks --assignment 'Homework 3'"),
+    Command("export", "grader.batch.export", "grading",
+            "write a batch's grades as a CSV for Canvas's gradebook import (or plain)",
+            "python -m grader export build/marks --roster roster.csv --assignment 'Homework 3 (12345)' --out grades.csv"),
+    Command("stubs", "grader.handout.stubs", "maintenance",
+            "regenerate exercises/multi_head_attention.py from solutions/",
+            "python -m grader stubs --check"),
+    Command("notebook", "grader.handout.notebook", "maintenance",
+            "regenerate exercises/multi_head_attention.ipynb (and LESSON.md) from solutions/",
+            "python -m grader notebook --check"),
+    Command("examples", "grader.handout.reference_examples", "maintenance",
+            "regenerate grader/reference_examples.json from solutions/",
+            "python -m grader examples --check"),
+)
+BY_NAME = {command.name: command for command in COMMANDS}
+
+
+def index() -> str:
+    """The commands grouped by reader, one line each: the description of ``--help``."""
+    width = max(len(name) for name, _ in STUDENTS) + 2
+    lines = ["students (no command of this tool: grading is pytest's):"]
+    lines += [f"  {name:<{width}}{summary}" for name, summary in STUDENTS]
+    for reader, purpose in READERS.items():
+        lines += ["", f"{reader} ({purpose}):"]
+        lines += [f"  {command.name:<{width}}{command.summary}" for command in COMMANDS if command.reader == reader]
+    lines += ["", "python -m grader COMMAND --help: a command's options, and an example."]
+    return "\n".join(lines)
+
+
+def missing_dependency(error: ModuleNotFoundError, argv: list[str]) -> str:
+    """What to do when a library a command needs is not installed for this Python."""
+    library = (error.name or "a library").split(".")[0]
+    command = shlex.join(["python", "-m", "grader", *argv])
+    if Path(sys.prefix).resolve() == (REPO_ROOT / ".venv").resolve():
+        fix = ".venv/bin/python -m pip install -r requirements-instructor.txt (make .venv does it when requirements change)"
+    else:
+        fix = f"make .venv in {REPO_ROOT}, then .venv/bin/{command}"
+    return f"{library} is not installed for {sys.executable}: run {fix}\n"
+
+
+def is_missing_part_of_this_copy(error: ModuleNotFoundError) -> bool:
+    """The student release has no grader/handout/, grader/batch/, ...: the command's own
+    module (or its package) is what is missing, not a library it imports."""
+    return (error.name or "").startswith("grader.")
+
+
+def parser_for(argv: list[str]) -> argparse.ArgumentParser:
+    """The parser, with the chosen command's arguments added (its module imported: raises
+    ModuleNotFoundError when that module, or a library it imports, is missing)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m grader", description=index(), formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    # No help= per command: argparse would list them all in one group; the index groups them.
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    chosen = next((word for word in argv if word in BY_NAME), None)
+    for command in COMMANDS:
+        command_parser = commands.add_parser(
+            command.name, description=command.summary, epilog=f"example:\n  {command.example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        if command.name == chosen:
+            module = importlib.import_module(command.module)
+            module.add_arguments(command_parser)
+            command_parser.set_defaults(run=module.run)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    chosen = next((word for word in argv if word in COMMANDS), None)
-    for name, (module_name, help_text) in COMMANDS.items():
-        command_parser = commands.add_parser(name, help=help_text)
-        if name == chosen:
-            try:
-                module = importlib.import_module(module_name)
-            except ModuleNotFoundError:
-                parser.exit(2, f"`{name}` is not available in this copy (it is an instructor's command)\n")
-            module.add_arguments(command_parser)
-            command_parser.set_defaults(run=module.run)
+    try:
+        parser = parser_for(argv)
+    except ModuleNotFoundError as error:
+        if is_missing_part_of_this_copy(error):
+            chosen = next(word for word in argv if word in BY_NAME)
+            sys.stderr.write(f"`{chosen}` is not available in this copy (it is an instructor's command); "
+                             f"run it from a clone of the repository\n")
+        else:
+            sys.stderr.write(missing_dependency(error, argv))
+        return 2
     arguments = parser.parse_args(argv)
-    return arguments.run(arguments)
+    if arguments.command is None:
+        parser.print_help()
+        return 0
+    try:
+        return arguments.run(arguments)
+    except OSError as error:
+        # A path given on the command line that cannot be written or read (a file where a
+        # folder is expected, no permission, a full disk): the user's to fix, no traceback.
+        path = error.filename2 or error.filename
+        sys.stderr.write(f"error: {error.strerror or error}" + (f": {path}" if path else "") + "\n")
+        return 2
+    except ModuleNotFoundError as error:
+        if is_missing_part_of_this_copy(error):
+            raise  # a module of the grader imported by another: a bug of the copy, not the user's
+        sys.stderr.write(missing_dependency(error, argv))
+        return 2
 
 
 if __name__ == "__main__":

@@ -45,6 +45,17 @@ def column_title(text: str) -> str:
     return text
 
 
+def positive_count(text: str) -> int:
+    """A number of things to start (shards): 0 or fewer would grade nobody."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a whole number") from None
+    if count < 1:
+        raise ValueError(f"{count} is not a number above 0")
+    return count
+
+
 def option_type(check: Callable[[str], object]) -> Callable[[str], object]:
     def parse(text: str) -> object:
         try:
@@ -58,4 +69,5 @@ def option_type(check: Callable[[str], object]) -> Callable[[str], object]:
 
 SECONDS = option_type(positive_seconds)
 POINTS = option_type(points_possible)
+COUNT = option_type(positive_count)
 COLUMN_TITLE = option_type(column_title)

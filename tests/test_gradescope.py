@@ -256,6 +256,15 @@ def test_run_autograder_carries_the_hidden_visibility_chosen_at_build_time(zips)
     assert "--hidden-visibility after_due_date" in archive_text(zips["after_due_date"], "run_autograder")
 
 
+def test_the_zip_gets_the_mode_a_new_file_gets_so_a_ta_on_a_shared_machine_can_upload_it(tmp_path):
+    umask = os.umask(0o022)
+    try:
+        path = gradescope.build_zip(tmp_path / "autograder.zip")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
 def test_the_command_refuses_a_visibility_gradescope_does_not_know(tmp_path):
     completed = subprocess.run(
         [sys.executable, "-m", "grader", "gradescope", str(tmp_path / "a.zip"), "--hidden-visibility", "sometimes"],

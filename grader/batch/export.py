@@ -13,6 +13,12 @@ submission is whose: ``grader/batch/roster.py``. Roster students without a submi
 submissions not on the roster are printed and recorded in ``OUT/export.json``, and the
 class report (rebuilt here) lists them.
 
+``--feedback-zip FILE`` also writes the zip Canvas's "Re-Upload Submissions" takes: each
+student graded from a file Canvas's "Download Submissions" named gets that file back with
+their feedback in front (``grader/batch/feedback_zip.py``, which cites how Canvas matches
+it). A ``--assignment`` without Canvas's "(id)" is warned about: Canvas then matches the
+column by its exact title, or creates a new assignment of that name.
+
 Every text cell is neutralised against formula injection (OWASP's rule): a cell starting
 with ``=``, ``+``, ``-``, ``@``, a tab, a carriage return or a line feed gets a leading
 ``'``, so a student named ``=HYPERLINK(...)`` stays text in any spreadsheet. Plain numbers
@@ -25,12 +31,13 @@ import argparse
 import csv
 import io
 import json
+import re
 import sys
 import time
 from pathlib import Path
 
 from grader import results, settings, untrusted
-from grader.batch import class_results, roster
+from grader.batch import class_results, feedback_zip, roster
 from grader.scoring import GROUP_TITLES, GROUPS
 
 MATCH_FILE = "export.json"  # read by grader/batch/report.py
@@ -45,9 +52,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--points", type=settings.POINTS, default=100.0, help="the assignment's points possible (default 100)")
     parser.add_argument("--format", choices=("canvas", "plain"), default="canvas")
     parser.add_argument("--out", dest="file", type=Path, required=True, help="the CSV to write")
+    parser.add_argument(
+        "--feedback-zip", type=Path, default=None,
+        help="also write the zip Canvas's Re-Upload Submissions takes: each student's file with their feedback in front",
+    )
+    parser.add_argument(
+        "--submissions", type=Path, default=None,
+        help="where the students' files are, for --feedback-zip (default: the folder or zip the batch graded)",
+    )
 
 
 def run(arguments: argparse.Namespace) -> int:
+    if not (arguments.out / "results.json").is_file():
+        print(f"error: {arguments.out} holds no results.json: run `python -m grader batch` first", file=sys.stderr)
+        return 2
     try:
         document = class_results.read_class_results(arguments.out / "results.json")
         rows = roster.read_roster(arguments.roster)
@@ -67,9 +85,41 @@ def run(arguments: argparse.Namespace) -> int:
     results.write_atomically(arguments.out / MATCH_FILE, json.dumps(match_record(found, arguments, submissions), indent=2) + "\n")
     _rebuild_report(arguments.out)
     _print_summary(found, arguments.file, not_graded)
+    if arguments.format == "canvas" and not CANVAS_COLUMN_ID.search(arguments.assignment):
+        print(f"WARNING: {untrusted.printable(column_without_id_warning(arguments.assignment))}", file=sys.stderr)
+    if arguments.feedback_zip:
+        _write_feedback_zip(arguments, document)
     for warning in higher_grades_not_sent(found, submissions):
         print(f"WARNING: {untrusted.printable(warning)}", file=sys.stderr)
     return 0
+
+
+# Canvas's gradebook import (canvas-lms lib/gradebook_importer.rb, parse_assignments) reads an
+# assignment column's header as "Title (id)" and finds the assignment by that id; a header
+# without one is matched to an assignment whose title is exactly the header, and when none
+# has it, the import creates a NEW assignment of that name.
+CANVAS_COLUMN_ID = re.compile(r"\(\d+\)\s*$")
+
+
+def column_without_id_warning(assignment: str) -> str:
+    return (
+        f"the column {assignment!r} has no Canvas assignment id (\"Title (12345)\", as Canvas's own gradebook export "
+        "names it): Canvas will match it to an assignment titled exactly that, and if none is, create a new assignment "
+        "of that name on import. Copy the column's header from a gradebook exported from Canvas."
+    )
+
+
+def _write_feedback_zip(arguments: argparse.Namespace, document: dict) -> None:
+    originals = arguments.submissions or (Path(document["submissions_folder"]) if document.get("submissions_folder") else None)
+    summary = feedback_zip.write_feedback_zip(arguments.feedback_zip, arguments.out, document.get("submissions", {}), originals)
+    print(
+        f"{arguments.feedback_zip}: feedback for {len(summary.written)} students, for Canvas's Re-Upload Submissions "
+        "(each student's file with their feedback in front; Canvas attaches it as a comment under the file's name)"
+    )
+    if summary.left_out:
+        print(f"{len(summary.left_out)} students not in the zip (give them OUT/feedback/<id>.html another way):")
+        for sid, why in summary.left_out.items():
+            print(f"  {untrusted.printable(sid)}: {untrusted.printable(why)}")
 
 
 def higher_grades_not_sent(found: roster.Match, submissions: dict[str, dict]) -> list[str]:

@@ -1,5 +1,9 @@
 """A student's feedback page (``feedback/<id>.md``) as HTML, for the links of the class report.
 
+Each page stands alone: it links nowhere (no "back to the report", which would break the
+moment the page is handed to the student through the LMS, ``export --feedback-zip``), and
+everything it shows is inside it.
+
 The Markdown holds what a student controls (their id, exception messages), so it is
 rendered with mistune's ``escape`` (raw HTML shows as text), links and images become their
 text (a student's ``![x](http://...)`` fetches nothing), and the page's Content Security
@@ -22,7 +26,6 @@ STYLE = """
 body { font: 15px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
 pre { background: #f5f5f5; padding: .6rem; overflow-x: auto; white-space: pre-wrap; }
 table { border-collapse: collapse; } th, td { border: 1px solid #ccc; padding: .2rem .6rem; text-align: left; }
-nav { margin-bottom: 1rem; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; image-rendering: pixelated; border: 1px solid #ddd; }
 figcaption { font-size: 13px; color: #555; }
 """
@@ -41,9 +44,7 @@ class _TextOnlyLinks(mistune.HTMLRenderer):
 _markdown = mistune.create_markdown(renderer=_TextOnlyLinks(escape=True), plugins=["table"])
 
 
-def render_page(
-    student_id: str, markdown_text: str, output: str = "", report_link: str = "../report.html", tests: list[dict] = ()
-) -> str:
+def render_page(student_id: str, markdown_text: str, output: str = "", tests: list[dict] = ()) -> str:
     """The whole HTML page; ``output`` (what the code printed) is shown to instructors as text;
     ``tests`` (the result's) give the pictures of the failed weights checks."""
     feedback = _markdown(markdown_text)
@@ -55,8 +56,7 @@ def render_page(
     printed = ""
     if output:
         printed = f"<details><summary>What the code printed (for instructors)</summary><pre>{html.escape(output)}</pre></details>"
-    body = f"""<nav><a href="{html.escape(report_link)}">← class report</a></nav>
-<main>
+    body = f"""<main>
 {feedback}
 {pictures}
 {printed}

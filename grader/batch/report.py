@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from grader import results, untrusted
-from grader.batch import class_results, feedback_pages, report_plots
+from grader.batch import class_results, feedback_pages, report_plots, similarity
 from grader.batch.class_statistics import UNKNOWN, ClassStatistics, ItemStatistics, Misconception, class_statistics
 from grader.scoring import GROUP_TITLES, GROUPS
 
@@ -74,6 +74,7 @@ th[aria-sort=ascending] button::after { content: " ▲"; } th[aria-sort=descendi
    the width each and wrap there (an empty column is as narrow as its name). Ids and file names keep
    their words whole: a name cell is at least 28 characters wide (longer than nearly every id and file
    name a class has) and breaks only a name longer than that, which no width could show whole. */
+.side-by-side { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; } .side-by-side pre { background: #f5f5f5; padding: .5rem; overflow-x: auto; font-size: 12px; }
 #students-table thead th { vertical-align: bottom; }
 #students-table th.group button { writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap; }
 #students-table td.text { overflow-wrap: anywhere; } #students-table td.name { min-width: 28ch; }
@@ -122,13 +123,16 @@ def write_report(out: Path, assignment: str | None = None) -> Path:
             results.write_atomically(out / "feedback" / f"{untrusted.file_stem(student_id)}.html", page)
     match = _read_match(out / MATCH_FILE)
     date = document.get("graded_at") or time.strftime("%Y-%m-%d %H:%M", time.localtime((out / "results.json").stat().st_mtime))
-    page = render_report(document, assignment or document.get("assignment") or out.resolve().name, date, match)
+    similar = similarity.shown_pairs(out, document)
+    page = render_report(document, assignment or document.get("assignment") or out.resolve().name, date, match, similar)
     results.write_atomically(out / "report.html", page)
     return out / "report.html"
 
 
-def render_report(document: dict, assignment: str, date: str, match: dict | None = None) -> str:
-    """The page for a results.json ``document``; ``match`` is the roster matching, if any."""
+def render_report(document: dict, assignment: str, date: str, match: dict | None = None, similar: list[dict] = ()) -> str:
+    """The page for a results.json ``document``; ``match`` is the roster matching, if any;
+    ``similar`` the pairs of similar submissions shown with their shared lines
+    (``similarity.shown_pairs``)."""
     submissions = document.get("submissions", {})
     numbers = class_statistics(submissions)
     sections = [
@@ -138,6 +142,7 @@ def render_report(document: dict, assignment: str, date: str, match: dict | None
         _items_section("Checks", "checks", numbers.checks, show_group=True),
         _misconception_section(numbers),
         _match_section(match) if match else "",
+        _similarity_section(document.get("similar_submissions") or {}, similar),
         _students_section(submissions),
     ]
     body = "\n".join(section for section in sections if section)
@@ -279,6 +284,37 @@ def _match_section(match: dict) -> str:
 matched {_text(match.get("matched", 0))} submissions for {_text(match.get("assignment", ""))} (<code>python -m grader export</code> again after regrading).</p>
 <h3>On the roster, without a submission ({len(missing)})</h3><ul id="roster-without-submission">{missing_items}</ul>
 <h3>Submissions not on the roster ({len(unknown)})</h3><ul id="submissions-not-on-roster">{unknown_items}</ul></section>"""
+
+
+def _similarity_section(record: dict, shown: list[dict]) -> str:
+    """Pairs whose code is nearly the same beyond the hand-out: for a person to look at."""
+    if not record:
+        return ""
+    found = int(record.get("pairs_found") or 0)
+    rule = (
+        f"Pairs of which each file has at least {100 * float(record.get('threshold', 0)):.0f}% of its own code in the other, once the "
+        "hand-out's text (the stub, its comments), whitespace, comments, names and strings are set aside "
+        f"({_text(record.get('compared', 0))} files compared). A flag for a person to look at: no score depends on it."
+    )
+    if not found:
+        return f'<section id="similar"><h2>Similar submissions</h2><p class="muted">{rule}</p><p>None.</p></section>'
+    items = []
+    for pair in shown:
+        first, second = str(pair.get("first", "")), str(pair.get("second", ""))
+        shares = pair.get("shares") or [0, 0]
+        sides = "".join(
+            f'<div><p>{_feedback_link(sid)}: {_percent(float(share))} of its own code shared</p><pre>{_text(chr(10).join(lines))}</pre></div>'
+            for sid, share, lines in zip((first, second), shares, pair.get("lines") or [[], []])
+        )
+        items.append(
+            f'<li><details><summary>{_text(first)} and {_text(second)}: {_percent(float(pair.get("similarity", 0)))} similar</summary>'
+            f'<div class="side-by-side">{sides}</div></details></li>'
+        )
+    more = found - len(shown)
+    rest = f'<p class="muted">{more} more pairs in results.json (<code>similar_submissions</code>).</p>' if more > 0 else ""
+    return f"""<section id="similar"><h2>Similar submissions ({found} pair{"s" if found != 1 else ""})</h2>
+<p class="muted">{rule} The lines each file shares with the other, side by side:</p>
+<ul id="similar-pairs">{"".join(items)}</ul>{rest}</section>"""
 
 
 def _students_section(submissions: dict[str, dict]) -> str:

@@ -50,7 +50,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from grader import __version__, results, settings, untrusted
-from grader.batch import intake
+from grader.batch import intake, similarity
 from grader.sandbox import processes
 from grader.scoring import GROUPS
 
@@ -64,7 +64,7 @@ EXIT_INTERRUPTED = 130
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("submissions", type=Path, help="a folder with one entry per student (.py, folder, .ipynb, .zip)")
     parser.add_argument("--out", type=Path, required=True, help="where the gradebook, results and feedback go")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="shards graded side by side (default: cores)")
+    parser.add_argument("--jobs", type=settings.COUNT, default=os.cpu_count() or 1, help="shards graded side by side (default: cores)")
     parser.add_argument("--force", action="store_true", help="regrade students whose results are already there")
     parser.add_argument("--sandbox", choices=("auto", "bwrap", "process"), default="auto")
     parser.add_argument("--call-timeout", type=settings.SECONDS, default=5.0, help="seconds allowed for one call into student code")
@@ -87,7 +87,17 @@ class OutInUse(RuntimeError):
 
 
 def run(arguments: argparse.Namespace) -> int:
+    # Absolute: the shards run from the repository's folder (processes.py), not the caller's.
+    arguments.submissions, arguments.out = arguments.submissions.absolute(), arguments.out.absolute()
     out: Path = arguments.out
+    # A mistyped path writes nothing: not even OUT/batch.log.
+    if not arguments.submissions.is_dir():
+        print(f"error: {arguments.submissions} is not a folder of submissions"
+              f" ({'a file' if arguments.submissions.exists() else 'it does not exist'})", file=sys.stderr)
+        return EXIT_GRADER_FAILED
+    if out.exists() and not out.is_dir():
+        print(f"error: --out {out} is a file, not a folder", file=sys.stderr)
+        return EXIT_GRADER_FAILED
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o700)  # other students' results are not for the worker's unprivileged user
     _start_log(out / "batch.log")
@@ -156,7 +166,7 @@ def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
         log.info("%d to grade, %d already graded", len(to_grade), len(entries) - len(to_grade))
         status = _grade(to_grade, out, staging, arguments, seed)
         assignment = arguments.assignment or arguments.submissions.resolve().name
-        _write_class_files(out, entries, seed, (sandbox, fallback_note), assignment)
+        _write_class_files(out, entries, seed, (sandbox, fallback_note), assignment, arguments.submissions)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         # A shard killed during this run (its worker then dies with it) left its worker's
@@ -234,6 +244,7 @@ def _intake(arguments: argparse.Namespace, out: Path, staging: Path) -> list[int
             entry = intake.Entry(student_id, None, known["content_hash"], "")
         else:
             entry = intake.stage_entry(path, staging, student_id=student_id)
+            similarity.keep_graded_code(out, student_id, entry.source_path)
         if untrusted.file_stem(student_id) != student_id:
             log.info("%s: result files named %s", student_id, untrusted.file_stem(student_id))
         if path in passed_over:  # said with the result too: which file of this student's was graded
@@ -355,7 +366,22 @@ def _diagnosed_ids(document: dict) -> str:
     return " ".join(dict.fromkeys(i for i in ids if i))
 
 
-def _write_class_files(out: Path, entries: list[intake.Entry], seed: int, sandbox: tuple[str, str], assignment: str) -> None:
+def _similar_submissions(out: Path, documents: dict) -> dict:
+    """Pairs of near-identical code, for a person to look at (grader/batch/similarity.py); its
+    failure is logged and never costs the gradebook."""
+    try:
+        record = similarity.class_similarity(out, documents)
+    except Exception:  # noqa: BLE001 - a flag for people, never a reason to lose the grades
+        log.exception("the comparison of submissions failed; the grades are complete")
+        return {}
+    if record["pairs_found"]:
+        log.info("similar submissions: %d pairs (at least %.0f%% shared both ways), listed in the report", record["pairs_found"], 100 * record["threshold"])
+    return record
+
+
+def _write_class_files(
+    out: Path, entries: list[intake.Entry], seed: int, sandbox: tuple[str, str], assignment: str, submissions: Path
+) -> None:
     documents, not_graded = {}, {}
     for entry in entries:
         # Which entry each id was graded from: dup.py, dup.ipynb and dup.zip become dup, dup-2, dup-3.
@@ -376,7 +402,11 @@ def _write_class_files(out: Path, entries: list[intake.Entry], seed: int, sandbo
         row = [student_id, document["score"], document["max_score"], *earned, _diagnosed_ids(document)]
         writer.writerow([untrusted.csv_cell(cell) for cell in row])  # no formula, no escape sequence
     results.write_atomically(out / "gradebook.csv", table.getvalue())
-    run = {"assignment": assignment, "graded_at": time.strftime("%Y-%m-%d %H:%M %Z"), "not_graded": not_graded}
+    run = {
+        "assignment": assignment, "graded_at": time.strftime("%Y-%m-%d %H:%M %Z"), "not_graded": not_graded,
+        "submissions_folder": str(submissions.resolve()),  # where export --feedback-zip finds each student's file
+        "similar_submissions": _similar_submissions(out, documents),
+    }
     results.write_class_results(out / "results.json", documents, seed, sandbox, run, scaffolding=results.scaffolding_level())
     for student_id in sorted(documents):
         document = documents[student_id]

@@ -16,7 +16,7 @@ What this file does, in order:
 1. finds a python with the grader's requirements: ``$MHA_GRADER_PYTHON`` when set (the tests,
    or a container image that has them), else a virtualenv it makes once and reuses while it
    exists (``$MHA_GRADER_VENV``, by default under ``$RUNNER_TOOL_CACHE``: keep it between runs
-   with actions/cache, README "Classroom 50"), torch from PyTorch's CPU index;
+   with actions/cache, docs/platforms/classroom50.md), torch from PyTorch's CPU index;
 2. closes the bundle (the hidden tests and the solution) to every other user: mode 0700;
 3. grades as root through password-less ``sudo`` when it is not root already (GitHub's hosted
    Ubuntu runners allow it; ``MHA_GRADER_SUDO=0`` turns it off): bubblewrap run as root works

@@ -162,6 +162,9 @@ def build_zip(out: Path, hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY) -> 
     descriptor, temporary = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
     os.close(descriptor)
     try:
+        # mkstemp's file is 0600; the zip gets the mode any new file gets (0644 under the usual
+        # umask 022), so a TA can upload it from a shared machine as from the instructor's own.
+        os.chmod(temporary, 0o666 & ~_umask())
         with zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as archive:
             _add(archive, "setup.sh", SETUP_SH.encode("utf-8"), 0o755)
             _add(archive, "run_autograder", run_autograder.encode("utf-8"), 0o755)
@@ -172,6 +175,13 @@ def build_zip(out: Path, hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY) -> 
         Path(temporary).unlink(missing_ok=True)
         raise
     return out
+
+
+def _umask() -> int:
+    """The process's umask (os.umask can only be read by setting it: set back at once)."""
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
 
 
 def _add(archive: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:

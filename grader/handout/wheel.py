@@ -34,7 +34,7 @@ from grader.handout import release, stubs
 
 # The kernel's own packages are kept as they are (kernel_install pins torch and numpy), so each
 # requirement says what the grader needs, never a pin. torch: the lowest release the grader was
-# run on in a kernel (tests/test_colab.py; README "Colab and hosted Jupyter"). pytest: the
+# run on in a kernel (tests/test_colab.py; docs/platforms/colab.md). pytest: the
 # grader's conftest narrows pytest's conftest search through a private method, checked on 9.0
 # and 9.1, so a major version it has not met is refused rather than trusted.
 REQUIREMENTS = ("torch>=2.13", "numpy", "pytest>=9.0,<10", "pytest-timeout>=2.4")
