@@ -41,7 +41,10 @@ from grader.hidden.probes import StudentParts
 from grader.hidden.reference import reference
 from grader.submission import Submission
 
-MAX_ROUNDS = 4  # a call of the module with a head replaced takes two: the heads, then their answers
+# A call of the module with its heads replaced takes three rounds: the heads' calls, their
+# answers (and the gradients that reach them), the gradients' answers.
+MAX_ROUNDS = 4
+MAX_ASKED = 8  # answers per round: the served answers of one call stay far within the wire's bounds
 MAX_CALLS = 600  # per submission: a few hundred milliseconds of the worker's time
 
 
@@ -61,7 +64,6 @@ class Replaced(Submission):
         self.timeouts = submission.timeouts  # a loop met in the checks is not run again
         self.function = function
         self.calls = calls  # shared by every replacement of one submission: the budget
-        self.served: list = []  # [request, answer]: kept from check to check
         self.sent: dict = {}  # the data of the call in progress (what a head may be asked about)
         self.heads: dict = {}  # reference heads by size and dtype, their weights loaded per answer
 
@@ -71,15 +73,16 @@ class Replaced(Submission):
         self.sent = arguments
         if self.function == mistakes.MODULE:
             return self._module(operation, arguments)
+        served: list = []  # [request, answer], for this call only: what travels to the worker stays small
         for _ in range(MAX_ROUNDS):
             self._spend()
-            reply = super()._call("replaced", function=self.function, served=self.served, replayed=operation, arguments=arguments)
+            reply = super()._call("replaced", function=self.function, served=served, replayed=operation, arguments=arguments)
             if not isinstance(reply, dict) or not isinstance(reply.get("missing", []), list):
                 raise Unproven("the worker's reply is not one of the replacement's")
             if not reply.get("missing"):
                 return reply.get("result")
-            for request in reply["missing"][:16]:
-                self.served.append([request, self._answer(request)])
+            for request in reply["missing"][:MAX_ASKED]:
+                served.append([request, self._answer(request)])
         raise Unproven(f"{operation} asked for more than {MAX_ROUNDS} rounds of answers")
 
     def _spend(self) -> None:

@@ -23,17 +23,15 @@ from grader.hidden import counterfactual, mistakes, probes
 
 UNKNOWN = "unknown"
 
-# The functions each call of the Submission runs: a check that built the module exercised
-# every function the module uses.
+# The functions each call of the Submission runs: a check that ran the module exercised every
+# function the module uses; one that only built it, the constructor and head_dimension.
 FUNCTIONS_OF_OPERATION = {
     "head_dimension": (mistakes.HEAD_DIMENSION,),
     "causal_mask": (mistakes.CAUSAL_MASK,),
     "run_head": (mistakes.HEAD,),
     "concatenate_heads": (mistakes.CONCATENATE,),
-    **{
-        operation: (mistakes.MODULE, mistakes.HEAD, mistakes.CONCATENATE, mistakes.CAUSAL_MASK, mistakes.HEAD_DIMENSION)
-        for operation in ("run_attention", "construct_attention", "initial_parameters")
-    },
+    "run_attention": (mistakes.MODULE, mistakes.HEAD, mistakes.CONCATENATE, mistakes.CAUSAL_MASK, mistakes.HEAD_DIMENSION),
+    **{operation: (mistakes.MODULE, mistakes.HEAD_DIMENSION) for operation in ("construct_attention", "initial_parameters")},
 }
 # The calls probing a function makes (the module's include its parts): a function none of
 # whose calls ever ran out of time is safe to probe; one that looped is left alone.
