@@ -60,6 +60,9 @@ COMMANDS = (
     Command("nbgrader", "grader.handout.nbgrader_course", "hand-outs",
             "write an nbgrader course for the exercise",
             "python -m grader nbgrader build/course"),
+    Command("course", "grader.batch.course", "grading",
+            "write a starting course file (course.toml: the assignment's settings every command reads), or check one",
+            "python -m grader course init course.toml"),
     Command("batch", "grader.batch.run", "grading",
             "grade a whole class, isolated, into a gradebook",
             "python -m grader batch submissions/ --out build/marks"),
@@ -129,7 +132,25 @@ def parser_for(argv: list[str]) -> argparse.ArgumentParser:
             module = importlib.import_module(command.module)
             module.add_arguments(command_parser)
             command_parser.set_defaults(run=module.run)
+            _read_course(command.name, command_parser, argv, parser)
     return parser
+
+
+def _read_course(name: str, command_parser, argv: list[str], parser) -> None:
+    """The course file's settings become the command's defaults (grader/batch/course.py)."""
+    try:
+        from grader.batch import course
+    except ModuleNotFoundError:  # the student release: no course file there
+        return
+    if name not in course.OPTIONS:
+        return
+    course.add_course_option(command_parser)
+    try:
+        notes = course.apply_to_parser(name, command_parser, argv)
+    except course.CourseError as error:
+        parser.exit(2, f"error: {error}\n")
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

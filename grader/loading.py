@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
-import re
 import sys
 from pathlib import Path
 from types import ModuleType
 
 MODULE_FILE_NAME = "multi_head_attention.py"
 NOTEBOOK_FILE_NAME = "multi_head_attention.ipynb"
-# A function still to write: the stub's `raise NotImplementedError(...)` (nbgrader's too).
-STILL_TO_WRITE = re.compile(r"^[ \t]*raise NotImplementedError\b", re.MULTILINE)
 
 _unique_names = itertools.count()
 
@@ -40,20 +37,16 @@ def locate_source(path: Path) -> Path:
     return path
 
 
-def functions_left(code: str) -> int:
-    """How many functions of ``code`` still raise the stub's NotImplementedError."""
-    return len(STILL_TO_WRITE.findall(code))
-
-
 def choose_work(folder: Path) -> Path:
     """The file to grade in a folder: the one that holds the work.
 
     A folder may hold multi_head_attention.py, the notebook multi_head_attention.ipynb, or
     both (the exercise ships both; a student works in one). Each is looked for anywhere
-    inside, the shallowest first. With both, the grader grades the one in which fewer
-    functions still raise NotImplementedError; on a tie, the .py file.
+    inside, the shallowest first. With both, the grader grades the one that holds more of
+    the work (grader.work_held.most_work: the exercise's functions written, read from the
+    syntax tree; on a tie, the .py file).
     """
-    from grader.notebooks import notebook_code  # json only: cheap
+    from grader import work_held  # ast and json only: cheap
 
     found = {}
     for name in (MODULE_FILE_NAME, NOTEBOOK_FILE_NAME):
@@ -62,15 +55,8 @@ def choose_work(folder: Path) -> Path:
             found[name] = min(candidates, key=lambda p: (len(p.parts), str(p)))
     if not found:
         raise SubmissionNotFound(f"no {MODULE_FILE_NAME} (or {NOTEBOOK_FILE_NAME}) anywhere inside {folder.name}/")
-    if len(found) == 1:
-        return next(iter(found.values()))
-    script, notebook = found[MODULE_FILE_NAME], found[NOTEBOOK_FILE_NAME]
-    try:
-        in_notebook = functions_left(notebook_code(notebook.read_text(encoding="utf-8-sig")))
-        in_script = functions_left(script.read_text(encoding="utf-8", errors="replace"))
-    except Exception:  # noqa: BLE001 - an unreadable notebook holds no work to grade
-        return script
-    return notebook if in_notebook < in_script else script
+    files = list(found.values())
+    return files[work_held.most_work([(path.name, work_held.work_in_file(path)) for path in files])]
 
 
 def import_source(source: Path, name: str | None = None) -> ModuleType:

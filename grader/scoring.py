@@ -17,6 +17,7 @@ import pytest
 
 from grader import attention_comparison
 from grader.untrusted import printable
+from grader.work_held import EXERCISE_FUNCTIONS
 
 GROUP_TITLES = {
     "shapes": "1. shapes",
@@ -36,15 +37,7 @@ ATTENTION_PROPERTY = "attention"
 NOT_WRITTEN = re.compile(r"^(?P<name>[\w.]+) is not written yet: this test needs it")
 # The order in which the student's functions build on each other: "Start with" the first
 # one not written yet (MultiHeadSelfAttention calls all the others).
-WRITING_ORDER = (
-    "head_dimension",
-    "causal_mask",
-    "AttentionHead.__init__",
-    "AttentionHead.forward",
-    "concatenate_heads",
-    "MultiHeadSelfAttention.__init__",
-    "MultiHeadSelfAttention.forward",
-)
+WRITING_ORDER = EXERCISE_FUNCTIONS
 
 
 @dataclass

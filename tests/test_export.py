@@ -84,10 +84,11 @@ def test_the_plain_format_has_the_roster_columns_the_score_and_the_points_per_gr
     rows = list(csv.reader(io.StringIO(export_csv(out, roster_file, tmp_path, "--format", "plain"))))
     assert rows[0] == [
         "Student", "ID", "SIS User ID", "SIS Login ID", "Section", "submission", "score (of 100)",
+        "raw score (of 100)", "late penalty", "override", "override reason",
         "1. shapes (of 2)", "2. probabilities (of 2)", "6. configuration (of 1)",
     ]
-    assert rows[1] == ["Doe, Jane", "1001", "U1", "s1", "Section A", "s1", "80", "2", "2", "0"]
-    assert rows[4] == ["Nobody Handed-In", "1004", "U4", "login4", "Section B", "", "", "", "", ""]
+    assert rows[1] == ["Doe, Jane", "1001", "U1", "s1", "Section A", "s1", "80", "80", "", "", "", "2", "2", "0"]
+    assert rows[4] == ["Nobody Handed-In", "1004", "U4", "login4", "Section B", "", "", "", "", "", "", "", "", ""]
 
 
 def test_the_login_id_wins_over_the_sis_user_id_and_the_canvas_id():
@@ -106,6 +107,13 @@ def test_matching_ignores_case_and_reads_canvas_download_names():
     rows = [{"Student": "Jane", "ID": "4242", "SIS User ID": "", "SIS Login ID": "JDoe"}, {"Student": "Kim", "ID": "77", "SIS User ID": "", "SIS Login ID": ""}]
     found = roster.match(["jdoe", "kimlee_late_77_31415_multi_head_attention"], rows)
     assert found.submission_of_row == {0: "jdoe", 1: "kimlee_late_77_31415_multi_head_attention"}
+
+
+def test_a_canvas_name_holding_an_underscore_is_matched_by_its_user_id():
+    # Canvas keeps "_" in the sortable name it writes (lib/content_zipper.rb keeps [[:word:]]).
+    rows = [{"Student": "O_Neil, Sam", "ID": "12", "SIS User ID": "", "SIS Login ID": ""}]
+    found = roster.match(["o_neil_sam_LATE_12_34_attention"], rows)
+    assert found.submission_of_row == {0: "o_neil_sam_LATE_12_34_attention"}
 
 
 def test_a_second_submission_for_the_same_student_is_reported_not_dropped():
@@ -212,3 +220,17 @@ def test_a_student_with_two_entries_is_never_exported_at_the_lower_grade_unsaid(
     said = capsys.readouterr().err
     assert "WARNING: " in said and "exported s1 (0%), but u1 scored 80%; the higher grade was NOT sent" in said
     assert json.loads((out / export.MATCH_FILE).read_text())["higher_grades_not_sent"]
+
+
+def test_one_students_two_files_that_both_hold_work_are_one_roster_row_and_the_higher_is_never_lost_unsaid(tmp_path, roster_file, capsys):
+    # s1.py and s1.ipynb both hold work: the batch grades both (s1, s1-2) and records that s1-2
+    # is the same student's (grader/batch/intake.py); the export matches s1-2 to s1's row.
+    documents = class_documents()
+    documents["s1"] = document("s1", 1, True)
+    documents["s1-2"] = document("s1-2", 2, True) | {"same_student_as": "s1"}
+    out = write_out(tmp_path / "out", documents)
+    export_csv(out, roster_file, tmp_path)
+    said = capsys.readouterr().err
+    assert "exported s1 (60%), but s1-2 scored 80%; the higher grade was NOT sent" in said
+    record = json.loads((out / export.MATCH_FILE).read_text())
+    assert all(entry["submission"] != "s1-2" or "already matched by s1" in entry["reason"] for entry in record["submissions_not_on_roster"])

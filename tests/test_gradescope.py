@@ -463,6 +463,27 @@ def test_with_both_the_py_file_and_the_notebook_the_one_that_holds_the_work_is_g
     assert path == folder / "multi_head_attention.py"
 
 
+def test_a_one_line_py_file_does_not_hide_a_complete_notebook(tmp_path):
+    from grader.handout import notebook
+
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / "multi_head_attention.py").write_text("import torch\n")  # neither file says NotImplementedError
+    (folder / "multi_head_attention.ipynb").write_text(notebook.notebook_text(filled=True))
+    path, found = gradescope.choose_submission_file(folder)
+    assert path == folder / "multi_head_attention.ipynb"
+    assert "writes 7 of the exercise's 7 functions" in found and "multi_head_attention.py defines none" in found
+
+
+def test_a_helpers_module_beside_the_finished_exercise_is_not_what_is_graded(tmp_path):
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / "attention.py").write_text(SOLUTION.read_text())  # not named multi_head_attention.py
+    (folder / "attention_helpers.py").write_text("def scaled(scores, d):\n    return scores / d ** 0.5\n")
+    path, found = gradescope.choose_submission_file(folder)
+    assert path == folder / "attention.py" and "attention_helpers.py defines none" in found
+
+
 def test_a_symbolic_link_in_a_submission_is_never_graded(tmp_path):
     folder = tmp_path / "submission"
     folder.mkdir()

@@ -24,7 +24,9 @@ import pytest
 from grader import untrusted
 from grader.batch import intake
 from grader.batch import run as batch_run
+from grader.sandbox import processes
 from grading import REPO_ROOT
+from test_interruption import private_tmp  # noqa: F401 - a fixture: the batch's own temporary folder
 from test_untrusted import outside_code_blocks
 
 SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
@@ -233,3 +235,55 @@ def test_a_rerun_does_not_read_unchanged_entries_again(tmp_path, monkeypatch):
     assert read_again == []
     assert "0 to grade, 2 already graded" in (out / "batch.log").read_text()
     assert {row["submission"]: row["score"] for row in gradebook_rows(out)} == {"alice": "100", "dan": "100"}
+
+
+# --- 11. a deep tree left by one student, in either sandbox --------------------------------
+
+needs_bwrap = pytest.mark.skipif(not processes.bwrap_available(), reason="bubblewrap cannot run here")
+DEEP_TREE = (REPO_ROOT / "tests" / "attacks" / "deep_tree.py").read_text()
+
+
+def a_dead_runs_worker_folder(temporary: Path) -> Path:
+    """A worker folder as a run killed while grading the deep tree leaves it: its owner (pid 1
+    with another start time) is gone, and the 1,200 folders are still in it."""
+    namespace = os.stat("/proc/self/ns/pid").st_ino
+    folder = temporary / f"mha-worker-1.{processes._start_time(1) + 1}.{namespace}-deadbeef"
+    level = folder / "tmp" / "mha-scratch-abcd" / "submission-efgh"
+    level.mkdir(parents=True)
+    handle = os.open(level, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(1200):
+        os.mkdir("d", dir_fd=handle)
+        below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=handle)
+        os.close(handle)
+        handle = below
+    os.close(handle)
+    return folder
+
+
+@pytest.mark.parametrize("sandbox", [pytest.param("bwrap", marks=needs_bwrap), "process"])
+def test_a_deep_tree_costs_nobody_a_result_and_leaves_nothing_behind(tmp_path, private_tmp, sandbox):
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    # One shard, in this order: the deep tree is graded by a worker already warm (its start
+    # is not what this test is about), and the honest student after it by the same worker.
+    (submissions / "a_first.py").write_text(SOLUTION.read_text())
+    (submissions / "b_deep.py").write_text(SOLUTION.read_text() + "\n\n" + DEEP_TREE)
+    (submissions / "c_honest.py").write_text(SOLUTION.read_text())
+    env = {**os.environ, "TMPDIR": str(private_tmp)}
+    first = run_batch(submissions, tmp_path / "out", "--jobs", "1", "--sandbox", sandbox, env=env)
+    assert first.returncode == 0, first.stderr[-3000:]
+    scores = {row["submission"]: row["score"] for row in gradebook_rows(tmp_path / "out")}
+    assert set(scores) == {"a_first", "b_deep", "c_honest"}
+    assert scores["b_deep"] == scores["c_honest"] == "100"  # the tree is within every stated limit
+    assert "left 1200 nested folders" in results_of(tmp_path / "out")["b_deep"]["output"]
+    shard_log = (tmp_path / "out" / "logs" / "shard-0.log").read_text()
+    assert "worker restarts: 0" in shard_log, shard_log[-3000:]  # the worker cleaned up and lived on
+    assert list(private_tmp.iterdir()) == []
+    # A run killed while it graded the deep tree left its worker's folder: the next batch
+    # starts all the same, removes it, and grades.
+    leftover = a_dead_runs_worker_folder(private_tmp)
+    second = run_batch(submissions, tmp_path / "out-2", "--jobs", "1", "--sandbox", sandbox, env=env)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert f"removed {leftover}" in (tmp_path / "out-2" / "batch.log").read_text()
+    assert {row["submission"]: row["score"] for row in gradebook_rows(tmp_path / "out-2")}["c_honest"] == "100"
+    assert list(private_tmp.iterdir()) == []

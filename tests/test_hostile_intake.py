@@ -13,6 +13,7 @@ import multiprocessing
 import os
 import queue
 import stat
+import struct
 import zipfile
 from pathlib import Path
 
@@ -256,3 +257,143 @@ def test_the_fingerprint_changes_with_the_content_and_not_otherwise(submissions)
     before = intake.fingerprint(folder)
     (folder / "multi_head_attention.py").write_text(SOURCE + "# edit\n")
     assert intake.fingerprint(folder) != before
+
+
+# --- 11. a class's zip (Canvas's "Download Submissions"), with every defence of a student's zip ---
+
+
+def class_zip_file(path: Path, members: dict[str, bytes | str]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in members.items():
+            archive.writestr(zipfile.ZipInfo(name), content, compress_type=zipfile.ZIP_DEFLATED)
+    return path
+
+
+def test_a_class_zip_is_unpacked_without_os_leftovers_and_a_student_zip_inside_is_graded_as_one(tmp_path, staging):
+    from grader.batch import class_zip
+
+    inner = tmp_path / "inner.zip"
+    class_zip_file(inner, {"hw/multi_head_attention.py": SOURCE, "__MACOSX/hw/._multi_head_attention.py": b"\x00\x05"})
+    download = class_zip_file(tmp_path / "submissions.zip", {
+        "smithjane_12345_67890_multi_head_attention.py": SOURCE,
+        "doejohn_LATE_222_333_hw.zip": inner.read_bytes(),
+        "__MACOSX/._smithjane_12345_67890_multi_head_attention.py": b"\x00\x05\x16\x07",
+        "__MACOSX/._doejohn_LATE_222_333_hw.zip": b"\x00\x05\x16\x07",
+        ".DS_Store": b"\x00\x00\x00\x01Bud1",
+        "README.txt": "from Canvas\n",
+    })
+    unpacked = class_zip.unpack_class_zip(download, tmp_path / "out")
+    assert [(item.name, item.reason.split(" ")[0]) for item in unpacked.ignored] == [("__MACOSX/", "macOS's"), (".DS_Store", "a")]
+    entries, ignored = intake.survey(unpacked.folder)
+    assert [path.name for path in entries] == ["doejohn_LATE_222_333_hw.zip", "smithjane_12345_67890_multi_head_attention.py"]
+    assert [item.name for item in ignored] == ["README.txt"]
+    staged = [intake.stage_entry(path, staging) for path in entries]
+    assert [(entry.problem, entry.source_path.read_text()) for entry in staged] == [("", SOURCE), ("", SOURCE)]
+
+
+def test_a_class_zip_read_again_rewrites_nothing_unchanged_and_drops_what_it_no_longer_holds(tmp_path):
+    from grader.batch import class_zip
+
+    members = {"alice.py": SOURCE, "bob.py": SOURCE}
+    first = class_zip.unpack_class_zip(class_zip_file(tmp_path / "a.zip", members), tmp_path / "out")
+    before = intake.fingerprint(first.folder / "alice.py")
+    second = class_zip.unpack_class_zip(class_zip_file(tmp_path / "b.zip", {"alice.py": SOURCE}), tmp_path / "out")
+    assert intake.fingerprint(second.folder / "alice.py") == before  # not read again by the next run
+    assert sorted(path.name for path in second.folder.iterdir()) == ["alice.py"]
+
+
+def symlink_member(name: str) -> zipfile.ZipInfo:
+    link = zipfile.ZipInfo(name)
+    link.create_system = 3
+    link.external_attr = (stat.S_IFLNK | 0o777) << 16
+    return link
+
+
+@pytest.mark.parametrize(
+    ("members", "expected"),
+    [
+        pytest.param({"../evil.py": SOURCE, "alice.py": SOURCE}, "unsafe path '../evil.py'", id="a .. path"),
+        pytest.param({"/etc/evil.py": SOURCE}, "unsafe path", id="an absolute path"),
+        pytest.param({"alice.py": "/etc/passwd"}, "unsafe path", id="a symlink"),
+        pytest.param({"/".join(["d"] * 40) + "/alice.py": SOURCE}, "deeper than", id="too deep"),
+        pytest.param({f"s{number}.py": SOURCE for number in range(30)}, "more than 20 files", id="too many members"),
+        pytest.param({"bomb.py": b"#" * (3 * 1024 * 1024)}, "would unpack to more than 2 MB", id="a bomb by its headers"),
+    ],
+)
+def test_a_hostile_class_zip_is_refused_whole_and_writes_nothing(tmp_path, monkeypatch, members, expected):
+    from grader.batch import class_zip
+
+    monkeypatch.setattr(class_zip, "MAX_CLASS_MEMBERS", 20)
+    monkeypatch.setattr(class_zip, "MAX_CLASS_BYTES", 2 * intake.MB)
+    path = tmp_path / "class.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in members.items():
+            info = symlink_member(name) if content == "/etc/passwd" else zipfile.ZipInfo(name)
+            archive.writestr(info, content, compress_type=zipfile.ZIP_DEFLATED)
+    with pytest.raises(intake.Refused, match=expected):
+        class_zip.unpack_class_zip(path, tmp_path / "out")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "evil.py").exists()
+
+
+def test_a_member_larger_than_any_gradable_entry_is_not_written_but_said(tmp_path, monkeypatch):
+    from grader.batch import class_zip
+
+    monkeypatch.setattr(intake, "MAX_UNPACKED_BYTES", 1000)
+    path = class_zip_file(tmp_path / "class.zip", {"alice.py": SOURCE, "big.ipynb": "{" + " " * 4998 + "}"})
+    unpacked = class_zip.unpack_class_zip(path, tmp_path / "out")
+    assert [(item.name, "larger than" in item.reason) for item in unpacked.not_written] == [("big.ipynb", True)]
+    assert sorted(item.name for item in unpacked.folder.iterdir()) == ["alice.py"]
+
+
+def test_a_member_whose_headers_understate_its_size_costs_only_its_own_student(tmp_path):
+    from grader.batch import class_zip
+
+    path = class_zip_file(tmp_path / "class.zip", {"liar.py": "#" * 300_000, "alice.py": SOURCE})
+    data = bytearray(path.read_bytes())
+    for signature, size_offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):  # liar.py's headers come first
+        struct.pack_into("<I", data, data.index(signature) + size_offset, 100)
+    path.write_bytes(bytes(data))
+    unpacked = class_zip.unpack_class_zip(path, tmp_path / "out")
+    assert [(item.name, "could not be unpacked" in item.reason) for item in unpacked.not_written] == [("liar.py", True)]
+    assert (unpacked.folder / "alice.py").read_text() == SOURCE
+
+
+def test_batch_refuses_a_zip_that_is_not_one_with_a_sentence(tmp_path):
+    import subprocess
+    import sys
+
+    broken = tmp_path / "submissions.zip"
+    broken.write_bytes(b"PK\x03\x04 not a zip")
+    finished = subprocess.run(
+        [sys.executable, "-m", "grader", "batch", str(broken), "--out", str(tmp_path / "out"), "--quiet"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )
+    assert finished.returncode == 2 and "submissions.zip is not a readable zip" in finished.stderr
+
+
+@pytest.mark.parametrize(
+    ("members", "entries"),
+    [
+        pytest.param({"HW3/alice.py": SOURCE, "HW3/bob.py": SOURCE, "__MACOSX/HW3/._alice.py": b"\x00"}, ["alice.py", "bob.py"], id="the download re-zipped from its folder"),
+        pytest.param({"carol/multi_head_attention.py": SOURCE, "carol/notes.txt": "x"}, ["carol"], id="one student's folder"),
+        pytest.param({"alice.py": SOURCE, "carol/multi_head_attention.py": SOURCE}, ["alice.py", "carol"], id="flat, with a folder"),
+    ],
+)
+def test_a_class_zip_of_one_folder_is_read_as_that_folder_only_when_it_holds_several_students(tmp_path, members, entries):
+    from grader.batch import class_zip
+
+    unpacked = class_zip.unpack_class_zip(class_zip_file(tmp_path / "class.zip", members), tmp_path / "out")
+    assert [path.name for path in intake.list_entries(unpacked.folder)] == entries
+
+
+def test_a_full_disk_while_unpacking_stops_the_batch_loudly_not_as_a_student_problem(tmp_path, monkeypatch):
+    import errno
+
+    from grader.batch import class_zip
+
+    def full(*_args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(class_zip, "_write_if_changed", full)
+    with pytest.raises(OSError, match="No space left"):
+        class_zip.unpack_class_zip(class_zip_file(tmp_path / "class.zip", {"alice.py": SOURCE}), tmp_path / "out")

@@ -473,7 +473,7 @@ def test_stage_all_returns_one_entry_for_each_of_ten_mixed_entries(tmp_path, sub
     make_zip(submissions / "bob.zip", {"bob/multi_head_attention.py": SOURCE})
     write(submissions / "erin.py", b"\x00\x00binary")
     write(submissions / "frank.ipynb", "{not json")
-    write(submissions / "gina.pdf", b"%PDF-1.7\n")
+    write(submissions / "gina.java", b"class Attention {}\n")
     make_zip(submissions / "hank.zip", {"../evil.py": SOURCE})
     write(submissions / "ivan.zip", b"PK\x05\x06 corrupt")
     (submissions / "judy").mkdir()
@@ -503,31 +503,138 @@ def test_ids_spelled_in_nfc_and_in_nfd_are_one_id_and_count_as_duplicates(submis
 
 # --- several entries of one student --------------------------------------------------------
 
+SOLUTION = (Path(__file__).resolve().parent.parent / "solutions" / "multi_head_attention.py").read_text()
+EXERCISE_STUB = (Path(__file__).resolve().parent.parent / "exercises" / "multi_head_attention.py").read_text()
+HELPERS = "import torch\n\n\ndef scaled(scores, head_dim):\n    return scores / head_dim ** 0.5\n"
+
+
+def resolve(submissions: Path):
+    """(entries kept, {graded entry: names not graded}) of one_entry_per_student."""
+    students = intake.one_entry_per_student(intake.list_entries(submissions))
+    return students.entries, {path: [other.name for other in merge.not_graded] for path, merge in students.merged.items()}
+
 
 def test_canvas_gives_one_entry_per_uploaded_file_and_the_one_that_holds_the_work_is_graded(submissions):
     # Canvas's "Download Submissions": name_USERID_FILEID_file, one entry per uploaded file.
     finished = write(submissions / "smithjane_12345_67890_multi_head_attention.py", SOURCE)
     untouched = write(submissions / "smithjane_12345_67891_multi_head_attention.ipynb", notebook(("code", STUB)))
     other = write(submissions / "doejohn_222_333_multi_head_attention.py", STUB)
-    kept, passed_over = intake.one_entry_per_student(intake.list_entries(submissions))
-    assert kept == [other, finished] and passed_over == {finished: [untouched]}
+    assert resolve(submissions) == ([other, finished], {finished: [untouched.name]})
     # And the other way round: the notebook holds the work.
     finished.write_text(STUB)
     untouched.write_text(notebook(("code", SOURCE)))
-    kept, passed_over = intake.one_entry_per_student(intake.list_entries(submissions))
-    assert kept == [other, untouched] and passed_over == {untouched: [finished]}
+    assert resolve(submissions) == ([other, untouched], {untouched: [finished.name]})
+
+
+def test_a_helpers_file_beside_the_exercise_is_not_graded_instead_of_it(submissions):
+    # Neither says "raise NotImplementedError"; only the exercise defines its functions.
+    helpers = write(submissions / "smithjane_12345_100_attention_helpers.py", HELPERS)
+    exercise = write(submissions / "smithjane_12345_101_multi_head_attention.py", SOLUTION)
+    students = intake.one_entry_per_student(intake.list_entries(submissions))
+    assert students.entries == [exercise]
+    merge = students.merged[exercise]
+    assert [other.name for other in merge.not_graded] == [helpers.name]
+    assert "defines none of the exercise's 7 functions" in merge.not_graded[0].reason
+    assert "writes 7 of the exercise's 7 functions" in merge.sentence() and "Canvas's names (user 12345)" in merge.sentence()
+
+
+def test_a_one_line_py_does_not_hide_a_complete_notebook(submissions):
+    scratch = write(submissions / "alice.py", "x = 1\n")
+    complete = write(submissions / "alice.ipynb", notebook(("markdown", "# lesson"), ("code", SOLUTION)))
+    assert resolve(submissions) == ([complete], {complete: [scratch.name]})
+
+
+def test_a_notebook_with_a_broken_cell_still_shows_the_work_in_its_other_cells(submissions):
+    stub = write(submissions / "bo.py", EXERCISE_STUB)
+    worked = write(submissions / "bo.ipynb", notebook(("code", SOLUTION), ("code", "def oops(:\n")))
+    assert resolve(submissions) == ([worked], {worked: [stub.name]})
+
+
+def test_two_students_whose_ids_look_like_canvas_names_stay_two_students(submissions):
+    # Both read as "user 2, file 1": one uploaded file has one id, so these are not Canvas's.
+    alice = write(submissions / "section_2_1_alice.py", SOLUTION)
+    bob = write(submissions / "section_2_1_bob.py", EXERCISE_STUB)
+    assert resolve(submissions) == ([alice, bob], {})
+    assert [entry.student_id for entry in intake.stage_all(submissions, submissions.parent / "staging")] == [alice.stem, bob.stem]
+
+
+def test_two_files_of_one_student_that_both_hold_work_are_both_graded_and_the_export_warns(submissions):
+    from grader.batch import export, roster
+
+    script = write(submissions / "smithjane_12345_67890_multi_head_attention.py", SOURCE)
+    notebook_file = write(submissions / "smithjane_12345_67891_attention.ipynb", notebook(("code", SOLUTION)))
+    students = intake.one_entry_per_student(intake.list_entries(submissions))
+    assert students.entries == [script, notebook_file] and students.merged == {}
+    assert "both hold work" in students.kept_apart[script] and notebook_file.name in students.kept_apart[script]
+    # Both graded, both are Canvas user 12345's row: the export sends one and says when the other scored higher.
+    ids = intake.unique_ids([intake.student_id_of(path) for path in students.entries])
+    found = roster.match(ids, [{"Student": "Smith, Jane", "ID": "12345", "SIS User ID": "", "SIS Login ID": "jsmith"}])
+    scores = {ids[0]: {"score": 14, "max_score": 100}, ids[1]: {"score": 100, "max_score": 100}}
+    warnings = export.higher_grades_not_sent(found, scores)
+    assert len(warnings) == 1 and "the higher grade was NOT sent" in warnings[0] and ids[1] in warnings[0]
 
 
 def test_the_same_name_with_another_extension_is_one_student_a_tie_goes_to_the_py(submissions):
-    py = write(submissions / "alice.py", SOURCE)
-    ipynb = write(submissions / "Alice.ipynb", notebook(("code", SOURCE)))
+    py = write(submissions / "alice.py", STUB)
+    ipynb = write(submissions / "Alice.ipynb", notebook(("code", STUB)))
     folder = submissions / "alice"  # a folder is its own entry: not merged
     write(folder / "multi_head_attention.py", STUB)
-    kept, passed_over = intake.one_entry_per_student(intake.list_entries(submissions))
-    assert passed_over == {py: [ipynb]} and ipynb not in kept and folder in kept
+    kept, not_graded = resolve(submissions)
+    assert not_graded == {py: [ipynb.name]} and ipynb not in kept and folder in kept
 
 
 def test_an_unreadable_notebook_holds_no_work(submissions):
     py = write(submissions / "bo.py", STUB)
     broken = write(submissions / "bo.ipynb", "{ not json")
-    assert intake.one_entry_per_student(intake.list_entries(submissions))[1] == {py: [broken]}
+    assert resolve(submissions)[1] == {py: [broken.name]}
+
+
+# --- Canvas's names ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("filename", "expected"),
+    [
+        ("smithjane_12345_67890_multi_head_attention.py", ("smithjane", False, "12345", "67890", "multi_head_attention.py")),
+        ("smithjane_LATE_12345_67890_hw_3_2.ipynb", ("smithjane", True, "12345", "67890", "hw_3_2.ipynb")),
+        ("anon_k3Xq9_4242_attention.py", ("", False, "anon_k3Xq9", "4242", "attention.py")),
+        ("LATE_anon_k3Xq9_4242_attention.py", ("", True, "anon_k3Xq9", "4242", "attention.py")),
+        ("kimlee_late_77_31415_multi_head_attention", ("kimlee", True, "77", "31415", "multi_head_attention")),
+        ("alice.py", None),
+        ("alice_12345.py", None),
+        ("smithjane_12345_text.html", None),  # a text entry: no attachment id
+    ],
+)
+def test_canvas_download_names_are_read_as_canvas_writes_them(filename, expected):
+    from grader.batch.canvas_names import parse_canvas_name
+
+    parsed = parse_canvas_name(filename)
+    got = None if parsed is None else (parsed.name, parsed.late, parsed.user_id, parsed.attachment_id, parsed.file_name)
+    assert got == expected
+
+
+# --- what is not a submission ------------------------------------------------------------------
+
+
+def test_stray_files_are_listed_as_ignored_with_a_reason_never_as_students(submissions, staging):
+    strays = {
+        "README.txt": "a README file", "README": "a README file", "notes.md": "a text document",
+        "scores.csv": "a spreadsheet", "photo.PNG": "an image", "lecture.pdf": "a document",
+        ".DS_Store": "operating system", "Thumbs.db": "operating system", "__MACOSX": "macOS",
+        "alice.py~": "editor", ".#alice.py": "editor", "#alice.py#": "editor", "alice.py.swp": "editor",
+        "smithjane_12345_text.html": "web page",
+    }
+    for name in strays:
+        if name == "__MACOSX":
+            write(submissions / name / "._alice.py", b"\x00\x05\x16\x07")
+        else:
+            write(submissions / name, "x = 1\n")
+    write(submissions / "alice.py", SOURCE)
+    write(submissions / "bob.py", SOURCE)
+    entries, ignored = intake.survey(submissions)
+    assert [path.name for path in entries] == ["alice.py", "bob.py"]
+    reasons = {item.name: item.reason for item in ignored}
+    assert set(reasons) == set(strays)
+    for name, words in strays.items():
+        assert words in reasons[name], (name, reasons[name])
+    assert [entry.student_id for entry in intake.stage_all(submissions, staging)] == ["alice", "bob"]

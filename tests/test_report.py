@@ -183,8 +183,10 @@ def test_the_report_command_says_when_there_is_nothing_to_report(tmp_path):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """A batch of four entries: dup.py and dup.ipynb (one student's two files: the .py holds the
-    work), dup.zip (the same id again, an archive: another entry) and a hostile file name."""
+    """A batch of six entries: dup.py and dup.ipynb (one student's two files: the .py holds the
+    work), dup.zip (the same id again, an archive: another entry), pair.py and pair.ipynb (both
+    hold work: two entries, one student's), a hostile file name; and two files that are not
+    submissions (a README and a CSV)."""
     root = tmp_path_factory.mktemp("report-batch")
     submissions = root / "class"
     submissions.mkdir()
@@ -193,6 +195,12 @@ def graded(tmp_path_factory):
     with zipfile.ZipFile(submissions / "dup.zip", "w") as archive:
         archive.writestr("multi_head_attention.py", "def head_dimension(:\n")
     (submissions / f"{HOSTILE_ID}.py").write_bytes(b"\x00 not text")
+    # pair.py and pair.ipynb both hold work: both graded, the .py as pair-2, recorded as pair's.
+    (submissions / "pair.py").write_text(STUB.read_text().replace(
+        '    raise NotImplementedError("head_dimension is not written yet")', "    return model_dim // num_heads"))
+    (submissions / "pair.ipynb").write_text(json.dumps(notebook_document(SOLUTION.read_text())))
+    (submissions / "README.txt").write_text("Submissions for HW3, downloaded from Canvas.\n")  # the instructor's own files
+    (submissions / "scores.csv").write_text("student,score\n")
     out = root / "out"
     finished = subprocess.run(
         [sys.executable, "-m", "grader", "batch", str(submissions), "--out", str(out), "--quiet", "--jobs", "1", "--assignment", "Traced"],
@@ -205,11 +213,23 @@ def graded(tmp_path_factory):
 def test_results_json_records_which_entry_each_id_was_graded_from(graded):
     document = handmade_class.read_results(graded)
     graded_from = {sid: result["graded_from"] for sid, result in document["submissions"].items()}
-    assert graded_from == {"dup": "dup.py", "dup-2": "dup.zip", HOSTILE_ID: f"{HOSTILE_ID}.py"}
-    assert document["submissions"]["dup"]["graded_file"] == "dup.py (it holds the work; also submitted, not graded: dup.ipynb)"
+    assert graded_from == {
+        "dup": "dup.py", "dup-2": "dup.zip", "pair": "pair.ipynb", "pair-2": "pair.py", HOSTILE_ID: f"{HOSTILE_ID}.py",
+    }
+    assert document["submissions"]["pair-2"]["same_student_as"] == "pair"
+    assert "both hold work" in document["submissions"]["pair-2"]["intake_note"]
+    assert (document["submissions"]["pair"]["score"], "same_student_as" in document["submissions"]["pair"]) == (100, False)
+    expected = (
+        "graded dup.py (writes 7 of the exercise's 7 functions); not graded: dup.ipynb (writes 0 of the exercise's 7 functions, "
+        "7 left as stubs); one student's files by their name (the same, another extension)"
+    )
+    assert document["submissions"]["dup"]["graded_file"] == document["submissions"]["dup"]["intake_note"] == expected
     assert "binary" in document["submissions"][HOSTILE_ID]["intake_problem"]
     assert document["submissions"]["dup"]["intake_problem"] == ""
     assert (document["assignment"], document["not_graded"]) == ("Traced", {})
+    assert [(item["name"], item["reason"]) for item in document["ignored"]] == [
+        ("README.txt", "a README file"), ("scores.csv", "a spreadsheet or table, not code"),
+    ]
 
 
 def test_every_batch_writes_the_report_with_the_entries_names(graded):
@@ -217,8 +237,11 @@ def test_every_batch_writes_the_report_with_the_entries_names(graded):
     assert "<h1>Class report: Traced</h1>" in page
     assert '<td class="text name">dup.zip</td>' in page and '<span id="refused-count">1</span>' in page
     assert HOSTILE_ID not in page
+    ignored = re.search(r'<ul id="ignored">(.*?)</ul>', page, re.S)[1]
+    assert "<code>README.txt</code>: a README file" in ignored and "<code>scores.csv</code>: a spreadsheet" in ignored
+    assert "<code>dup</code>: graded dup.py" in re.search(r'<ul id="several-files">(.*?)</ul>', page, re.S)[1]
     assert sorted(path.name for path in (graded / "feedback").glob("*.html")) == sorted(
-        f"{untrusted.file_stem(sid)}.html" for sid in ("dup", "dup-2", HOSTILE_ID)
+        f"{untrusted.file_stem(sid)}.html" for sid in ("dup", "dup-2", "pair", "pair-2", HOSTILE_ID)
     )
 
 
@@ -250,7 +273,7 @@ def test_in_chromium_the_report_loads_offline_and_equals_the_gradebook(graded):
         )
         with open(graded / "gradebook.csv", newline="", encoding="utf-8") as handle:
             rows = list(csv.reader(handle))
-        groups = slice(3, rows[0].index("diagnoses"))  # the gradebook's group columns
+        groups = slice(rows[0].index("status") + 1, rows[0].index("diagnoses"))  # the gradebook's group columns
         assert shown == [[row[0], row[1], *row[groups]] for row in rows[1:]]
         assert page.locator("td.student", has_text="onerror").text_content() == HOSTILE_ID  # text, not an element
         charts = page.eval_on_selector_all("img", "images => images.map(image => [image.id, image.complete && image.naturalWidth > 0])")
@@ -401,3 +424,18 @@ def test_a_hand_edited_results_json_is_refused_naming_the_student_and_what_is_wr
     )
     assert finished.returncode == 2 and f"submission {sid!r} " in finished.stderr and said in finished.stderr, finished.stderr
     assert "Traceback" not in finished.stderr
+
+
+def test_the_intake_section_names_what_was_set_aside_and_why():
+    from grader.batch import report
+
+    document = {
+        "submissions": {"jane": {"intake_note": "graded jane.py (writes 7 of the exercise's 7 functions); not graded: <b>x.py"}},
+        "ignored": [{"name": "README.txt", "reason": "a README file"}],
+        "not_unpacked": [{"name": "big.ipynb", "reason": "larger than 20 MB unpacked"}],
+    }
+    section = report._intake_section(document)
+    assert "<code>jane</code>: graded jane.py" in section and "&lt;b&gt;x.py" in section and "<b>x" not in section
+    assert '<ul id="ignored"><li><code>README.txt</code>: a README file</li></ul>' in section
+    assert 'id="not-unpacked"><li><code>big.ipynb</code>: larger than 20 MB unpacked</li>' in section
+    assert report._intake_section({"submissions": {}}) == ""

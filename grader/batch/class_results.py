@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from grader.batch.grade_trail import does_not_add_up
+
 
 def read_class_results(path: Path) -> dict:
     """A class's results.json as the batch wrote it, or ``ValueError`` naming the first thing
@@ -26,12 +28,18 @@ def read_class_results(path: Path) -> dict:
         if not isinstance(result, dict):
             raise ValueError(f"{where} is not an object (edited by hand? regrade it with `python -m grader batch --force`)")
         score, most = result.get("score"), result.get("max_score")
-        if not all(type(value) is int for value in (score, most)) or not 0 <= score <= max(most, 0):
+        # The final score may be a fraction (a late penalty, an override); max_score never is.
+        if type(most) is not int or type(score) not in (int, float) or not 0 <= score <= max(most, 0):
             raise ValueError(
-                f"{where} has score {score!r} of max_score {most!r}, not whole numbers with 0 <= score <= max_score "
+                f"{where} has score {score!r} of max_score {most!r}, not numbers with 0 <= score <= max_score "
                 "(edited by hand? regrade it with `python -m grader batch --force`)"
             )
         for key, kind in (("tests", list), ("groups", dict), ("diagnoses", list)):
             if key in result and not isinstance(result[key], kind):
                 raise ValueError(f"{where} has a {key!r} that is not a {kind.__name__}")
+        if problem := does_not_add_up(result):
+            raise ValueError(
+                f"{where}: {problem} (edited by hand? A score is changed in the overrides file, [files] overrides "
+                "of the course file, never in results.json: the next batch would put the graded one back)"
+            )
     return document

@@ -6,9 +6,12 @@
         Points Possible,,,,,100
     Doe\\, Jane,1234,s001,jdoe,Section A,87.5
 
-one row per roster student in the roster's order, the score scaled to ``--points`` (default
-100), empty where the student has no submission. ``--format plain`` writes the roster's
-columns, the score and the points per group, for Moodle and spreadsheets. Which
+one row per roster student in the roster's order, the final score (after the late penalty and
+any override: grader/batch/grade_trail.py) scaled to ``--points`` (default 100), empty where
+the student has no submission. ``--format plain`` writes the roster's columns, the final
+score, its trail (raw score, late penalty, override and its reason) and the points per group,
+for Moodle and spreadsheets. The course file (grader/batch/course.py) supplies
+``--assignment`` ("name (lms_id)"), ``--points`` and ``--roster``. Which
 submission is whose: ``grader/batch/roster.py``. Roster students without a submission and
 submissions not on the roster are printed and recorded in ``OUT/export.json``, and the
 class report (rebuilt here) lists them.
@@ -76,7 +79,8 @@ def run(arguments: argparse.Namespace) -> int:
     # A student whose grading failed has no result, but has handed in: matched like the others
     # (their cell left empty and said), never reported as "without a submission".
     not_graded = [sid for sid in document.get("not_graded") or {} if sid not in submissions]
-    found = roster.match([*submissions, *not_graded], rows)
+    same_student = {sid: str(result["same_student_as"]) for sid, result in submissions.items() if result.get("same_student_as")}
+    found = roster.match([*submissions, *not_graded], rows, same_student)
     if arguments.format == "canvas":
         text = canvas_csv(found, submissions, arguments.assignment, arguments.points)
     else:
@@ -84,7 +88,7 @@ def run(arguments: argparse.Namespace) -> int:
     results.write_atomically(arguments.file, text)
     results.write_atomically(arguments.out / MATCH_FILE, json.dumps(match_record(found, arguments, submissions), indent=2) + "\n")
     _rebuild_report(arguments.out)
-    _print_summary(found, arguments.file, not_graded)
+    _print_summary(found, arguments.file, not_graded, submissions)
     if arguments.format == "canvas" and not CANVAS_COLUMN_ID.search(arguments.assignment):
         print(f"WARNING: {untrusted.printable(column_without_id_warning(arguments.assignment))}", file=sys.stderr)
     if arguments.feedback_zip:
@@ -162,13 +166,32 @@ def plain_csv(found: roster.Match, submissions: dict[str, dict], points: float) 
     columns = [column for column in roster.COLUMNS if not found.rows or column in found.rows[0]]
     buffer = io.StringIO()
     table = csv.writer(buffer)
-    table.writerow([*map(neutralise, columns), "submission", f"score (of {number(points)})", *(f"{GROUP_TITLES[g]} (of {group_max[g]})" for g in groups)])
+    trail = [f"raw score (of {number(points)})", "late penalty", "override", "override reason"]
+    table.writerow([
+        *map(neutralise, columns), "submission", f"score (of {number(points)})", *trail,
+        *(f"{GROUP_TITLES[g]} (of {group_max[g]})" for g in groups),
+    ])
     for index, row in enumerate(found.rows):
         sid = found.submission_of_row.get(index)
         document = submissions.get(sid, {}) if sid else {}
-        cells = [scaled(document, points), *(document.get("groups", {}).get(g, {}).get("earned", "") for g in groups)] if document else [""] * (1 + len(groups))
+        cells = [
+            scaled(document, points), *trail_cells(document, points),
+            *(document.get("groups", {}).get(g, {}).get("earned", "") for g in groups),
+        ] if document else [""] * (1 + len(trail) + len(groups))
         table.writerow([*(neutralise(row.get(column, "")) for column in columns), neutralise(sid or ""), *cells])
     return buffer.getvalue()
+
+
+def trail_cells(document: dict, points: float) -> list[str]:
+    """The raw score, the late penalty and the override, in the LMS's points, and the reason."""
+    def in_points(value) -> str:
+        return number(value / document["max_score"] * points) if document.get("max_score") and value != "" else ""
+
+    late, override = document.get("late") or {}, document.get("override") or {}
+    return [
+        in_points(document.get("raw_score", document["score"])), in_points(late.get("penalty", "")),
+        in_points(override.get("score", "")), neutralise(override.get("reason", "")),
+    ]
 
 
 def neutralise(cell: str) -> str:
@@ -197,10 +220,14 @@ def match_record(found: roster.Match, arguments: argparse.Namespace, submissions
         "roster_without_submission": [roster.describe(row) for row in found.without_submission],
         "submissions_not_on_roster": [{"submission": sid, "reason": why} for sid, why in found.not_on_roster.items()],
         "higher_grades_not_sent": higher_grades_not_sent(found, submissions),
+        "overrides_sent": sorted(sid for sid in found.submission_of_row.values() if (submissions.get(sid) or {}).get("override")),
+        "late_penalties_sent": sorted(
+            sid for sid in found.submission_of_row.values() if ((submissions.get(sid) or {}).get("late") or {}).get("penalty")
+        ),
     }
 
 
-def _print_summary(found: roster.Match, file: Path, not_graded: list[str]) -> None:
+def _print_summary(found: roster.Match, file: Path, not_graded: list[str], submissions: dict[str, dict]) -> None:
     print(f"{file}: {len(found.submission_of_row)} of {len(found.rows)} roster students have a submission")
     failed = [sid for sid in found.submission_of_row.values() if sid in not_graded]
     if failed:
@@ -212,6 +239,9 @@ def _print_summary(found: roster.Match, file: Path, not_graded: list[str]) -> No
         print(f"{len(missing)} on the roster without a submission (left empty):")
         for row in missing:
             print(f"  {untrusted.printable(roster.describe(row))}")
+    overridden = [sid for sid in found.submission_of_row.values() if (submissions.get(sid) or {}).get("override")]
+    if overridden:
+        print(f"{len(overridden)} overridden scores sent (the overrides file): {', '.join(map(untrusted.printable, overridden))}")
     if found.not_on_roster:
         print(f"{len(found.not_on_roster)} submissions not on the roster (not exported):")
         for sid, why in found.not_on_roster.items():

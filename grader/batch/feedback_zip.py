@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,8 +32,8 @@ from pathlib import Path
 import nbformat
 
 from grader import untrusted
+from grader.batch import canvas_names
 
-_DIGITS = re.compile(r"^\d+$")
 ORIGINAL_LIMIT = 20 * 1024 * 1024  # a student's file read back for annotation (the intake's order of size)
 
 
@@ -45,9 +44,13 @@ class FeedbackZip:
 
 
 def canvas_ids(file_name: str) -> tuple[str, str] | None:
-    """(user id, attachment id) as Canvas's re-upload reads them from ``file_name``, or None."""
-    digits = [part for part in Path(file_name).name.split("_") if _DIGITS.match(part)]
-    return (digits[0], digits[1]) if len(digits) >= 2 else None
+    """(user id, attachment id) as Canvas's re-upload reads them from ``file_name``, or None
+    (the intake's one reading of Canvas's names, grader/batch/canvas_names.py, which reads
+    them as the re-upload does; an anonymous id is not a user id the re-upload can find)."""
+    parsed = canvas_names.parse_canvas_name(Path(file_name).name)
+    if parsed is None or not parsed.user_id.isdigit():
+        return None
+    return parsed.user_id, parsed.attachment_id
 
 
 def write_feedback_zip(target: Path, out: Path, submissions: dict[str, dict], originals: Path | None) -> FeedbackZip:

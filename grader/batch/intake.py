@@ -30,11 +30,13 @@ import tokenize
 import unicodedata
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from grader.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME, functions_left
-from grader.notebooks import notebook_code, notebook_code_with_spans
+from grader import work_held
+from grader.batch.canvas_names import parse_canvas_name
+from grader.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
+from grader.notebooks import notebook_code_with_spans
 from grader.untrusted import file_stem, printable
 
 MB = 1024 * 1024
@@ -46,6 +48,17 @@ MAX_FOLDER_ITEMS = 10_000  # files and folders in one entry (a whole project wit
 MAX_PATH_CHARS = 1024  # a zip member's name
 # Left behind by operating systems and archivers; never a submission.
 JUNK_NAMES = {"__macosx", ".ds_store", "thumbs.db", "desktop.ini"}
+# What an instructor's submissions folder (or Canvas's download) holds beside the students'
+# code, and why each is not a submission: listed as ignored, never graded as a student.
+NOT_SUBMISSIONS = {
+    "a text document, not code": (".txt", ".md", ".rst", ".rtf"),
+    "a spreadsheet or table, not code": (".csv", ".tsv", ".xls", ".xlsx", ".ods"),
+    "an image, not code": (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".svg", ".webp", ".heic", ".tif", ".tiff"),
+    "a document, not code": (".pdf", ".doc", ".docx", ".odt", ".ppt", ".pptx"),
+    # Canvas saves a text entry or a link as NAME_ID_text.html / NAME_ID_link.html (lib/content_zipper.rb)
+    "a web page (Canvas's form for a text entry or a link), not code": (".html", ".htm"),
+    "an editor's backup or swap file": (".swp", ".swo", ".bak", ".orig", ".tmp"),
+}
 
 
 @dataclass(frozen=True)
@@ -55,21 +68,65 @@ class Entry:
     content_hash: str  # sha256 of the staged text, or of the raw entry when unreadable
     problem: str  # "" when gradable; else a one-sentence reason
     entry_name: str = ""  # the file or folder name in SUBMISSIONS it was staged from ("dup.ipynb")
-    graded_file: str = ""  # which file of a folder was graded (grader.loading.choose_work's rule)
+    graded_file: str = ""  # which file of a folder was graded (work_held.most_work's rule)
     # A notebook's cells in the staged file (grader.notebooks.CellSpan), so that messages name
     # the cell (In [8], or code cell 5, and its first line) on every platform, never a line
     # of a file the student never saw.
     cells: tuple = ()
+    # Set by the batch when this student handed in several entries (one_entry_per_student):
+    # which was graded, which not, and why; shown in the log, the result and the report.
+    note: str = ""
+    same_student_as: str = ""  # the id of this student's other entry that also holds work
 
 
-class _Refused(Exception):
+class Refused(Exception):
     """An entry that cannot be graded; the message is the problem shown to people."""
 
 
+@dataclass(frozen=True)
+class Ignored:
+    """Something in the submissions that is not a student's submission, and why."""
+
+    name: str
+    reason: str
+
+
+def survey(submissions: Path) -> tuple[list[Path], list[Ignored]]:
+    """The entries directly inside ``submissions`` (sorted by name), and what is not a submission."""
+    entries, ignored = [], []
+    for path in sorted(Path(submissions).iterdir(), key=lambda path: path.name):
+        reason = not_a_submission(path.name, is_folder=stat.S_ISDIR(_lstat_mode(path) or 0))
+        if reason is None:
+            entries.append(path)
+        else:
+            ignored.append(Ignored(printable(path.name), reason))
+    return entries, ignored
+
+
 def list_entries(submissions: Path) -> list[Path]:
-    """The entries directly inside ``submissions``, sorted by name, without hidden or OS junk."""
-    entries = (path for path in Path(submissions).iterdir() if not _is_junk(path.name))
-    return sorted(entries, key=lambda path: path.name)
+    """The entries directly inside ``submissions``, sorted by name (``survey``'s first part)."""
+    return survey(submissions)[0]
+
+
+def not_a_submission(name: str, is_folder: bool = False) -> str | None:
+    """Why an entry named ``name`` is not a submission (README files, tables, images, OS and
+    editor leftovers), or None when it may be one. A folder is a submission unless it is
+    OS junk or hidden; a file of any other kind is one, refused at intake if it cannot be graded."""
+    folder, lowered = is_folder, name.casefold()
+    if lowered == "__macosx":
+        return "macOS's archive metadata (__MACOSX), left by its zip tool"
+    if lowered in JUNK_NAMES:
+        return "a file the operating system leaves in folders"
+    if name.startswith(".#") or name.endswith("~") or (name.startswith("#") and name.endswith("#")):
+        return "an editor's backup or lock file"
+    if name.startswith("."):
+        return "a hidden " + ("folder" if folder else "file")
+    if folder:
+        return None
+    if lowered.startswith("readme"):
+        return "a README file"
+    suffix = Path(lowered).suffix
+    return next((reason for reason, suffixes in NOT_SUBMISSIONS.items() if suffix in suffixes), None)
 
 
 def student_id_of(entry: Path) -> str:
@@ -101,7 +158,7 @@ def stage_entry(entry: Path, staging: Path, *, student_id: str | None = None) ->
         else:
             text, cells = _read_source(entry)
         text, problem = _normalise(text, entry.name), ""
-    except _Refused as refusal:
+    except Refused as refusal:
         text, problem, cells = None, str(refusal), ()
     except Exception as error:  # noqa: BLE001 - one unforeseen failure must not stop a whole class's batch
         text, problem, cells = None, f"{entry.name} could not be read ({type(error).__name__}: {error}).", ()
@@ -121,49 +178,104 @@ def stage_all(submissions: Path, staging: Path) -> list[Entry]:
     return sorted(staged, key=lambda staged_entry: staged_entry.student_id)
 
 
-def one_entry_per_student(paths: list[Path]) -> tuple[list[Path], dict[Path, list[Path]]]:
+@dataclass(frozen=True)
+class Merge:
+    """One student's entries resolved to the one that is graded, and why."""
+
+    same_student: str  # what proves the entries are one student's
+    graded: str  # the entry graded
+    graded_holds: str  # what it holds (work_held.Work.describe)
+    not_graded: tuple[Ignored, ...]  # the others, each with what it holds
+
+    def sentence(self) -> str:
+        """For the log, the student's result and the report."""
+        others = "; ".join(f"{other.name} ({other.reason})" for other in self.not_graded)
+        return f"graded {self.graded} ({self.graded_holds}); not graded: {others}; one student's files by {self.same_student}"
+
+
+@dataclass(frozen=True)
+class Students:
+    """The entries to grade, and how one student's several entries were resolved."""
+
+    entries: list[Path]  # in entry order
+    merged: dict[Path, Merge]  # graded entry -> what was merged into it
+    kept_apart: dict[Path, str]  # entry -> why it is graded beside another of the same student's
+    beside: dict[Path, Path] = field(default_factory=dict)  # such an entry -> the one it is graded beside
+
+
+def one_entry_per_student(paths: list[Path]) -> Students:
     """Entries of one student resolved to the one that holds the work, before ids are given.
 
-    Two files are one student's when they share a name but not an extension (``alice.py`` and
-    ``alice.ipynb``), or carry the same user id in Canvas's "Download Submissions" names
-    (``name_ID_FILEID_file``: one entry per uploaded file, so a finished ``.py`` and an
-    untouched ``.ipynb`` arrive as two). Of these, the one graded is chosen as a folder's two
-    files are (grader.loading.choose_work's rule): fewer functions still raising
-    NotImplementedError, on a tie the ``.py``, then the first by name. Folders and archives are
-    left as they are. Returns the entries to grade, in order, and for each chosen entry the
-    others it was chosen over (recorded and said by the batch).
+    Entries are one student's only when that is certain: the same name with another
+    extension (``alice.py``, ``alice.ipynb``), or Canvas's "Download Submissions" names of one
+    user (canvas_names.parse_canvas_name: the same name and user id, each file its own
+    attachment id; two files claiming one attachment id are not Canvas's, so
+    ``section_2_1_alice.py`` and ``section_2_1_bob.py`` stay two students). Only ``.py`` and
+    ``.ipynb`` files are compared; folders and archives stay entries of their own.
+
+    Of one student's files, the one holding the most work is graded (work_held.most_work:
+    the exercise's functions written, read from the syntax tree, never run). A file that
+    writes none of them would score 0, so it is set aside and named; if another file also
+    writes some, no reading of the code can say which would score higher, so it is graded
+    too, as an entry of its own, and said (the export then warns when it scored higher).
     """
-    from grader.batch.roster import CANVAS_DOWNLOAD_NAME
-
-    def owner(path: Path) -> str | None:
-        if path.suffix.lower() not in (".py", ".ipynb") or not stat.S_ISREG(_lstat_mode(path) or 0):
-            return None
-        student = student_id_of(path)
-        canvas = CANVAS_DOWNLOAD_NAME.match(student)
-        return f"canvas user {canvas['id']}" if canvas else student.casefold()
-
+    candidates = [path for path in paths if path.suffix.lower() in (".py", ".ipynb") and stat.S_ISREG(_lstat_mode(path) or 0)]
     groups: dict[str, list[Path]] = {}
-    for path in paths:
-        key = owner(path)
-        if key is not None:
-            groups.setdefault(key, []).append(path)
-    passed_over: dict[Path, list[Path]] = {}
-    for group in groups.values():
-        if len(group) > 1:
-            chosen = min(group, key=lambda path: (_work_left(path), path.suffix.lower() != ".py", path.name))
-            passed_over[chosen] = [path for path in group if path != chosen]
-    dropped = {path for others in passed_over.values() for path in others}
-    return [path for path in paths if path not in dropped], passed_over
+    reasons: dict[str, str] = {}
+    for path, (key, reason) in _owners(candidates).items():
+        groups.setdefault(key, []).append(path)
+        reasons[key] = reason
+    merged: dict[Path, Merge] = {}
+    kept_apart: dict[Path, str] = {}
+    beside: dict[Path, Path] = {}
+    set_aside: set[Path] = set()
+    for key, group in groups.items():
+        if len(group) < 2:
+            continue
+        work = {path: _work_in(path) for path in group}
+        chosen = group[work_held.most_work([(path.name, work[path]) for path in group])]
+        others = [path for path in group if path != chosen]
+        empty = [path for path in others if not work[path].written]
+        if empty:
+            not_graded = tuple(Ignored(printable(path.name), work[path].describe()) for path in empty)
+            merged[chosen] = Merge(reasons[key], printable(chosen.name), work[chosen].describe(), not_graded)
+            set_aside.update(empty)
+        for path in others:
+            if work[path].written:
+                beside[path] = chosen
+                kept_apart[path] = (
+                    f"{printable(path.name)} ({work[path].describe()}) is graded as an entry of its own beside "
+                    f"{printable(chosen.name)} ({work[chosen].describe()}): both hold work, one student's files by {reasons[key]}"
+                )
+    return Students([path for path in paths if path not in set_aside], merged, kept_apart, beside)
 
 
-def _work_left(path: Path) -> float:
-    """How many functions of an entry still raise NotImplementedError (unreadable: all of them)."""
+def _owners(candidates: list[Path]) -> dict[Path, tuple[str, str]]:
+    """Whose entry each candidate is: a grouping key, and the reason two entries sharing it are one student's."""
+    named = {path: parse_canvas_name(path.name) for path in candidates}
+    # Each uploaded file has its own attachment id (Canvas's database id for the file): two
+    # files of one "user" claiming the same id (other than one file's .py and .ipynb) were
+    # not named by Canvas, and are told apart by their names alone.
+    stems: dict[tuple[str, str, str], set[str]] = {}
+    for path, canvas in named.items():
+        if canvas is not None:
+            stems.setdefault((canvas.name, canvas.user_id, canvas.attachment_id), set()).add(student_id_of(path).casefold())
+    owners = {}
+    for path, canvas in named.items():
+        if canvas is not None and len(stems[(canvas.name, canvas.user_id, canvas.attachment_id)]) == 1:
+            owners[path] = (f"canvas user {canvas.user_id} {canvas.name}", f"Canvas's names (user {canvas.user_id})")
+        else:
+            owners[path] = (f"name {student_id_of(path).casefold()}", "their name (the same, another extension)")
+    return owners
+
+
+def _work_in(path: Path) -> work_held.Work:
+    """What an entry holds of the exercise, read as intake reads it (bounded, decoded, a
+    notebook's cells as the grader joins them)."""
     try:
-        with open(path, "rb") as handle:
-            text = handle.read(MAX_UNPACKED_BYTES).decode("utf-8-sig", errors="replace")
-        return functions_left(notebook_code(text) if path.suffix.lower() == ".ipynb" else text)
+        return work_held.work_in_joined_cells(*_read_source(path))
     except Exception:  # noqa: BLE001 - an entry that cannot be read holds no work to grade
-        return float("inf")
+        return work_held.UNREADABLE
 
 
 def unique_ids(bases: list[str]) -> list[str]:
@@ -204,14 +316,14 @@ def _refuse_unless_regular(path: Path, shown: str) -> None:
     """Refuse a link, a FIFO, a device or a socket before anything opens it."""
     mode = _lstat_mode(path)
     if mode is None:
-        raise _Refused(f"{shown} could not be read (it vanished or is not accessible).")
+        raise Refused(f"{shown} could not be read (it vanished or is not accessible).")
     if stat.S_ISLNK(mode):
-        raise _Refused(
+        raise Refused(
             f"refused: {shown} is a symbolic link; hand in the file itself (links are never followed, "
             "so a link cannot lead the grader to files outside the submissions)."
         )
     if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        raise _Refused(f"refused: {shown} is not a regular file (a FIFO, a device or a socket); hand in a file.")
+        raise Refused(f"refused: {shown} is not a regular file (a FIFO, a device or a socket); hand in a file.")
 
 
 def _open_regular(path: Path, shown: str) -> io.BufferedReader:
@@ -221,10 +333,10 @@ def _open_regular(path: Path, shown: str) -> io.BufferedReader:
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:
-        raise _Refused(f"{shown} could not be opened ({error.strerror}).") from None
+        raise Refused(f"{shown} could not be opened ({error.strerror}).") from None
     if not stat.S_ISREG(os.fstat(descriptor).st_mode):
         os.close(descriptor)
-        raise _Refused(f"refused: {shown} is not a regular file (a FIFO, a device or a socket); hand in a file.")
+        raise Refused(f"refused: {shown} is not a regular file (a FIFO, a device or a socket); hand in a file.")
     return os.fdopen(descriptor, "rb")
 
 
@@ -240,7 +352,7 @@ def _read_source(entry: Path) -> tuple[str, tuple]:
         return _notebook_source(_read_bounded(entry, MAX_UNPACKED_BYTES), entry.name)
     if suffix == ".zip":
         return _read_zip(entry)
-    raise _Refused(
+    raise Refused(
         f"{entry.name} is an unsupported entry type: hand in a .py file, a Jupyter notebook, "
         f"a folder holding {MODULE_FILE_NAME}, or a .zip of one of these."
     )
@@ -252,7 +364,7 @@ def _read_bounded(path: Path, limit: int, shown: str | None = None) -> bytes:
     with _open_regular(path, shown) as stream:
         data = stream.read(limit + 1)
     if len(data) > limit:
-        raise _Refused(f"{shown} is larger than {limit // MB} MB.")
+        raise Refused(f"{shown} is larger than {limit // MB} MB.")
     return data
 
 
@@ -264,19 +376,19 @@ def _decode_python(data: bytes, name: str) -> str:
     PEP 263 coding line declares. The staged copy is UTF-8, so a declared encoding other
     than UTF-8 is restated as UTF-8 on its own line (the line count stays the same)."""
     if b"\x00" in data:
-        raise _Refused(f"{name} looks like a binary file (it contains NUL bytes), not Python source text.")
+        raise Refused(f"{name} looks like a binary file (it contains NUL bytes), not Python source text.")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:  # an unknown encoding, a coding line contradicting a byte-order mark, or no UTF-8
         if not any(_CODING_LINE.match(line) for line in data.split(b"\n", 2)[:2]):
             return _decode(data, name)  # says which byte is not UTF-8
-        raise _Refused(f"{name} declares an encoding Python cannot use ({error}); save it as UTF-8.") from None
+        raise Refused(f"{name} declares an encoding Python cannot use ({error}); save it as UTF-8.") from None
     if encoding in ("utf-8", "utf-8-sig"):
         return _decode(data, name)
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as error:
-        raise _Refused(f"{name} is not valid {encoding} text (byte {error.start} cannot be decoded); save it as UTF-8.") from None
+        raise Refused(f"{name} is not valid {encoding} text (byte {error.start} cannot be decoded); save it as UTF-8.") from None
     lines = text.split("\n", 2)
     for index, line in enumerate(lines[:2]):
         if _CODING_LINE.match(line.encode("utf-8")):
@@ -287,12 +399,12 @@ def _decode_python(data: bytes, name: str) -> str:
 
 def _decode(data: bytes, name: str) -> str:
     if b"\x00" in data:
-        raise _Refused(f"{name} looks like a binary file (it contains NUL bytes), not Python source text.")
+        raise Refused(f"{name} looks like a binary file (it contains NUL bytes), not Python source text.")
     try:
         return data.decode("utf-8-sig")  # utf-8, minus the byte-order mark some Windows editors add
     except UnicodeDecodeError as error:
         message = f"{name} is not UTF-8 text (byte {error.start} cannot be decoded); save it as UTF-8."
-        raise _Refused(message) from None
+        raise Refused(message) from None
 
 
 def _normalise(text: str, name: str) -> str:
@@ -300,9 +412,9 @@ def _normalise(text: str, name: str) -> str:
     # content hash the same for the same code written on Windows and elsewhere.
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
-        raise _Refused(f"{name} is empty: it holds no code.")
+        raise Refused(f"{name} is empty: it holds no code.")
     if len(text.encode("utf-8")) > MAX_SOURCE_BYTES:
-        raise _Refused(f"{name} holds more than {MAX_SOURCE_BYTES // MB} MB of source.")
+        raise Refused(f"{name} holds more than {MAX_SOURCE_BYTES // MB} MB of source.")
     return text if text.endswith("\n") else text + "\n"
 
 
@@ -320,7 +432,7 @@ def _walk(folder: Path, skip_junk: bool = True) -> Iterator[tuple[tuple[str, ...
             for item in sorted(items, key=lambda item: item.name):
                 seen += 1
                 if seen > MAX_FOLDER_ITEMS:
-                    raise _Refused(f"refused: {folder.name}/ holds more than {MAX_FOLDER_ITEMS} files and folders; hand in only your code.")
+                    raise Refused(f"refused: {folder.name}/ holds more than {MAX_FOLDER_ITEMS} files and folders; hand in only your code.")
                 if skip_junk and _is_junk(item.name):  # .ipynb_checkpoints, .git, __MACOSX
                     continue
                 yield (*parts, item.name), item
@@ -332,16 +444,15 @@ def _read_folder(folder: Path) -> tuple[tuple[str, tuple], str]:
     """The code of the file that holds the work (with a notebook's cells), and that file's path inside the folder.
 
     multi_head_attention.py and the notebook multi_head_attention.ipynb are looked for, the
-    shallowest of each (links are never followed: ``_walk``); with both, the one in which
-    fewer functions still raise NotImplementedError is graded, on a tie the .py (the rule of
-    grader.loading.choose_work).
+    shallowest of each (links are never followed: ``_walk``); with both, the one that holds
+    more of the work is graded (work_held.most_work, the rule everywhere a file is chosen).
     """
     found: dict[str, tuple[str, ...]] = {}
     for parts, _ in _walk(folder):  # shallowest first: the first of each name is the one
         if parts[-1] in (MODULE_FILE_NAME, NOTEBOOK_FILE_NAME) and parts[-1] not in found:
             found[parts[-1]] = parts
     if not found:
-        raise _Refused(
+        raise Refused(
             f"{folder.name}/ holds no {MODULE_FILE_NAME} (or {NOTEBOOK_FILE_NAME}); folders more than "
             f"{MAX_FOLDER_DEPTH} levels down are not searched."
         )
@@ -353,12 +464,12 @@ def _read_folder(folder: Path) -> tuple[tuple[str, tuple], str]:
             continue
         try:
             codes[name] = (_notebook_source(_read_bounded(folder.joinpath(*parts), MAX_UNPACKED_BYTES, shown), shown), relative)
-        except _Refused:
+        except Refused:
             if MODULE_FILE_NAME not in found:
                 raise  # the notebook was the only candidate: its problem is the entry's
-    if len(codes) == 2 and functions_left(codes[NOTEBOOK_FILE_NAME][0][0]) < functions_left(codes[MODULE_FILE_NAME][0][0]):
-        return codes[NOTEBOOK_FILE_NAME]
-    return codes.get(MODULE_FILE_NAME) or codes[NOTEBOOK_FILE_NAME]
+    readable = list(codes.values())
+    works = [(relative, work_held.work_in_joined_cells(*code)) for code, relative in readable]
+    return readable[work_held.most_work(works)]
 
 
 def _notebook_source(data: bytes, name: str) -> tuple[str, tuple]:
@@ -366,10 +477,10 @@ def _notebook_source(data: bytes, name: str) -> tuple[str, tuple]:
     and where each cell landed (the rule of ``pytest grader --submission notebook.ipynb``)."""
     try:
         code, cells = notebook_code_with_spans(_decode(data, name))
-    except _Refused:
+    except Refused:
         raise
     except Exception as error:  # noqa: BLE001 - json and nbformat reject malformed input in many ways
-        raise _Refused(f"{name} is not a valid notebook ({type(error).__name__}: {error}).") from None
+        raise Refused(f"{name} is not a valid notebook ({type(error).__name__}: {error}).") from None
     return code, tuple(cells)
 
 
@@ -382,29 +493,19 @@ def _read_zip(entry: Path) -> tuple[str, tuple]:
             # Bounded read: the sizes in a zip's headers are written by whoever made it.
             with archive.open(member) as stream:
                 data = stream.read(limit + 1)
-    except _Refused:
+    except Refused:
         raise
     except Exception as error:  # noqa: BLE001 - zipfile reports damage as BadZipFile, zlib.error, EOFError...
-        raise _Refused(f"{entry.name} is not a readable zip ({type(error).__name__}: {error}).") from None
+        raise Refused(f"{entry.name} is not a readable zip ({type(error).__name__}: {error}).") from None
     name = f"{entry.name}:{member.filename}"
     if len(data) > limit:
-        raise _Refused(f"{name} is larger than {limit // MB} MB.")
+        raise Refused(f"{name} is larger than {limit // MB} MB.")
     return _notebook_source(data, name) if notebook else (_decode_python(data, name), ())
 
 
 def _choose_member(members: list[zipfile.ZipInfo], zip_name: str) -> zipfile.ZipInfo:
     """multi_head_attention.py (shallowest), else the only notebook, else the only .py."""
-    if len(members) > MAX_ZIP_MEMBERS:
-        raise _Refused(f"refused: {zip_name} holds more than {MAX_ZIP_MEMBERS} files; zip only your code.")
-    for member in members:
-        if len(member.filename) > MAX_PATH_CHARS or len(_parts(member)) > MAX_FOLDER_DEPTH:
-            raise _Refused(f"refused: {zip_name} holds a path longer than {MAX_PATH_CHARS} characters or deeper than {MAX_FOLDER_DEPTH} folders.")
-        if _is_unsafe(member):
-            kinds = "absolute, '..' or a link"
-            raise _Refused(f"refused: the zip holds an unsafe path {member.filename!r} ({kinds}).")
-    if sum(member.file_size for member in members) > MAX_UNPACKED_BYTES:
-        cap = MAX_UNPACKED_BYTES // MB
-        raise _Refused(f"refused: {zip_name} would unpack to more than {cap} MB; zip only your code.")
+    check_archive(members, zip_name, MAX_ZIP_MEMBERS, MAX_UNPACKED_BYTES)
     # Junk such as __MACOSX/._multi_head_attention.py or .ipynb_checkpoints/ is never a candidate.
     files = [member for member in members if not member.is_dir() and not any(map(_is_junk, _parts(member)))]
     named = [member for member in files if _parts(member)[-1] == MODULE_FILE_NAME]
@@ -420,13 +521,31 @@ def _choose_member(members: list[zipfile.ZipInfo], zip_name: str) -> zipfile.Zip
     if notebooks or scripts:
         shown = ", ".join(member.filename for member in (notebooks + scripts)[:5])
         more = ", ..." if len(notebooks + scripts) > 5 else ""
-        raise _Refused(
+        raise Refused(
             f"{zip_name} holds several candidates ({shown}{more}) and no {MODULE_FILE_NAME}, "
             "so which to grade is unclear."
         )
     if zips:
-        raise _Refused(f"{zip_name} holds another zip ({zips[0].filename}); nested zips are not opened.")
-    raise _Refused(f"{zip_name} holds no .py file, notebook or {MODULE_FILE_NAME}.")
+        raise Refused(f"{zip_name} holds another zip ({zips[0].filename}); nested zips are not opened.")
+    raise Refused(f"{zip_name} holds no .py file, notebook or {MODULE_FILE_NAME}.")
+
+
+def check_archive(
+    members: list[zipfile.ZipInfo], zip_name: str, max_members: int, max_bytes: int, advice: str = "zip only your code"
+) -> None:
+    """Refuse a zip, whole, that holds more than ``max_members`` members, would unpack to more
+    than ``max_bytes`` by its own headers, or holds a path that is too long, too deep,
+    absolute, with ``..``, or a link. (Headers can lie: readers still read bounded.)"""
+    if len(members) > max_members:
+        raise Refused(f"refused: {zip_name} holds more than {max_members} files; {advice}.")
+    for member in members:
+        if len(member.filename) > MAX_PATH_CHARS or len(_parts(member)) > MAX_FOLDER_DEPTH:
+            raise Refused(f"refused: {zip_name} holds a path longer than {MAX_PATH_CHARS} characters or deeper than {MAX_FOLDER_DEPTH} folders.")
+        if _is_unsafe(member):
+            kinds = "absolute, '..' or a link"
+            raise Refused(f"refused: the zip holds an unsafe path {member.filename!r} ({kinds}).")
+    if sum(member.file_size for member in members) > max_bytes:
+        raise Refused(f"refused: {zip_name} would unpack to more than {max_bytes // MB} MB; {advice}.")
 
 
 def _parts(member: zipfile.ZipInfo) -> tuple[str, ...]:
@@ -502,6 +621,6 @@ def fingerprint(entry: Path) -> str:
         if stat.S_ISDIR(info.st_mode):
             for parts, item in _walk(entry, skip_junk=False):
                 record("/".join(parts), item.stat(follow_symlinks=False))
-    except (OSError, _Refused) as error:
+    except (OSError, Refused) as error:
         digest.update(f"unlisted: {type(error).__name__}".encode())
     return digest.hexdigest()

@@ -27,6 +27,7 @@ from urllib.parse import quote
 from grader import results, untrusted
 from grader.batch import class_results, feedback_pages, report_plots, similarity
 from grader.batch.class_statistics import UNKNOWN, ClassStatistics, ItemStatistics, Misconception, class_statistics
+from grader.batch.status import status_of
 from grader.scoring import GROUP_TITLES, GROUPS
 
 MATCH_FILE = "export.json"  # the roster matching of the last `python -m grader export` (grader/batch/export.py)
@@ -142,6 +143,7 @@ def render_report(document: dict, assignment: str, date: str, match: dict | None
         _items_section("Checks", "checks", numbers.checks, show_group=True),
         _misconception_section(numbers),
         _match_section(match) if match else "",
+        _intake_section(document),
         _similarity_section(document.get("similar_submissions") or {}, similar),
         _students_section(submissions),
     ]
@@ -173,6 +175,11 @@ def _header(document: dict, assignment: str, date: str) -> str:
         "refused at intake": f'<span id="refused-count">{len(refused)}</span>' + (f" ({_text(', '.join(refused))})" if refused else ""),
         "failures of the grader": f'<span id="grader-failures">{failures}</span>',
     }
+    unmatched = [entry for entry in document.get("overrides_without_submission") or [] if isinstance(entry, dict)]
+    if unmatched:
+        names = ", ".join(f"{entry.get('student', '')} ({entry.get('reason', '')})" for entry in unmatched)
+        facts["overrides without a submission"] = f'<span class="warning" id="overrides-without-submission">{_text(names)}</span>'
+
     rows = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in facts.items())
     return f'<header><h1>Class report: {_text(assignment)}</h1><dl class="facts">{rows}</dl></header>'
 
@@ -317,11 +324,37 @@ def _similarity_section(record: dict, shown: list[dict]) -> str:
 <ul id="similar-pairs">{"".join(items)}</ul>{rest}</section>"""
 
 
+def _intake_section(document: dict) -> str:
+    """What intake set aside: one student's files not graded (and why), what was not a
+    submission, and students' files the class zip could not give."""
+    submissions = document.get("submissions", {})
+    notes = [(sid, result["intake_note"]) for sid, result in sorted(submissions.items()) if result.get("intake_note")]
+    ignored = [item for item in document.get("ignored") or [] if isinstance(item, dict)]
+    not_unpacked = [item for item in document.get("not_unpacked") or [] if isinstance(item, dict)]
+    if not (notes or ignored or not_unpacked):
+        return ""
+
+    def items(pairs: list[tuple[str, str]]) -> str:
+        return "".join(f"<li><code>{_text(name)}</code>: {_text(reason)}</li>" for name, reason in pairs) or "<li>none</li>"
+
+    parts = [f'<section id="intake"><h2>Intake</h2>']
+    parts.append(f'<h3>Students who handed in several files ({len(notes)})</h3><ul id="several-files">{items(notes)}</ul>')
+    if not_unpacked:
+        pairs = [(str(item.get("name", "")), str(item.get("reason", ""))) for item in not_unpacked]
+        parts.append(f'<h3 class="warning">Files in the class zip not graded ({len(pairs)})</h3><ul id="not-unpacked">{items(pairs)}</ul>')
+    pairs = [(str(item.get("name", "")), str(item.get("reason", ""))) for item in ignored]
+    parts.append(f'<h3>Not submissions, ignored ({len(pairs)})</h3><ul id="ignored">{items(pairs)}</ul></section>')
+    return "\n".join(parts)
+
+
 def _students_section(submissions: dict[str, dict]) -> str:
     groups = [g for g in GROUPS if any(g in d.get("groups", {}) for d in submissions.values())]
     group_max = {g: max(d["groups"][g]["max"] for d in submissions.values() if g in d.get("groups", {})) for g in groups}
+    # A grade's trail (grader/batch/grade_trail.py), where some student's score is not the tests' alone.
+    adjusted = any(d.get("late") or d.get("override") for d in submissions.values())
+    trail_columns = [("raw score", "number"), ("late penalty", "number"), ("override", "")] if adjusted else []
     columns = [
-        ("student", ""), ("graded from", ""), ("feedback", ""), ("score", "number"),
+        ("student", ""), ("graded from", ""), ("feedback", ""), ("status", ""), ("score", "number"), *trail_columns,
         *((f"{GROUP_TITLES[g]} ({group_max[g]})", "number group") for g in groups),
         ("diagnoses", ""), ("problem", ""),
     ]  # (name, the header's classes)
@@ -340,11 +373,19 @@ def _students_section(submissions: dict[str, dict]) -> str:
         result = submissions[sid]
         points = result.get("groups", {})
         diagnoses, problem = texts[sid]
+        late, override = result.get("late") or {}, result.get("override") or {}
+        trail_cells = [
+            f'<td class="number raw-score">{_text(result.get("raw_score", result["score"]))}</td>',
+            f'<td class="number late-penalty" title="{_text(late.get("note", ""))}">{_text(late.get("penalty", ""))}</td>',
+            f'<td class="override text">{_text(_override_text(override))}</td>',
+        ] if adjusted else []
         cells = [
             f'<td class="student text name">{_text(sid)}</td>',
             f'<td class="text name">{_text(result.get("graded_from", ""))}</td>',
             f"<td>{_feedback_link(sid, 'feedback')}</td>",
+            f'<td class="status text">{_text(result.get("status") or status_of(result))}</td>',
             f'<td class="number score">{_text(result["score"])}</td>',
+            *trail_cells,
             *(f'<td class="number" data-group="{g}">{_text(points.get(g, {}).get("earned", 0))}</td>' for g in groups),
             f'<td class="diagnoses text{wide[0]}">{_text(diagnoses)}</td>',
             f'<td class="problem text{wide[1]}">{_text(problem)}</td>',
@@ -361,6 +402,10 @@ def _students_section(submissions: dict[str, dict]) -> str:
 def _text(value: object) -> str:
     """Any value as HTML text: markup in it shows as characters, never as elements."""
     return html.escape(str(value), quote=True)
+
+
+def _override_text(override: dict) -> str:
+    return f"{override['score']} ({override.get('reason', '')})" if "score" in override else ""
 
 
 def _diagnosis_text(diagnosis: dict) -> str:

@@ -4,23 +4,23 @@ A submission id (the entry's name without its extension) is matched to a roster 
 ``SIS Login ID``, then ``SIS User ID``, then ``ID``: the first column, in that order, in
 which some row holds the id (compared without case and surrounding spaces) decides. An id
 matched by none of them that is named as Canvas's "Download Submissions" names files,
-``name_ID_SUBMISSION_file`` (``late_`` after the name when late), is matched by the ``ID``
-in it. Nothing is dropped silently: roster rows without a submission and submissions that
+``name_USERID_FILEID_file`` (``LATE`` after the name when late: grader/batch/canvas_names.py,
+the same reading as the intake's), is matched by the user id in it. Nothing is dropped silently: roster rows without a submission and submissions that
 match no row (or a row another submission already took) are both reported.
 """
 
 from __future__ import annotations
 
 import csv
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from grader.batch.canvas_names import parse_canvas_name
 
 STUDENT, ID, SIS_USER_ID, SIS_LOGIN_ID, SECTION = "Student", "ID", "SIS User ID", "SIS Login ID", "Section"
 COLUMNS = (STUDENT, ID, SIS_USER_ID, SIS_LOGIN_ID, SECTION)
 MATCHED_BY = (SIS_LOGIN_ID, SIS_USER_ID, ID)  # the matching rule, in order
 POINTS_POSSIBLE = "Points Possible"  # the second row of Canvas's exports (four spaces before it)
-CANVAS_DOWNLOAD_NAME = re.compile(r"^[^_]*_(?:late_)?(?P<id>\d+)_\d+(?:_|$)")
 
 
 class RosterError(ValueError):
@@ -62,11 +62,18 @@ def read_roster(path: Path) -> list[dict[str, str]]:
     return [row for row in rows if _is_student(row)]
 
 
-def match(submission_ids: list[str], rows: list[dict[str, str]]) -> Match:
+def match(submission_ids: list[str], rows: list[dict[str, str]], same_student: dict[str, str] | None = None) -> Match:
+    """``same_student``: submission id -> the id of the same student's other entry (two files
+    of one student that both hold work are graded as two entries, grader/batch/intake.py):
+    it matches that entry's row, as a second submission of the same student."""
     found = Match(rows)
     index = {column: _index(rows, column) for column in MATCHED_BY}
-    for sid in sorted(submission_ids):
+    same_student = same_student or {}
+    rows_of = {}
+    for sid in sorted(submission_ids, key=lambda sid: (sid in same_student, sid)):
         column, row = _find(sid, index)
+        if row is None and same_student.get(sid) in rows_of:
+            column, row = rows_of[same_student[sid]]
         if row is None:
             found.not_on_roster[sid] = "no row has it as " + ", ".join(MATCHED_BY)
         elif row in found.submission_of_row:
@@ -76,6 +83,8 @@ def match(submission_ids: list[str], rows: list[dict[str, str]]) -> Match:
         else:
             found.submission_of_row[row] = sid
             found.matched_by[sid] = column
+        if row is not None:
+            rows_of[sid] = (column, row)
     return found
 
 
@@ -90,8 +99,8 @@ def _find(sid: str, index: dict[str, dict[str, int]]) -> tuple[str, int | None]:
     for column in MATCHED_BY:
         if key in index[column]:
             return column, index[column][key]
-    if (named := CANVAS_DOWNLOAD_NAME.match(key)) and named["id"] in index[ID]:
-        return ID, index[ID][named["id"]]
+    if (named := parse_canvas_name(key)) and named.user_id in index[ID]:
+        return ID, index[ID][named.user_id]
     return "", None
 
 

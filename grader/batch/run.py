@@ -7,7 +7,8 @@ sessions hold the reference and the hidden tests, and write each student's resul
 moment that student is graded. This process watches the results arrive (progress bar),
 then assembles the gradebook.
 
-    OUT/gradebook.csv        submission,score,max_score,<one column per group>,diagnoses (mistake ids)
+    OUT/gradebook.csv        submission,score (the final one),max_score,raw_score,late_penalty,override,status,
+                             <one column per group>,diagnoses (mistake ids),late,override_reason
     OUT/results.json         every test of every submission, the grading seed, the version
     OUT/results/<id>.json    one per student, written as soon as it is graded
     OUT/feedback/<id>.md     what the student reads
@@ -15,6 +16,14 @@ then assembles the gradebook.
     OUT/batch.log            the run log (appended to)
     OUT/intake.json          what each entry looked like when it was last read (see below)
     OUT/.batch.lock          held while a batch writes to OUT: one batch per OUT at a time
+    OUT/grading-seed.txt     the assignment's grading seed, when there is no course file to hold it
+
+One assignment is graded on one seed (``--grading-seed``, else the course file's, else the one
+recorded in OUT, else drawn once and recorded): a result graded on another seed is graded again,
+and ``--only`` refuses to mix seeds. ``--only ID...`` regrades the named students and leaves
+every other result as it is. After grading, the course's late policy and the overrides file
+make each student's final score (grader/batch/grade_trail.py); the run ends with a summary on
+stdout (``--quiet``: the summary alone).
 
 Interrupted runs lose nothing: a rerun skips every student whose result is already there
 for the same file and the same grader version, unless ``--force``. An entry whose file
@@ -50,7 +59,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from grader import __version__, results, settings, untrusted
-from grader.batch import intake, similarity
+from grader.batch import course as course_file
+from grader.batch import class_zip, grade_trail, intake, late_work, overrides, similarity, summary
+from grader.batch.status import NO_RESULT, status_of
 from grader.sandbox import processes
 from grader.scoring import GROUPS
 
@@ -62,7 +73,10 @@ EXIT_INTERRUPTED = 130
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("submissions", type=Path, help="a folder with one entry per student (.py, folder, .ipynb, .zip)")
+    parser.add_argument(
+        "submissions", type=Path,
+        help="a folder with one entry per student (.py, folder, .ipynb, .zip), or Canvas's Download Submissions zip as it comes",
+    )
     parser.add_argument("--out", type=Path, required=True, help="where the gradebook, results and feedback go")
     parser.add_argument("--jobs", type=settings.COUNT, default=os.cpu_count() or 1, help="shards graded side by side (default: cores)")
     parser.add_argument("--force", action="store_true", help="regrade students whose results are already there")
@@ -76,8 +90,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--diagnosis-budget", type=settings.SECONDS, default=None,
         help="wall-clock seconds for one submission's diagnosis, within its budget; past it the diagnosis is dropped (default 10)",
     )
-    parser.add_argument("--grading-seed", type=int, default=None, help="replay a batch's hidden-test data")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--grading-seed", type=int, default=None,
+        help="the hidden tests' data (default: the course file's, else the one recorded in OUT, else drawn once and recorded)",
+    )
+    parser.add_argument(
+        "--only", nargs="+", metavar="ID", default=None,
+        help="regrade these students (their ids as in the gradebook) and leave every other result as it is",
+    )
+    parser.add_argument("--quiet", action="store_true", help="print only the summary at the end (no progress bar, no notes)")
     parser.add_argument("--assignment", default=None, help="the title shown in the report (default: the folder's name)")
     parser.add_argument("--no-report", action="store_true", help="skip OUT/report.html (it needs matplotlib)")
 
@@ -91,9 +112,9 @@ def run(arguments: argparse.Namespace) -> int:
     arguments.submissions, arguments.out = arguments.submissions.absolute(), arguments.out.absolute()
     out: Path = arguments.out
     # A mistyped path writes nothing: not even OUT/batch.log.
-    if not arguments.submissions.is_dir():
+    if not arguments.submissions.is_dir() and not _is_class_zip(arguments.submissions):
         print(f"error: {arguments.submissions} is not a folder of submissions"
-              f" ({'a file' if arguments.submissions.exists() else 'it does not exist'})", file=sys.stderr)
+              f" ({'a file' if arguments.submissions.exists() else 'it does not exist'}), nor a .zip of them", file=sys.stderr)
         return EXIT_GRADER_FAILED
     if out.exists() and not out.is_dir():
         print(f"error: --out {out} is a file, not a folder", file=sys.stderr)
@@ -120,6 +141,11 @@ def run(arguments: argparse.Namespace) -> int:
         lock.close()
 
 
+def _is_class_zip(path: Path) -> bool:
+    """A class's submissions handed in as one zip (Canvas's Download Submissions): grader/batch/class_zip.py."""
+    return path.is_file() and path.suffix.lower() == ".zip"
+
+
 def lock_out(out: Path):
     """Hold ``OUT/.batch.lock`` (an flock, released by the kernel when the holder ends,
     however it ends) and write who holds it; a second batch into the same OUT gets
@@ -143,11 +169,20 @@ def lock_out(out: Path):
 
 
 def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
-    if not arguments.submissions.is_dir():
-        log.error("%s is not a folder of submissions", arguments.submissions)
-        return EXIT_GRADER_FAILED
-    for removed in processes.remove_leftovers():
-        log.info("removed %s, left behind by a run that ended without cleaning up", removed)
+    given, unpacked = arguments.submissions, None
+    if _is_class_zip(given):
+        try:
+            unpacked = class_zip.unpack_class_zip(given, out)
+        except intake.Refused as refusal:
+            log.error("%s", refusal)
+            return EXIT_GRADER_FAILED
+        log.info("unpacked %s into %s", given, unpacked.folder)
+        for item in unpacked.ignored:
+            log.info("ignored %s: %s", item.name, item.reason)
+        for item in unpacked.not_written:
+            log.warning("%s in %s: not graded, %s", item.name, given.name, item.reason)
+        arguments = argparse.Namespace(**vars(arguments) | {"submissions": unpacked.folder})
+    _remove_leftovers("a run that ended without cleaning up")
     try:
         sandbox, fallback_note = processes.resolve_sandbox(arguments.sandbox)
     except RuntimeError as error:
@@ -155,42 +190,66 @@ def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
         return EXIT_GRADER_FAILED
     if fallback_note:
         log.warning("%s", fallback_note)
-    seed = arguments.grading_seed if arguments.grading_seed is not None else secrets.randbelow(2**31)
+    course = getattr(arguments, "course_settings", None)
+    try:
+        adjustments = _read_adjustments(course)
+        seed = _assignment_seed(arguments, out, course)
+    except (OSError, ValueError) as error:  # the course's files, as the instructor wrote them
+        log.error("%s", error)
+        return EXIT_GRADER_FAILED
     # 0o700: invisible to the worker's user; named for its owner, so that the next run can
     # tell a folder left by a killed run from one in use.
     staging = processes.owned_temporary_folder("mha-staging-")
     try:
-        entries = _intake(arguments, out, staging)
+        entries, ignored = _intake(arguments, out, staging, seed)
+        if unpacked is not None:
+            ignored = unpacked.ignored + ignored
         log.info("grader %s, sandbox %s, seed %d: %d submissions in %s", __version__, sandbox, seed, len(entries), arguments.submissions)
-        to_grade = [entry for entry in entries if arguments.force or not _already_graded(out, entry)]
+        try:
+            to_grade = _to_grade(arguments, out, entries, seed)
+        except ValueError as error:
+            log.error("%s", error)
+            return EXIT_GRADER_FAILED
         log.info("%d to grade, %d already graded", len(to_grade), len(entries) - len(to_grade))
         status = _grade(to_grade, out, staging, arguments, seed)
-        assignment = arguments.assignment or arguments.submissions.resolve().name
-        _write_class_files(out, entries, seed, (sandbox, fallback_note), assignment, arguments.submissions)
+        assignment = arguments.assignment or (given.stem if unpacked else given.resolve().name)
+        documents, unmatched = _write_class_files(
+            out, entries, seed, (sandbox, fallback_note), assignment, arguments.submissions,
+            ignored, unpacked.not_written if unpacked else [], adjustments,
+        )
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         # A shard killed during this run (its worker then dies with it) left its worker's
         # folder and cgroup: they are gone now, not at the next run.
-        for removed in processes.remove_leftovers():
-            log.info("removed %s, left behind by a grading shard that was killed", removed)
-    if not arguments.no_report:
-        _write_report(out)
+        _remove_leftovers("a grading shard that was killed")
+    report_path = None if arguments.no_report else _write_report(out)
+    print(summary.summary(documents, report_path, out, len(to_grade), unmatched), flush=True)
     return status
 
 
-def _write_report(out: Path) -> None:
+def _remove_leftovers(left_by: str) -> None:
+    """What killed runs left in the temporary folder: removed, or said (never a reason to stop)."""
+    leftovers = processes.remove_leftovers()
+    for removed in leftovers:
+        log.info("removed %s, left behind by %s", removed, left_by)
+    for kept in leftovers.kept:
+        log.warning("could not remove %s (left behind by %s); the next run tries again", kept, left_by)
+
+
+def _write_report(out: Path) -> Path | None:
     """The class report; its failure is logged, never a reason to lose the grades written."""
     try:
         from grader.batch import report  # matplotlib: an instructor's requirement, not a student's
     except ImportError as error:  # matplotlib missing, or a copy without the report (the student release)
         log.warning("no report.html: %s (pip install -r requirements-instructor.txt)", error)
-        return
+        return None
     try:
         path = report.write_report(out)
     except Exception:  # noqa: BLE001 - the gradebook is written; the report can be rebuilt
         log.exception("the report could not be written; the gradebook is complete (python -m grader report OUT)")
-        return
+        return None
     log.info("report: %s", path)
+    return path
 
 
 class _PrintableFormatter(logging.Formatter):
@@ -218,18 +277,23 @@ def _result_path(out: Path, student_id: str) -> Path:
 INTAKE_RECORD = "intake.json"
 
 
-def _intake(arguments: argparse.Namespace, out: Path, staging: Path) -> list[intake.Entry]:
-    """Every entry as an ``intake.Entry``. An entry whose fingerprint is the one recorded when
+def _intake(
+    arguments: argparse.Namespace, out: Path, staging: Path, seed: int
+) -> tuple[list[intake.Entry], list[intake.Ignored]]:
+    """Every entry as an ``intake.Entry``, and what was not a submission. An entry whose fingerprint is the one recorded when
     it was last read, and whose result for that content is there, is not read again: it is
     already graded, and reading (a big notebook above all) is the costly part of a rerun."""
-    paths, passed_over = intake.one_entry_per_student(intake.list_entries(arguments.submissions))
+    listed, ignored = intake.survey(arguments.submissions)
+    for item in ignored:
+        log.info("ignored %s: %s", item.name, item.reason)
+    students = intake.one_entry_per_student(listed)
+    paths = students.entries
     ids = intake.unique_ids([intake.student_id_of(path) for path in paths])
-    for chosen, others in passed_over.items():
-        log.info(
-            "%s: graded %s, which holds the work; also submitted and not graded: %s",
-            untrusted.printable(intake.student_id_of(chosen)), untrusted.printable(chosen.name),
-            ", ".join(untrusted.printable(path.name) for path in others),
-        )
+    id_of = dict(zip(paths, ids))
+    for chosen, merge in students.merged.items():
+        log.info("%s: %s", untrusted.printable(intake.student_id_of(chosen)), merge.sentence())
+    for path, note in students.kept_apart.items():
+        log.warning("%s: %s", untrusted.printable(intake.student_id_of(path)), note)
     record = _read_intake_record(out)
     entries, fresh = [], {}
     for path, student_id in zip(paths, ids):
@@ -237,26 +301,30 @@ def _intake(arguments: argparse.Namespace, out: Path, staging: Path) -> list[int
         known = record.get(student_id, {})
         if (
             not arguments.force
+            and student_id not in (arguments.only or ())  # --only: these are graded again, from their file
             and known.get("entry") == path.name
             and known.get("fingerprint") == fingerprint
-            and _has_result(out, student_id, known.get("content_hash", ""))
+            and _has_result(out, student_id, known.get("content_hash", ""), seed=seed)
         ):
-            entry = intake.Entry(student_id, None, known["content_hash"], "")
+            entry = intake.Entry(student_id, None, known["content_hash"], "", entry_name=path.name)
         else:
             entry = intake.stage_entry(path, staging, student_id=student_id)
             similarity.keep_graded_code(out, student_id, entry.source_path)
         if untrusted.file_stem(student_id) != student_id:
             log.info("%s: result files named %s", student_id, untrusted.file_stem(student_id))
-        if path in passed_over:  # said with the result too: which file of this student's was graded
-            others = ", ".join(other.name for other in passed_over[path])
-            entry = dataclasses.replace(entry, graded_file=f"{path.name} (it holds the work; also submitted, not graded: {others})")
+        if path in students.merged:  # said with the result too: which file of this student's was graded, and why
+            sentence = students.merged[path].sentence()
+            entry = dataclasses.replace(entry, graded_file=sentence, note=sentence)
+        elif path in students.kept_apart:
+            note, partner = students.kept_apart[path], id_of[students.beside[path]]
+            entry = dataclasses.replace(entry, graded_file=note, note=note, same_student_as=partner)
         entries.append(entry)
         fresh[student_id] = {"entry": path.name, "fingerprint": fingerprint, "content_hash": _entry_hash(entry)}
-        if path in passed_over:
-            fresh[student_id]["not_graded"] = [other.name for other in passed_over[path]]
+        if path in students.merged:
+            fresh[student_id]["not_graded"] = [dataclasses.asdict(other) for other in students.merged[path].not_graded]
     document = {"grader_version": __version__, "entries": fresh}
     results.write_atomically(out / INTAKE_RECORD, json.dumps(document, indent=1, ensure_ascii=True) + "\n")
-    return sorted(entries, key=lambda entry: entry.student_id)
+    return sorted(entries, key=lambda entry: entry.student_id), ignored
 
 
 def _read_intake_record(out: Path) -> dict:
@@ -270,8 +338,130 @@ def _read_intake_record(out: Path) -> dict:
     return entries if isinstance(entries, dict) else {}
 
 
-def _already_graded(out: Path, entry: intake.Entry) -> bool:
-    return _has_result(out, entry.student_id, _entry_hash(entry))
+def _already_graded(out: Path, entry: intake.Entry, seed: int) -> bool:
+    return _has_result(out, entry.student_id, _entry_hash(entry), seed=seed)
+
+
+def _to_grade(arguments: argparse.Namespace, out: Path, entries: list[intake.Entry], seed: int) -> list[intake.Entry]:
+    """Who is graded in this run: everyone not yet graded for this file, grader and seed (all
+    with --force), or the students --only names, on the assignment's seed."""
+    if not arguments.only:
+        other_seed = sorted(sid for sid in (e.student_id for e in entries) if _result_seed(out, sid) not in (None, seed))
+        if other_seed and not arguments.force:
+            note = (
+                f"{len(other_seed)} results in {out} were graded on another seed than this assignment's {seed}: "
+                "graded again, so that the gradebook holds one seed"
+            )
+            log.warning("%s", note)
+        return [entry for entry in entries if arguments.force or not _already_graded(out, entry, seed)]
+    known = {entry.student_id for entry in entries}
+    unknown = [sid for sid in arguments.only if sid not in known]
+    if unknown:
+        raise ValueError(
+            f"--only: no submission for {', '.join(map(untrusted.printable, unknown))} in {arguments.submissions} "
+            "(the ids are the gradebook's first column)"
+        )
+    others = [entry.student_id for entry in entries if entry.student_id not in arguments.only]
+    other_seeds = {sid: _result_seed(out, sid) for sid in others}
+    mixed = sorted(sid for sid, other in other_seeds.items() if other is not None and other != seed)
+    if mixed:
+        raise ValueError(
+            f"--only would mix grading seeds: {len(mixed)} other results ({', '.join(mixed[:5])}{', ...' if len(mixed) > 5 else ''}) "
+            f"were graded on another seed than this run's {seed}, and one gradebook holds one seed; run without --only "
+            f"to regrade everyone on {seed}, or give the others' seed with --grading-seed"
+        )
+    return [entry for entry in entries if entry.student_id in arguments.only]
+
+
+def _result_seed(out: Path, student_id: str) -> int | None:
+    try:
+        return json.loads(_result_path(out, student_id).read_text(encoding="utf-8")).get("grading_seed")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+SEED_FILE = "grading-seed.txt"
+
+
+def _assignment_seed(arguments: argparse.Namespace, out: Path, course) -> int:
+    """The one seed of this assignment (see the module's docstring), recorded once drawn:
+    in the course file when there is one, else in OUT."""
+    recorded = course.get("assignment", "grading_seed") if course else None
+    where = f"{course.path.name}'s grading_seed" if course else None
+    if recorded is None:
+        recorded, where = _read_seed_file(out), f"{SEED_FILE} in {out}"
+    if arguments.grading_seed is not None:
+        seed = arguments.grading_seed
+        if recorded is not None and recorded != seed:
+            note = f"--grading-seed {seed} given: it wins over {where} ({recorded}); results graded on another seed are graded again"
+            log.info("%s", note)
+            if not arguments.quiet:
+                print(f"note: {note}", file=sys.stderr)
+    elif recorded is not None:
+        seed = recorded
+    else:  # an OUT graded before seeds were recorded keeps its seed, if its results agree on one
+        previous = {document.get("grading_seed") for document in _result_documents(out)}
+        seed = previous.pop() if len(previous) == 1 and isinstance(next(iter(previous)), int) else secrets.randbelow(2**31)
+        log.info("grading seed %d drawn for this assignment", seed)
+    if course is not None and course.get("assignment", "grading_seed") is None:
+        course_file.record_seed(course, seed)
+        log.info("grading seed %d recorded in %s", seed, course.path)
+    elif course is None and _read_seed_file(out) is None:
+        results.write_atomically(out / SEED_FILE, f"{seed}\n")
+    return seed
+
+
+def _read_seed_file(out: Path) -> int | None:
+    try:
+        return int((out / SEED_FILE).read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _result_documents(out: Path) -> list[dict]:
+    documents = []
+    for path in sorted((out / "results").glob("*.json")):
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(document, dict):
+            documents.append(document)
+    return documents
+
+
+@dataclasses.dataclass
+class Adjustments:
+    """What the course adds to the tests' scores: the deadline, its policy, the overrides."""
+
+    course: object = None
+    submitted_at: dict = dataclasses.field(default_factory=dict)
+    overrides: dict = dataclasses.field(default_factory=dict)
+
+
+def _read_adjustments(course) -> Adjustments:
+    if course is None:
+        return Adjustments()
+    adjustments = Adjustments(course)
+    if (path := course.file("overrides")) is not None:
+        adjustments.overrides = overrides.read_overrides(path)
+    if (path := course.file("submitted_at")) is not None:
+        adjustments.submitted_at = late_work.read_submitted_at(path)
+    if course.deadline is None and (adjustments.submitted_at or course.extensions):
+        log.warning("%s: submission times or extensions but no [assignment] deadline: no late penalty applied", course.path)
+    return adjustments
+
+
+def _lateness(adjustments: Adjustments, student_id: str, entry_name: str) -> late_work.Lateness | None:
+    course = adjustments.course
+    if course is None or course.deadline is None:
+        return None
+    extended = student_id in course.extensions
+    deadline = course.extensions.get(student_id, course.deadline)
+    return late_work.lateness(
+        adjustments.submitted_at.get(student_id), late_work.canvas_marked_late(entry_name),
+        "submitted_at", deadline, course.late, extended=extended,
+    )
 
 
 def _entry_hash(entry: intake.Entry) -> str:
@@ -348,8 +538,12 @@ def _manifest_entry(entry: intake.Entry) -> dict:
     }
 
 
-def _has_result(out: Path, student_id: str, content_hash: str, written_since: float = 0.0) -> bool:
-    """A result for this very file by this grader version (written after ``written_since``)."""
+_SAID_EDITED: set[str] = set()
+
+
+def _has_result(out: Path, student_id: str, content_hash: str, written_since: float = 0.0, seed: int | None = None) -> bool:
+    """A result for this very file by this grader version (written after ``written_since``;
+    on ``seed``, when given) whose numbers are the grading's (not edited by hand)."""
     path = _result_path(out, student_id)
     try:
         if path.stat().st_mtime < written_since:
@@ -357,7 +551,20 @@ def _has_result(out: Path, student_id: str, content_hash: str, written_since: fl
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return document.get("content_hash") == content_hash and document.get("grader_version") == __version__
+    if not isinstance(document, dict):
+        return False
+    if problem := grade_trail.does_not_add_up(document):
+        if student_id not in _SAID_EDITED:
+            _SAID_EDITED.add(student_id)
+            log.warning(
+                "%s: its result's %s (edited by hand?): graded again; change a score in the overrides file instead",
+                student_id, problem,
+            )
+        return False
+    return (
+        document.get("content_hash") == content_hash and document.get("grader_version") == __version__
+        and (seed is None or document.get("grading_seed") == seed)
+    )
 
 
 def _diagnosed_ids(document: dict) -> str:
@@ -380,33 +587,78 @@ def _similar_submissions(out: Path, documents: dict) -> dict:
 
 
 def _write_class_files(
-    out: Path, entries: list[intake.Entry], seed: int, sandbox: tuple[str, str], assignment: str, submissions: Path
-) -> None:
+    out: Path, entries: list[intake.Entry], seed: int, sandbox: tuple[str, str], assignment: str, submissions: Path,
+    ignored: list[intake.Ignored] = (), not_unpacked: list[intake.Ignored] = (),
+    adjustments: Adjustments | None = None,
+) -> tuple[dict[str, dict], list[str]]:
+    """gradebook.csv and results.json; returns every student's result (or why there is none)
+    and the overrides that match no submission."""
+    adjustments = adjustments or Adjustments()
     documents, not_graded = {}, {}
     for entry in entries:
         # Which entry each id was graded from: dup.py, dup.ipynb and dup.zip become dup, dup-2, dup-3.
         trace = {"graded_from": entry.entry_name, "intake_problem": entry.problem}
+        if entry.note:
+            trace["intake_note"] = entry.note  # one student's several entries: what was graded, what not, why
+        if entry.same_student_as:  # the export matches it to the other's roster row (and warns if it scored higher)
+            trace["same_student_as"] = entry.same_student_as
         try:
-            documents[entry.student_id] = json.loads(_result_path(out, entry.student_id).read_text(encoding="utf-8")) | trace
+            document = json.loads(_result_path(out, entry.student_id).read_text(encoding="utf-8")) | trace
         except (OSError, ValueError):
             log.error("%s has no result and is left out of the gradebook", entry.student_id)
-            not_graded[entry.student_id] = trace
+            not_graded[entry.student_id] = trace | {"status": NO_RESULT}
+            continue
+        # The trail from the tests' score to the final one (grader/batch/grade_trail.py).
+        late = _lateness(adjustments, entry.student_id, entry.entry_name)
+        override = adjustments.overrides.get(entry.student_id)
+        if override is not None and override.score > document["max_score"]:
+            log.warning("%s: override %s is above max_score %s; not applied", entry.student_id, override.score, document["max_score"])
+            override = None
+        documents[entry.student_id] = (
+            document | grade_trail.trail(document, late, override.to_dict() if override else None) | {"status": status_of(document)}
+        )
+    without_submission = sorted(set(adjustments.overrides) - set(documents) - set(not_graded))
+    for student_id in without_submission:
+        log.warning(
+            "override for %s (line %d of the overrides file): no submission by that id, so it is not in the gradebook",
+            untrusted.printable(student_id), adjustments.overrides[student_id].line,
+        )
     groups = [g for g in GROUPS if any(g in d.get("groups", {}) for d in documents.values())]
     table = io.StringIO()
     writer = csv.writer(table)
-    writer.writerow(["submission", "score", "max_score", *groups, "diagnoses"])
-    for student_id in sorted(documents):
-        document = documents[student_id]
-        points = document.get("groups", {})
-        earned = [points.get(g, {}).get("earned", 0) for g in groups]
-        row = [student_id, document["score"], document["max_score"], *earned, _diagnosed_ids(document)]
+    writer.writerow([
+        "submission", "score", "max_score", "raw_score", "late_penalty", "override", "status", *groups, "diagnoses",
+        "late", "override_reason",
+    ])
+    for student_id in sorted(documents.keys() | not_graded.keys()):
+        if student_id in not_graded:  # a row all the same: the grader failed, and says so
+            row = [student_id, "", "", "", "", "", NO_RESULT, *([""] * len(groups)), "", "", ""]
+        else:
+            document = documents[student_id]
+            points = document.get("groups", {})
+            earned = [points.get(g, {}).get("earned", 0) for g in groups]
+            late, override = document.get("late") or {}, document.get("override") or {}
+            row = [
+                student_id, document["score"], document["max_score"], document["raw_score"], late.get("penalty", ""),
+                override.get("score", ""), document["status"], *earned, _diagnosed_ids(document),
+                late.get("note", ""), override.get("reason", ""),
+            ]
         writer.writerow([untrusted.csv_cell(cell) for cell in row])  # no formula, no escape sequence
     results.write_atomically(out / "gradebook.csv", table.getvalue())
     run = {
         "assignment": assignment, "graded_at": time.strftime("%Y-%m-%d %H:%M %Z"), "not_graded": not_graded,
+        "overrides_without_submission": [
+            {"student": sid, "score": adjustments.overrides[sid].score, "reason": adjustments.overrides[sid].reason}
+            for sid in without_submission
+        ],
         "submissions_folder": str(submissions.resolve()),  # where export --feedback-zip finds each student's file
         "similar_submissions": _similar_submissions(out, documents),
     }
+    # What the submissions held that is not a student's submission, and students' files the
+    # class zip could not give (grader/batch/class_zip.py): both shown in the report.
+    run["ignored"] = [dataclasses.asdict(item) for item in ignored]
+    if not_unpacked:
+        run["not_unpacked"] = [dataclasses.asdict(item) for item in not_unpacked]
     results.write_class_results(out / "results.json", documents, seed, sandbox, run, scaffolding=results.scaffolding_level())
     for student_id in sorted(documents):
         document = documents[student_id]
@@ -415,3 +667,4 @@ def _write_class_files(
     scores = [d["score"] for d in documents.values()]
     if scores:
         log.info("gradebook: %d submissions, mean score %.1f, written to %s", len(scores), sum(scores) / len(scores), out)
+    return documents | not_graded, without_submission

@@ -84,15 +84,17 @@ class GraderFailure(Exception):
 def choose_submission_file(folder: Path) -> tuple[Path | None, str]:
     """The file to grade in a platform's submission folder, and a sentence saying what was found.
 
-    multi_head_attention.py (the shallowest), else the only notebook, else the only .py,
-    else the only .zip. With both multi_head_attention.py and multi_head_attention.ipynb, the
-    one that holds the work (grader.loading.choose_work's rule: fewer NotImplementedError
-    left, on a tie the .py). Symbolic links are never followed or chosen (one could point at
+    The file that holds the most of the work is graded, whatever its name: the exercise's
+    functions written, read from each .py and notebook's syntax tree, never run
+    (grader.work_held.most_work, the rule of the batch's intake too), so a one-line
+    multi_head_attention.py does not hide a complete notebook. When no file writes any of
+    them: multi_head_attention.py (the shallowest), else the only notebook, else the only
+    .py, else the only .zip. Symbolic links are never followed or chosen (one could point at
     the reference solution), nor hidden files and OS junk (``__MACOSX``).
     """
-    from grader.batch.intake import JUNK_NAMES
-    from grader.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME, functions_left
-    from grader.notebooks import notebook_code
+    from grader import work_held
+    from grader.batch.intake import JUNK_NAMES, MAX_UNPACKED_BYTES
+    from grader.loading import MODULE_FILE_NAME
 
     def junk(name: str) -> bool:
         return name.startswith(".") or name.casefold() in JUNK_NAMES
@@ -106,18 +108,24 @@ def choose_submission_file(folder: Path) -> tuple[Path | None, str]:
             if not junk(name) and not path.is_symlink() and path.is_file():
                 files.append(path)
     relative = {path: path.relative_to(folder).as_posix() for path in files}
+    # The named file first, then the shallowest, then by path: the order ties are broken in.
+    code = sorted(
+        (path for path in files if path.suffix.lower() in (".py", ".ipynb")),
+        key=lambda path: (path.stem != MODULE_FILE_NAME.removesuffix(".py"), len(path.parts), relative[path]),
+    )
+    works = {path: work_held.work_in_file(path, MAX_UNPACKED_BYTES) for path in code}
+    holding = [path for path in code if works[path].written]
+    if holding:
+        chosen = holding[work_held.most_work([(path.name, works[path]) for path in holding])]
+        others = [path for path in code if path != chosen]
+        if not others:
+            unnamed = f" (no file is named {MODULE_FILE_NAME})" if chosen.name != MODULE_FILE_NAME else ""
+            return chosen, f"graded {relative[chosen]}{unnamed}"
+        passed_over = "; ".join(f"{relative[path]} {works[path].describe()}" for path in others[:5])
+        return chosen, f"graded {relative[chosen]} (it holds more of the work: it {works[chosen].describe()}; {passed_over})"
     named = [path for path in files if path.name == MODULE_FILE_NAME]
     if named:
         chosen = min(named, key=lambda path: (len(path.parts), relative[path]))
-        notebooks = [path for path in files if path.name == NOTEBOOK_FILE_NAME]
-        if notebooks:
-            notebook = min(notebooks, key=lambda path: (len(path.parts), relative[path]))
-            try:
-                left = functions_left(notebook_code(notebook.read_text(encoding="utf-8-sig")))
-                if left < functions_left(chosen.read_text(encoding="utf-8", errors="replace")):
-                    return notebook, f"graded {relative[notebook]} (it holds more of the work than {relative[chosen]})"
-            except Exception:  # noqa: BLE001 - an unreadable notebook holds no work to grade
-                pass
         return chosen, f"graded {relative[chosen]}"
     for suffix in (".ipynb", ".py", ".zip"):
         of_kind = [path for path in files if path.suffix.lower() == suffix]

@@ -43,6 +43,7 @@ import zipfile
 from pathlib import Path
 
 from grader import diagnosis_text
+from grader.handout import gradescope_late
 from grader.handout.autograder import (
     HIDDEN_GROUP,
     VENV,
@@ -141,15 +142,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(arguments: argparse.Namespace) -> int:
-    path = build_zip(arguments.out, arguments.hidden_visibility)
+    late_policy = gradescope_late.policy_document(getattr(arguments, "course_settings", None))
+    path = build_zip(arguments.out, arguments.hidden_visibility, late_policy)
     with zipfile.ZipFile(path) as archive:
         count = len(archive.namelist())
     print(f"wrote {path} ({count} files; hidden tests {arguments.hidden_visibility}).")
+    if late_policy is not None:
+        print(f"late work: the course's deadline ({late_policy['deadline']}), policy and extensions go with it")
     print("Upload it as the autograder of a Gradescope programming assignment (the default Ubuntu 22.04 base image, or 24.04).")
     return 0
 
 
-def build_zip(out: Path, hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY) -> Path:
+def build_zip(out: Path, hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY, late_policy: dict | None = None) -> Path:
     """Write the autograder zip to ``out`` (replacing it) and return its path."""
     if hidden_visibility not in VISIBILITIES:
         raise ValueError(f"hidden_visibility must be one of {VISIBILITIES}, not {hidden_visibility!r}")
@@ -170,6 +174,8 @@ def build_zip(out: Path, hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY) -> 
             _add(archive, "run_autograder", run_autograder.encode("utf-8"), 0o755)
             for path in shipped_files():
                 _add(archive, path.relative_to(REPO_ROOT).as_posix(), path.read_bytes(), 0o644)
+            if late_policy is not None:  # the course's deadline and policy (grader/handout/gradescope_late.py)
+                _add(archive, gradescope_late.POLICY_FILE, json.dumps(late_policy, indent=1).encode("utf-8"), 0o644)
         os.replace(temporary, out)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -334,6 +340,7 @@ def autograde(root: Path, hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY, sa
         report = gradescope_results(
             document, hidden_visibility=hidden_visibility, sandbox_requested=sandbox, found=found, left_open=left_open
         )
+        report = gradescope_late.apply(report, root / "source", root / "submission_metadata.json")
         status = 0
     except Exception as error:  # noqa: BLE001 - whatever went wrong, Gradescope must get a results.json saying so
         report = failure_results(f"{type(error).__name__}: {error}", failure_details(error))

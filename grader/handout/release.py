@@ -58,7 +58,7 @@ python3 -m venv .venv
    (`--heads 1` runs the one-head experiment, `--heads 3` shows the configuration error).
 4. Grade yourself: `make grade` or `.venv/bin/python -m pytest grader`. It grades the file
    that holds your work: when both the `.py` file and the notebook are there, the one in which
-   fewer functions still raise `NotImplementedError` (on a tie, the `.py` file). Each failed
+   more of the functions are written (on a tie, the `.py` file). Each failed
    check says what was expected, what came back and the likely mistake; the last line names
    the functions not written yet, in the order they build on each other. `print()` and
    `breakpoint()` work (`pytest grader -s -x` stops at the first failure).

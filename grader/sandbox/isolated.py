@@ -11,6 +11,7 @@ one ``os._exit`` costs only the tests that reached it.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import signal
 import socket
@@ -20,8 +21,11 @@ import tokenize
 from pathlib import Path
 from typing import Any
 
-from grader.sandbox import processes, wire
+from grader import untrusted
 from grader.errors import ErrorDescription
+from grader.sandbox import processes, wire
+
+logger = logging.getLogger("grader.sandbox")
 
 OUTPUT_KEPT_BYTES = 10_000
 WORKER_START_TIMEOUT = 120.0
@@ -84,7 +88,8 @@ class Worker:
         else:
             if self._process is not None:
                 self._process.kill()
-                self.restarts += 1
+            # Every worker after the first, whether the last one died or was ended.
+            self.restarts += 1
             process = processes.WorkerProcess(self.sandbox, self.limits)
         self._ready = False
         process.control.settimeout(WORKER_START_TIMEOUT)
@@ -128,12 +133,22 @@ class Worker:
                 process.control.sendall(b"K")
             process.control.settimeout(30)
             event = wire.receive(process.control)
-            return event if isinstance(event, dict) else {}
         except (OSError, wire.ChannelClosed, wire.BadMessage):
             # The worker itself is gone or stuck: end it; the next spawn starts a new one.
             process.kill()
             self._process = None
             return {}
+        event = event if isinstance(event, dict) else {}
+        if event.get("left_behind"):
+            # The worker could not remove all the child wrote: the next student gets a fresh
+            # worker and folder, never this one's leftovers (nor their weight on its disk budget).
+            logger.warning(
+                "the %s worker could not clean up after a submission (%s); starting a fresh one",
+                self.sandbox, untrusted.printable(str(event["left_behind"])),
+            )
+            process.kill()
+            self._process = None
+        return event
 
     def close(self) -> None:
         if self._process is not None:
@@ -204,7 +219,7 @@ def _timed_out(seconds: float, during: str) -> str:
 
 def describe_exit(event: dict, during: str) -> ErrorDescription:
     if "disk" in event:
-        text = f"the submission's process was ended during {during}: {event['disk']} (the limit for one submission)"
+        text = f"the submission's process was ended during {during}: {event['disk']}"  # its own sentence (folders.py)
     elif "signal" in event:
         number = event["signal"]
         name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)

@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import ctypes
 import json
+import logging
 import os
 import re
 import shutil
 import signal
 import site
 import socket
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -39,14 +41,16 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from grader.sandbox import landlock
+from grader.sandbox import folders, landlock
+
+logger = logging.getLogger("grader.sandbox")
 
 GRADER_DIR = Path(__file__).resolve().parents[1]  # the grader package
 # What the worker imports, relative to the grader package: the calls on student objects and
 # the sandbox's own modules. Nothing else of the repository enters the sandbox.
 WORKER_MODULES = (
     "__init__.py", "operations.py", "errors.py", "loading.py",
-    "sandbox/__init__.py", "sandbox/worker.py", "sandbox/wire.py", "sandbox/landlock.py",
+    "sandbox/__init__.py", "sandbox/worker.py", "sandbox/wire.py", "sandbox/landlock.py", "sandbox/folders.py",
 )
 SANDBOX_GRADER_ROOT = "/opt/mha-worker"
 
@@ -199,9 +203,13 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             pass
         self.control.close()
-        shutil.rmtree(self.module_folder, ignore_errors=True)
         if self.process_group:
-            self.process_group.remove()
+            self.process_group.remove()  # nothing of the worker's still runs, nor writes in its folder
+        # However deep the tree a student left in it: a folder that stays is said, never
+        # raised (the next student must be graded); the next batch's start removes it.
+        left_behind = folders.remove_quietly(self.module_folder)
+        if left_behind:
+            logger.warning("the worker's folder %s could not be removed (%s); the next batch removes it", self.module_folder, left_behind)
 
 
 class ProcessCountGroup:
@@ -359,14 +367,23 @@ def owned_temporary_folder(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{owner_tag()}-"))
 
 
-def remove_leftovers() -> list[str]:
+class Leftovers(list):
+    """The paths removed; ``kept``: "<path>: why it stayed" for each that could not be."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kept: list[str] = []
+
+
+def remove_leftovers() -> Leftovers:
     """Remove the staging and worker folders in the temporary folder, and the pids cgroups,
-    whose owning process is gone; return what was removed.
+    whose owning process is gone; say what was removed and what could not be.
 
     Only ours: names this module gives (with an owner tag), folders (never links) owned by
     this user. A folder or cgroup whose owner still runs (another batch) is left alone.
+    Never raises: what a student left in a killed run's folder must not stop the next run.
     """
-    removed = []
+    leftovers = Leftovers()
     temporary = Path(tempfile.gettempdir())
     try:
         candidates = [path for path in temporary.iterdir() if OWNED_NAME.match(path.name)]
@@ -378,12 +395,15 @@ def remove_leftovers() -> list[str]:
             info = path.lstat()
         except OSError:
             continue
-        if not (os.path.isdir(path) and not path.is_symlink() and info.st_uid == os.geteuid()):
+        if not (stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid()):
             continue
         if not _owner_gone(owner):
             continue
-        shutil.rmtree(path, ignore_errors=True)
-        removed.append(str(path))
+        left_behind = folders.remove_quietly(path)
+        if left_behind:
+            leftovers.kept.append(f"{path}: {left_behind}")
+        else:
+            leftovers.append(str(path))
     if os.geteuid() == 0:
         for root in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
             try:
@@ -394,5 +414,5 @@ def remove_leftovers() -> list[str]:
                 owner = OWNED_GROUP.match(group.name)
                 if owner is not None and _owner_gone(owner):
                     ProcessCountGroup(group).remove()
-                    removed.append(str(group))
-    return removed
+                    leftovers.append(str(group))
+    return leftovers

@@ -1,0 +1,148 @@
+"""A class's submissions handed to the batch as one zip: Canvas's "Download Submissions" as it comes.
+
+``python -m grader batch submissions.zip --out OUT`` unpacks the zip into ``OUT/unpacked/``
+and grades that folder like any other. The zip is read with the defences intake has for a
+student's zip (grader/batch/intake.py: ``check_archive`` refuses it whole for an absolute
+path, a ``..``, a link, a path too long or too deep, too many members, or headers that
+announce too much), scaled to a class; each member is then read bounded (headers can lie),
+and one larger than any gradable entry is not written but said. A student's own zip inside
+it is written as it is: intake opens it later as any student zip, with all those defences.
+
+OS leftovers (``__MACOSX/``, ``.DS_Store``) are not written and are listed as ignored. The
+folder is kept in step with the zip: a file is rewritten only when its bytes changed (so an
+unchanged student is not read again by the next run, intake.fingerprint) and files no
+longer in the zip are removed.
+"""
+
+from __future__ import annotations
+
+import errno
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from grader.batch import intake
+from grader.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
+from grader.untrusted import printable
+
+MAX_CLASS_MEMBERS = 50_000  # a class of 1,000 each uploading a few files, with room to spare
+MAX_CLASS_BYTES = 4 * 1024 * intake.MB  # by the zip's own headers; each member is bounded again on reading
+UNPACKED = "unpacked"  # the folder under OUT
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+class _DiskFull(Exception):
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass
+class Unpacked:
+    folder: Path  # the submissions folder to grade
+    ignored: list[intake.Ignored] = field(default_factory=list)  # OS leftovers, not written
+    not_written: list[intake.Ignored] = field(default_factory=list)  # students' files that could not be written
+
+
+def unpack_class_zip(zip_path: Path, out: Path) -> Unpacked:
+    """Unpack ``zip_path`` into ``out/unpacked`` (see the module's docstring).
+
+    Raises ``intake.Refused`` (its message for the instructor) when the zip cannot be read
+    or is refused whole.
+    """
+    folder = out / UNPACKED
+    result = Unpacked(folder)
+    try:
+        with open(zip_path, "rb") as raw, zipfile.ZipFile(raw) as archive:
+            members = archive.infolist()
+            intake.check_archive(members, zip_path.name, MAX_CLASS_MEMBERS, MAX_CLASS_BYTES, "unzip it and give the folder")
+            files = [member for member in members if not member.is_dir()]
+            top = _common_top_folder(files)
+            wanted: set[Path] = set()
+            for member in files:
+                parts = PurePosixPath(member.filename.replace("\\", "/")).parts
+                parts = parts[len(top):] if parts[: len(top)] == top else parts
+                if not parts:
+                    continue
+                leftover = next((index for index, part in enumerate(parts) if _is_leftover(part)), None)
+                if leftover is not None:
+                    shown = "/".join(parts[: leftover + 1]) + ("/" if leftover + 1 < len(parts) else "")
+                    if all(item.name != printable(shown) for item in result.ignored):  # __MACOSX/ once, not per file
+                        reason = intake.not_a_submission(parts[leftover], is_folder=leftover + 1 < len(parts))
+                        result.ignored.append(intake.Ignored(printable(shown), reason or ""))
+                    continue
+                try:
+                    with archive.open(member) as stream:  # bounded: a member's header may understate it
+                        data = stream.read(intake.MAX_UNPACKED_BYTES + 1)
+                except Exception as error:  # noqa: BLE001 - one damaged member (BadZipFile, zlib.error...) costs only its student
+                    reason = f"could not be unpacked ({type(error).__name__}: {error})"
+                    result.not_written.append(intake.Ignored(printable("/".join(parts)), reason))
+                    continue
+                if len(data) > intake.MAX_UNPACKED_BYTES:
+                    reason = f"larger than {intake.MAX_UNPACKED_BYTES // intake.MB} MB unpacked, more than any gradable entry"
+                    result.not_written.append(intake.Ignored(printable("/".join(parts)), reason))
+                    continue
+                target = folder.joinpath(*parts)
+                try:
+                    _write_if_changed(folder, target, data)
+                except OSError as error:  # a name this file system cannot hold (too long, a NUL)
+                    if error.errno in DISK_FULL:
+                        raise _DiskFull(error) from error
+                    result.not_written.append(intake.Ignored(printable("/".join(parts)), f"could not be written ({error.strerror})"))
+                    continue
+                wanted.add(target)
+    except intake.Refused:
+        raise
+    except _DiskFull as full:  # the grader's own disk: stop the batch loudly, as intake does
+        raise full.error from None
+    except Exception as error:  # noqa: BLE001 - zipfile reports damage as BadZipFile, zlib.error, EOFError...
+        raise intake.Refused(f"{zip_path.name} is not a readable zip ({type(error).__name__}: {error}).") from None
+    _remove_all_but(folder, wanted)
+    return result
+
+
+def _is_leftover(part: str) -> bool:
+    """An OS or archiver leftover inside the zip (never written), as opposed to an instructor's
+    stray file such as a README, which is written and listed by intake like any other."""
+    return part.startswith(".") or part.casefold() in intake.JUNK_NAMES
+
+
+def _common_top_folder(files: list[zipfile.ZipInfo]) -> tuple[str, ...]:
+    """``("submissions",)`` when every file lies in that one folder and it holds several
+    students' entries (the download re-zipped from its folder), else ``()``: Canvas's own zip
+    is flat, and one student's folder zipped alone is that student's entry."""
+    paths = [PurePosixPath(member.filename.replace("\\", "/")).parts for member in files]
+    paths = [parts for parts in paths if parts and not _is_leftover(parts[0])]
+    if not paths or any(len(parts) < 2 for parts in paths) or len({parts[0] for parts in paths}) != 1:
+        return ()
+    children = {parts[1] for parts in paths}
+    if len(children) < 2 or children & {MODULE_FILE_NAME, NOTEBOOK_FILE_NAME}:
+        return ()
+    return (paths[0][0],)
+
+
+def _write_if_changed(folder: Path, target: Path, data: bytes) -> None:
+    # Only folders this function made lie between folder and target: check_archive refused
+    # links and "..", and the folder is the batch's own, so no path can lead outside it.
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_symlink() or (target.exists() and not target.is_file()):
+        raise OSError(17, "a folder or link of that name is in the way")
+    if target.is_file() and target.read_bytes() == data:
+        return
+    target.write_bytes(data)
+
+
+def _remove_all_but(folder: Path, wanted: set[Path]) -> None:
+    """Remove what an earlier zip left that this one does not hold."""
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        return
+    for path in sorted(folder.rglob("*"), key=lambda path: len(path.parts), reverse=True):  # deepest first
+        if path in wanted:
+            continue
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()

@@ -1,0 +1,167 @@
+"""Late work: how late, by the course's policy (per day or part of a day, grace, max_days, extensions),
+from submitted_at.csv, Gradescope's submission_metadata.json or Canvas's LATE marker."""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+import pytest
+
+from grader.batch import grade_trail, late_work
+from grader.batch.course import LatePolicy
+
+DEADLINE = datetime.datetime.fromisoformat("2026-12-05T23:59:00-05:00")
+POLICY = LatePolicy(penalty_per_day=10, max_days=3, grace_minutes=15, unknown_delay_days=1)
+
+
+def graded(score: int = 100) -> dict:
+    return {"score": score, "max_score": 100, "groups": {"shapes": {"earned": score, "max": 100}}}
+
+
+def final(submitted: str | None, *, deadline=DEADLINE, marked_late=False, extended=False, score=100) -> dict:
+    moment = datetime.datetime.fromisoformat(submitted) if submitted else None
+    late = late_work.lateness(moment, marked_late, "submitted_at", deadline, POLICY, extended=extended)
+    return graded(score) | grade_trail.trail(graded(score), late, None)
+
+
+def test_a_student_two_days_late_loses_twenty_points():
+    result = final("2026-12-07T10:00:00-05:00")  # a day and ten hours: two days or parts of a day
+    assert (result["raw_score"], result["late"]["days_late"], result["late"]["penalty"], result["score"]) == (100, 2, 20, 80)
+    assert "2 days late" in result["late"]["note"]
+    assert grade_trail.does_not_add_up(result) is None
+
+
+def test_a_student_inside_an_extension_loses_nothing():
+    extension = datetime.datetime.fromisoformat("2026-12-07T23:59:00-05:00")
+    result = final("2026-12-07T10:00:00-05:00", deadline=extension, extended=True)
+    assert result["score"] == 100 and result["late"]["penalty"] == 0 and "the extension's deadline" in result["late"]["note"]
+
+
+@pytest.mark.parametrize(
+    "submitted, days, score",
+    [
+        ("2026-12-05T23:00:00-05:00", 0, 100),  # before the deadline
+        ("2026-12-06T00:10:00-05:00", 0, 100),  # within the 15 minutes of grace
+        ("2026-12-06T00:20:00-05:00", 1, 90),  # past the grace: a part of a day is a day
+        ("2026-12-06T05:20:00+00:00", 1, 90),  # 00:20 at -05:00: another offset, the same moment
+        ("2026-12-08T23:59:00-05:00", 3, 70),  # max_days itself
+        ("2026-12-09T01:00:00-05:00", 4, 0),  # past max_days: everything
+    ],
+)
+def test_the_penalty_follows_the_policy(submitted, days, score):
+    result = final(submitted)
+    assert result["late"]["days_late"] == days and result["score"] == score
+
+
+def test_the_penalty_never_takes_more_than_the_raw_score():
+    result = final("2026-12-08T10:00:00-05:00", score=20)  # 30% of 100 points from 20
+    assert result["late"]["penalty"] == 20 and result["score"] == 0
+
+
+@pytest.mark.parametrize(
+    "name, late",
+    [
+        ("smithjane_LATE_1234_5678_multi_head_attention.py", True),  # canvas-lms's content_zipper.rb today
+        ("smithjane_late_1234_5678_multi_head_attention.py", True),  # older Canvas, lower case
+        ("LATE_anon_x7Yq2_5678_attention.py", True),  # an anonymous assignment: no name, the id is anon_...
+        ("anon_x7Yq2_5678_attention.ipynb", False),
+        ("smithjane_1234_5678_multi_head_attention.py", False),
+        ("late_homework.py", False),  # not a Canvas name
+        ("latecomer_1234_5678_x.py", False),
+    ],
+)
+def test_canvas_late_marker(name, late):
+    assert late_work.canvas_marked_late(name) is late
+
+
+def test_a_canvas_marker_with_no_time_counts_the_policys_unknown_delay_and_says_so():
+    result = final(None, marked_late=True)
+    assert result["late"]["source"] == "canvas marker" and result["late"]["submitted_at"] == ""
+    assert result["late"]["days_late"] == 1 and result["score"] == 90
+    assert "no submission time known" in result["late"]["note"] and "unknown delay" in result["late"]["note"]
+
+
+def test_nothing_known_is_no_lateness():
+    assert late_work.lateness(None, False, "submitted_at", DEADLINE, POLICY) is None
+
+
+def test_submitted_at_csv_is_read_and_a_bad_row_names_its_line(tmp_path):
+    path = tmp_path / "submitted_at.csv"
+    path.write_text("student,submitted_at\nalice,2026-12-07T10:00:00-05:00\n\nbob,2026-12-05T12:00:00Z\n", encoding="utf-8")
+    times = late_work.read_submitted_at(path)
+    assert times["alice"].isoformat() == "2026-12-07T10:00:00-05:00" and times["bob"].utcoffset() == datetime.timedelta(0)
+    path.write_text("student,submitted_at\nalice,2026-12-07T10:00:00-05:00\nbob,yesterday\n", encoding="utf-8")
+    with pytest.raises(late_work.LateWorkError, match=r"submitted_at\.csv:3: 'yesterday' is not a date and time"):
+        late_work.read_submitted_at(path)
+    path.write_text("student,submitted_at\nbob,2026-12-05T12:00:00\n", encoding="utf-8")  # no offset: which zone?
+    with pytest.raises(late_work.LateWorkError, match=r":2: .* with its UTC offset"):
+        late_work.read_submitted_at(path)
+
+
+def test_gradescopes_submission_metadata_gives_the_time(tmp_path):
+    # The shape of Gradescope's documented example (gradescope-autograders.readthedocs.io, submission_metadata).
+    metadata = {
+        "id": 123456, "created_at": "2018-07-01T14:22:32.365935-07:00",
+        "assignment": {"due_date": "2018-07-31T23:00:00.000000-07:00", "title": "Programming Assignment 1"},
+        "users": [{"email": "student@example.com", "id": 1234, "name": "Student User"}],
+    }
+    path = tmp_path / "submission_metadata.json"
+    path.write_text(json.dumps(metadata), encoding="utf-8")
+    assert late_work.gradescope_submitted_at(path) == datetime.datetime.fromisoformat("2018-07-01T14:22:32.365935-07:00")
+    path.write_text(json.dumps({"id": 1}), encoding="utf-8")
+    with pytest.raises(late_work.LateWorkError, match="created_at"):
+        late_work.gradescope_submitted_at(path)
+
+
+def gradescope_root(tmp_path, created_at: str | None, email: str = "smith@example.edu"):
+    """Gradescope's /autograder: the zip's late_policy.json in source/, and the submission's metadata."""
+    from grader.batch.course import load
+    from grader.handout import gradescope_late
+
+    (tmp_path / "course.toml").write_text(
+        '[assignment]\ndeadline = "2026-12-05T23:59:00-05:00"\n[late]\npenalty_per_day = 10\nmax_days = 3\n'
+        'grace_minutes = 15\n[extensions]\njones = "2026-12-07T23:59:00-05:00"\n', encoding="utf-8",
+    )
+    (tmp_path / "source").mkdir()
+    policy = gradescope_late.policy_document(load(tmp_path / "course.toml"))
+    (tmp_path / "source" / gradescope_late.POLICY_FILE).write_text(json.dumps(policy), encoding="utf-8")
+    if created_at is not None:
+        metadata = {"id": 1, "created_at": created_at, "users": [{"email": email, "id": 1234, "name": "S"}]}
+        (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata), encoding="utf-8")
+    return tmp_path
+
+
+REPORT = {"score": 100.0, "tests": [{"name": "all", "score": 100.0, "max_score": 100.0, "visibility": "visible"}]}
+
+
+def test_on_gradescope_two_days_late_loses_twenty_points_and_says_so(tmp_path):
+    from grader.handout import gradescope_late
+
+    root = gradescope_root(tmp_path, "2026-12-07T10:00:00-05:00")
+    report = gradescope_late.apply(REPORT, root / "source", root / "submission_metadata.json")
+    assert report["score"] == 80.0
+    assert report["tests"][-1]["name"] == "Late work" and "2 days late" in report["tests"][-1]["output"]
+
+
+def test_on_gradescope_an_extension_is_found_by_the_students_email(tmp_path):
+    from grader.handout import gradescope_late
+
+    root = gradescope_root(tmp_path, "2026-12-07T10:00:00-05:00", email="jones@example.edu")
+    assert gradescope_late.apply(REPORT, root / "source", root / "submission_metadata.json")["score"] == 100.0
+
+
+def test_on_gradescope_an_unreadable_submission_time_costs_nothing_and_is_said(tmp_path):
+    from grader.handout import gradescope_late
+
+    root = gradescope_root(tmp_path, None)
+    report = gradescope_late.apply(REPORT, root / "source", root / "submission_metadata.json")
+    assert report["score"] == 100.0 and report["tests"][-1]["visibility"] == "hidden"
+    assert "no late penalty taken" in report["tests"][-1]["output"]
+
+
+def test_without_a_policy_in_the_zip_gradescope_results_are_unchanged(tmp_path):
+    from grader.handout import gradescope_late
+
+    (tmp_path / "source").mkdir()
+    assert gradescope_late.apply(REPORT, tmp_path / "source", tmp_path / "submission_metadata.json") == REPORT
