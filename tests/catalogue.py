@@ -1382,7 +1382,7 @@ MUTANTS += (
         name="scale_halved",
         kind="behaviour",
         description="Wrote the scale as head_dim ** 1/2, which is head_dim / 2 (the square root only where head_dim is 4).",
-        edits=(_edit(_SCALE_LINE, "scores = scores / self.head_dim ** 1/2"),),
+        edits=(_edit(_SCALE_LINE, "scale = self.head_dim ** 1/2\n        scores = scores / scale"),),
         losing_groups=(REFERENCE,),
     ),
     Implementation(

@@ -235,11 +235,17 @@ def separating_config(rng: random.Random, small: bool = False) -> Config:
 
 def _head_probes(rng: random.Random) -> tuple:
     seed = rng.randrange(2**31)
+    while True:
+        configs = [separating_config(rng) for _ in range(3)] + [separating_config(rng, small=True)]
+        # Not every probe with the same number of heads: with two heads everywhere, model_dim is
+        # 2 * head_dim on every probe, and scores / head_dim / 2 passes for scores / model_dim.
+        if len({config.num_heads for config in configs}) > 1:
+            break
     return (
-        HeadProbe(separating_config(rng), "causal", seed=seed + 1),
-        HeadProbe(separating_config(rng), "custom", seed=seed + 2),
-        HeadProbe(separating_config(rng), "custom2d", seed=seed + 3),
-        HeadProbe(separating_config(rng, small=True), "causal", seed=seed + 4, with_gradients=True),
+        HeadProbe(configs[0], "causal", seed=seed + 1),
+        HeadProbe(configs[1], "custom", seed=seed + 2),
+        HeadProbe(configs[2], "custom2d", seed=seed + 3),
+        HeadProbe(configs[3], "causal", seed=seed + 4, with_gradients=True),
     )
 
 
