@@ -373,3 +373,126 @@ def _plain(value: Any) -> Any:
     if type(value) in (torch.Tensor, torch.nn.Parameter):
         return value.detach().clone()
     return value
+
+
+# --- One function replaced: the diagnosis's counterfactual ---------------------------------------
+# The diagnosis asks whether a failing check passes when one function of the student's is the
+# reference's (grader/hidden/counterfactual.py). The reference's code never comes here: the
+# function is replaced by a stand-in that answers each call with the output the grader computed,
+# in its own process, for exactly that call (``served``: [request, answer] pairs), and records a
+# call it has no answer for (``missing``). A missing head or concatenation gets a placeholder, so
+# the run goes on to show the calls after it (every head at once); a missing head width or mask
+# stops the run, as everything after it depends on the answer. The grader answers what is missing
+# and asks again; a run with nothing missing is the counterfactual. A head's backward pass is
+# served the same way; the other stand-ins' outputs carry no gradient.
+REPLACEABLE = ("head_dimension", "causal_mask", "AttentionHead.forward", "concatenate_heads")
+REPLAYABLE = ("head_dimension", "causal_mask", "construct_attention", "run_head", "concatenate_heads", "run_attention", "initial_parameters")
+
+
+class _Unanswered(BaseException):
+    """A call the grader has not answered yet: the run stops (BaseException: no `except Exception` swallows it)."""
+
+
+def replaced(student: ModuleType, function: str, served: list, replayed: str, arguments: dict) -> dict:
+    """``replayed(**arguments)`` (an operation's name) with ``function`` replaced by the stand-in; {"result": ...}, or
+    {"missing": [requests]} while the grader still has calls to answer."""
+    if function not in REPLACEABLE or replayed not in REPLAYABLE:
+        raise ContractViolation(f"{function} cannot be replaced in {replayed}")
+    missing: list = []
+    owner, name = (_require(student, "AttentionHead"), "forward") if function == "AttentionHead.forward" else (student, function)
+    own = name in vars(owner)
+    original = vars(owner).get(name)
+    setattr(owner, name, _stand_in(student, function, served, missing))
+    # A module is built by calling head_dimension: replaced, it must be built anew (and the
+    # student's own kept for later calls). The other functions are looked up when called.
+    built = _built_modules.pop(student, None) if function == "head_dimension" else None
+    try:
+        try:
+            result = globals()[replayed](student, **arguments)
+        except _Unanswered:
+            result = None
+        except Exception:
+            if not missing:
+                raise
+        return {"missing": missing} if missing else {"result": result}
+    finally:
+        if own:
+            setattr(owner, name, original)
+        else:
+            delattr(owner, name)
+        if function == "head_dimension":
+            _built_modules.pop(student, None)
+            if built is not None:
+                _built_modules[student] = built
+
+
+def _stand_in(student: ModuleType, function: str, served: list, missing: list):
+    def answer(request: dict, placeholder=None):
+        for asked, given in served:
+            if _same_request(asked, request):
+                if given.get("unanswerable"):
+                    raise ContractViolation(f"the grader cannot answer this call of {function} with the reference's")
+                return given
+        missing.append(request)
+        if placeholder is None:
+            raise _Unanswered()
+        return placeholder()
+
+    if function == "head_dimension":
+        def head_dimension(model_dim, num_heads):
+            given = answer({"model_dim": model_dim, "num_heads": num_heads})
+            if "raises" in given:
+                raise {"ValueError": ValueError, "ZeroDivisionError": ZeroDivisionError}.get(given["raises"], ValueError)(given["message"])
+            return given["value"]
+        return head_dimension
+    if function == "causal_mask":
+        return lambda seq_len, device=None: answer({"seq_len": seq_len})["mask"]
+    if function == "concatenate_heads":
+        def concatenate_heads(head_results):
+            outputs = [_plain(result.output) for result in head_results]
+            return answer({"outputs": outputs}, lambda: {"joined": torch.zeros(0)})["joined"]
+        return concatenate_heads
+
+    def forward(self, inputs, allowed_mask):
+        named = sorted(self.named_parameters())
+        request = {"parameters": {n: _plain(p) for n, p in named}, "inputs": _plain(inputs), "allowed_mask": _plain(allowed_mask)}
+        given = answer(request, lambda: {"output": inputs[..., :0], "weights": inputs[..., :0]})
+        output = given["output"]
+        leaves = [inputs, *(p for _, p in named)]
+        if torch.is_grad_enabled() and any(leaf.requires_grad for leaf in leaves if isinstance(leaf, torch.Tensor)):
+            # The backward pass is served too: the reference's vector-Jacobian product for the
+            # gradient that reaches this output, asked for like any other answer.
+            def vjp(gradient):
+                asked = {"vjp_of": request, "gradient": _plain(gradient)}
+                return answer(asked, lambda: {"gradients": [torch.zeros_like(leaf) for leaf in leaves]})["gradients"]
+
+            output = _Served.apply(output, vjp, *leaves)
+        return _require(student, "HeadResult")(output=output, weights=given["weights"])
+
+    return forward
+
+
+class _Served(torch.autograd.Function):
+    """A served output in the autograd graph: its backward pass is the served product."""
+
+    @staticmethod
+    def forward(ctx, output, vjp, *leaves):
+        ctx.vjp = vjp
+        return output.clone()
+
+    @staticmethod
+    def backward(ctx, gradient):
+        return (None, None, *ctx.vjp(gradient))
+
+
+def _same_request(asked: Any, request: Any) -> bool:
+    if isinstance(asked, torch.Tensor) or isinstance(request, torch.Tensor):
+        return (
+            type(asked) is torch.Tensor and type(request) is torch.Tensor and asked.dtype == request.dtype
+            and asked.shape == request.shape and torch.equal(asked, request)
+        )
+    if isinstance(asked, dict) and isinstance(request, dict):
+        return asked.keys() == request.keys() and all(_same_request(asked[k], request[k]) for k in asked)
+    if isinstance(asked, (list, tuple)) and isinstance(request, (list, tuple)):
+        return len(asked) == len(request) and all(_same_request(a, b) for a, b in zip(asked, request))
+    return type(asked) is type(request) and asked == request

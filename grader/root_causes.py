@@ -17,6 +17,9 @@ messages shrinks to its first line. The hidden diagnosis then diagnoses only wha
 
 from __future__ import annotations
 
+import random
+from dataclasses import dataclass
+
 import pytest
 import torch
 
@@ -103,11 +106,39 @@ def _answers_differ(first: dict, second: dict) -> bool:
     return False
 
 
-def find_randomness(handle) -> dict | None:
+@dataclass(frozen=True)
+class RandomnessQuestion:
+    """The question asked three times: its sizes, the seed of its data, and the two seeds of
+    torch's generator (asked under ``first``, ``second``, then ``first`` again)."""
+
+    config: Config
+    data_seed: int
+    first: int
+    second: int
+
+
+def randomness_question(grading_seed: int) -> RandomnessQuestion:
+    """Drawn from the grading seed, as the checks' data and the diagnosis's probes are: a fixed
+    question (torch seeded 1, 2, 1 on one set of sizes) is one a deterministic submission could
+    recognise and answer differently, to be called random instead of being diagnosed."""
+    rng = random.Random(f"randomness question {grading_seed}")
+    # At least 6 positions in 2 sequences: 42 weights a causal mask allows in one head, 84 in the
+    # module's two or more. Two draws of a dropout of 0.1 agree on each weight with chance 0.82,
+    # so the head's answers agree with chance 0.82 ** 42 (1 in 4000) and then the module's too
+    # with 0.82 ** 84 (1 in 17 million): a random module is not taken for a steady one.
+    num_heads, head_dim = rng.randint(2, 3), rng.randint(2, 4)
+    config = Config(batch=rng.randint(2, 3), seq=rng.randint(6, 8), model_dim=num_heads * head_dim, num_heads=num_heads)
+    first, second = rng.sample(range(3, 2**31), 2)
+    return RandomnessQuestion(config, rng.randrange(2**31), first, second)
+
+
+def find_randomness(handle, grading_seed: int = 0) -> dict | None:
     """Ask the head, then the module, the same question three times (torch's generator seeded
-    1, 2, then 1 again): answers that differ are randomness, named with its likely source."""
-    config = Config(batch=2, seq=4, model_dim=8, num_heads=2)
-    rng = data.generator(77)
+    with two seeds drawn from the grading seed, the first again last): answers that differ are
+    randomness, named with its likely source."""
+    question = randomness_question(grading_seed)
+    config = question.config
+    rng = data.generator(question.data_seed)
     inputs = data.random_inputs(config, rng)
     questions = (
         ("AttentionHead.forward", handle.run_head, {
@@ -121,7 +152,7 @@ def find_randomness(handle) -> dict | None:
     )
     for function, call, arguments in questions:
         try:
-            answers = [call(**_copies(arguments), rng_seed=seed) for seed in (1, 2, 1)]
+            answers = [call(**_copies(arguments), rng_seed=seed) for seed in (question.first, question.second, question.first)]
         except StudentCodeError:
             continue  # a call that fails is not randomness; its checks say what it is
         if _answers_differ(answers[0], answers[1]) or _answers_differ(answers[0], answers[2]):
@@ -139,7 +170,8 @@ def _copies(arguments: dict) -> dict:
 class RootCauses:
     """Per submission: the causes found so far, and whether randomness was looked for."""
 
-    def __init__(self) -> None:
+    def __init__(self, grading_seed: int = 0) -> None:
+        self.grading_seed = grading_seed  # the randomness question is drawn from it
         self.looked_for_randomness: set[str] = set()
         self.unloadable: set[str] = set()  # submissions whose layout the grader's weights do not fit
         self.first_raised: dict[tuple, str] = {}  # (submission, error type, student's line) -> first check
@@ -169,7 +201,7 @@ class RootCauses:
             entry = self._cause(result, NONDETERMINISTIC)
             if entry is None and result.submission not in self.looked_for_randomness and not handle.timeouts:
                 self.looked_for_randomness.add(result.submission)
-                found = find_randomness(handle)
+                found = find_randomness(handle, self.grading_seed)
                 entry = self._add(result, found) if found else None
             if entry is not None and not operations & RANDOM_OPERATIONS[entry["function"]]:
                 entry = None

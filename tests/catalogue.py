@@ -1385,6 +1385,94 @@ MUTANTS = MUTANTS + SIZES_DTYPES_SHARING
 # --- end of sizes, dtypes and sharing --------------------------------------------------------
 
 
+# === Issue 26 (the diagnosis): mistakes in other forms, crashes beside mistakes, two mistakes in
+# every pair of functions. Kept in one block of its own: other families are appended elsewhere.
+MUTANTS += (
+    Implementation(
+        name="zero_heads_tested_after_the_remainder",
+        kind="behaviour",
+        mistake="zero_heads_not_rejected",
+        description="Tested the remainder first and refused a count below one after it: 0 heads divide by zero.",
+        edits=(
+            _edit(
+                _HEAD_DIM_CHECK + "\n" + _HEAD_DIM_ERROR,
+                "if model_dim % num_heads != 0:\n"
+                '        raise ValueError(f"model_dim={model_dim} must divide exactly by num_heads={num_heads}")\n'
+                "    if num_heads < 1:\n"
+                '        raise ValueError(f"num_heads={num_heads} must be at least 1 (model_dim={model_dim})")\n',
+            ),
+        ),
+        losing_groups=(CONFIGURATION,),
+        must_read=("checks the remainder but not that there is at least one head",),
+    ),
+    Implementation(
+        name="assert_naming_both_numbers_after_the_remainder",
+        kind="behaviour",
+        mistake="zero_heads_not_rejected+assert_instead_of_raise",
+        description="One assert, the remainder tested before the head count, its message naming both numbers.",
+        edits=(
+            _edit(
+                _HEAD_DIM_CHECK + "\n" + _HEAD_DIM_ERROR,
+                'assert model_dim % num_heads == 0 and num_heads > 0, f"model_dim={model_dim} must divide by num_heads={num_heads}"\n',
+            ),
+        ),
+        losing_groups=(CONFIGURATION,),
+        must_read=("checked with assert instead of raising ValueError",),
+    ),
+    # Crashes: a function that raises on every probe is named "unknown", never given a known id
+    # because some known mistake raises an error of the same type.
+    Implementation(
+        name="module_computes_in_float32",
+        kind="behaviour",
+        description="Cast the concatenated heads to float32 before the output projection: a float64 module raises a dtype error.",
+        edits=(_edit(_PROJECTION_LINE, "combined = self.output_projection(concatenated.float())"),),
+        losing_groups=(GRADIENT_FLOW,),
+    ),
+    Implementation(
+        name="concatenation_of_results_not_outputs",
+        kind="behaviour",
+        description="Passed the HeadResult objects themselves to torch.cat, which raises TypeError.",
+        edits=(_edit(_CONCAT_LINE, "return torch.cat(head_results, dim=-1)"),),
+        losing_groups=(SHAPES, REFERENCE),
+    ),
+    Implementation(
+        name="scale_halved",
+        kind="behaviour",
+        description="Wrote the scale as head_dim ** 1/2, which is head_dim / 2 (the square root only where head_dim is 4).",
+        edits=(_edit(_SCALE_LINE, "scale = self.head_dim ** 1/2\n        scores = scores / scale"),),
+        losing_groups=(REFERENCE,),
+    ),
+    Implementation(
+        name="keys_not_transposed",
+        kind="behaviour",
+        description="Multiplied the queries by the keys without transposing them: a shape error unless seq == head_dim.",
+        edits=(_edit(_SCORES_LINE, "scores = queries @ keys"),),
+        losing_groups=(REFERENCE,),
+    ),
+)
+
+PAIRS += (
+    # the pairs of functions the first pairs left out
+    ("no_divisibility_check", "anti_causal_mask"),
+    ("assert_instead_of_raise", "interleaved_concatenation"),
+    ("error_message_without_numbers", "no_output_projection"),
+    ("mask_inverted", "heads_concatenated_in_reverse"),
+    ("interleaved_concatenation", "first_head_weights_repeated"),
+)
+
+# A function that crashes, or holds a mistake outside the vocabulary, beside a known mistake in
+# another (first the unknown, then the known): the known one is named, the other function
+# "unknown", and no check the unknown one fails is folded under the known one.
+UNKNOWN_PAIRS: tuple[tuple[str, str], ...] = (
+    ("scale_halved", "output_projection_without_bias"),
+    ("concatenation_of_results_not_outputs", "mask_without_diagonal"),
+    ("concatenation_of_results_not_outputs", "scale_by_head_dim"),
+    ("keys_not_transposed", "error_message_without_numbers"),
+    ("module_computes_in_float32", "missing_scale"),
+    ("keys_not_transposed", "interleaved_concatenation"),
+)
+# === end of issue 26's block
+
 def apply_edits(source: str, edits: Iterable[Edit], name: str = "<edits>") -> str:
     """Apply ``edits`` in order; each ``old`` must occur exactly once when it is applied.
 
@@ -1428,6 +1516,41 @@ def paired(first: str, second: str) -> Implementation:
     )
 
 
+def without(name: str, has_it) -> str | None:
+    """The catalogue entry that is ``name`` with one cause taken out (a diagnosis's counterfactual):
+    for two mutants in one file, the one for which ``has_it(mutant)`` is false; None when that is
+    the solution itself, which passes every check."""
+    mutants = {m.name: m for m in MUTANTS}
+    for first, second in (*PAIRS, *UNKNOWN_PAIRS):
+        if paired(first, second).name == name:
+            kept = [n for n in (first, second) if not has_it(mutants[n])]
+            return kept[0] if len(kept) == 1 else None
+    return None
+
+
+def explained_but_failing_without_it(run, name: str, function_of) -> list[str]:
+    """The counterfactual of every "explains" list of entry ``name`` in a grading ``run``: the
+    checks a diagnosis explains that still fail in the same file without that diagnosis's cause
+    (the other mutant of a pair, graded in the same run on the same seed), and any explained
+    check that did not even fail. [] when every list holds. ``function_of(mistake id)``: the
+    function a known mistake is in ("" for a root cause's id)."""
+    failed = {t["name"] for t in run.failed_tests(name)}
+    wrong = []
+    for entry in run.results[name]["diagnoses"]:
+        explains = entry.get("explains", [])
+        wrong += [f"{entry['mistake']}: {check} (passed)" for check in explains if check not in failed]
+        if entry["mistake"] == "unknown" or not explains:
+            continue
+        fixed = without(name, lambda mutant: entry["mistake"] in mutant.mistakes or any(
+            function_of(id) == entry["function"] for id in mutant.mistakes
+        ))
+        if fixed is None:
+            continue
+        passed = {t["name"] for t in run.results[fixed]["tests"] if t["outcome"] == "passed"}
+        wrong += [f"{entry['mistake']}: {check}" for check in explains if check.replace(name, fixed) not in passed]
+    return wrong
+
+
 def _check_catalogue() -> None:
     """Catch catalogue typos at import: unique names, known groups, mutants that lose."""
     names = [impl.name for impl in MUTANTS + VARIANTS]
@@ -1441,7 +1564,7 @@ def _check_catalogue() -> None:
         if unknown:
             raise ValueError(f"mutant {impl.name!r} names unknown groups {sorted(unknown)}")
     mutant_names = {impl.name for impl in MUTANTS}
-    for pair in PAIRS:
+    for pair in (*PAIRS, *UNKNOWN_PAIRS):
         unknown = set(pair) - mutant_names
         if unknown:
             raise ValueError(f"pair {pair} names unknown mutants {sorted(unknown)}")

@@ -21,6 +21,11 @@ import catalogue  # noqa: E402
 from grading import grade  # noqa: E402
 
 from grader import diagnosis_text  # noqa: E402
+from grader.hidden import mistakes  # noqa: E402
+
+
+def function_of(mistake: str) -> str:
+    return mistakes.BY_ID[mistake].function if mistake in mistakes.BY_ID else ""
 
 
 # The catalogue's families: the first catalogue (""), and those added for code in a student's own style.
@@ -30,16 +35,18 @@ KINDS = {
     "contract": "contract slips (biases, resized projections, missing attributes)",
     "randomness": "randomness (dropout, sampling)",
     "in_place": "in-place operations",
+    "behaviour": "mistakes in other forms, crashes and unknown mistakes beside known ones",
 }
 
 
 def main() -> int:
     pairs = {pair: catalogue.paired(*pair) for pair in catalogue.PAIRS}
+    beside = {pair: catalogue.paired(*pair) for pair in catalogue.UNKNOWN_PAIRS}
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
-        entries = (*catalogue.MUTANTS, *catalogue.VARIANTS, *pairs.values())
+        entries = (*catalogue.MUTANTS, *catalogue.VARIANTS, *pairs.values(), *beside.values())
         paths = [catalogue.write_implementation(i, folder) for i in entries]
-        run = grade(paths, folder)
+        run = grade(paths, folder, timeout=1800)  # a safety net: some 140 submissions, failing ones diagnosed
     caught = 0
     print(f"{'mutant':<34} {'score':>6}  {'diagnosis':<34} lost points in")
     for mutant in catalogue.MUTANTS:
@@ -55,6 +62,9 @@ def main() -> int:
     for pair, implementation in pairs.items():
         print(f"{'pair ' + ' + '.join(pair):<60} {' '.join(sorted(run.diagnosed(implementation.name))) or '-'}")
 
+    for pair, implementation in beside.items():
+        print(f"{'beside ' + ' + '.join(pair):<60} {' '.join(sorted(run.diagnosed(implementation.name))) or '-'}")
+
     known = [m for m in catalogue.MUTANTS if m.mistake]
     named = [m for m in known if run.diagnosed(m.name) == m.mistakes]
     pairs_named = [p for p, i in pairs.items() if run.diagnosed(i.name) == set().union(*(mistake_of[n] for n in p))]
@@ -63,8 +73,14 @@ def main() -> int:
     unlisted = [m for m in catalogue.MUTANTS if not m.mistake]
     wrongly_named = [m.name for m in unlisted if run.diagnosed(m.name) - {"unknown"}]
     false_on_variants = [v.name for v in catalogue.VARIANTS if run.diagnosed(v.name)]
+    beside_named = [p for p, i in beside.items() if run.diagnosed(i.name) == mistake_of[p[1]] | {"unknown"}]
+    names = [*(m.name for m in catalogue.MUTANTS), *(i.name for i in (*pairs.values(), *beside.values()))]
+    unlicensed = {name: wrong for name in names if (wrong := catalogue.explained_but_failing_without_it(run, name, function_of))}
     print(f"mutants caught: {caught}/{len(catalogue.MUTANTS)}")
     print(f"valid variants at full marks: {len(full)}/{len(catalogue.VARIANTS)}")
+    print(f"known mistakes beside an unknown one (a crash): the known named, the other unknown: {len(beside_named)}/{len(beside)}")
+    print(f"entries whose every 'explains' list passes its counterfactual: {len(names) - len(unlicensed)}/{len(names)} "
+          + " ".join(f"{name} ({len(wrong)}: {wrong[0]})" for name, wrong in unlicensed.items()))
     print(f"single mistakes named: {len(named)}/{len(known)}")
     print(f"pairs of mistakes named (both): {len(pairs_named)}/{len(pairs)}")
     print(f"false diagnoses on valid variants: {len(false_on_variants)}/{len(catalogue.VARIANTS)} {' '.join(false_on_variants)}")
@@ -85,7 +101,7 @@ def main() -> int:
           + ", ".join(f"{m.name} {run.score(m.name)}/100 {len(run.failed_tests(m.name))} failing" for m in catalogue.MUTANTS if m.mistakes & {"parameter_layout", "nondeterministic"}))
     perfect = (
         caught == len(catalogue.MUTANTS) and len(full) == len(catalogue.VARIANTS) and len(named) == len(known)
-        and len(pairs_named) == len(pairs) and not false_on_variants and not wrongly_named and len(read) == len(with_texts)
+        and len(pairs_named) == len(pairs) and len(beside_named) == len(beside) and not unlicensed and not false_on_variants and not wrongly_named and len(read) == len(with_texts)
     )
     return 0 if perfect else 1
 

@@ -249,7 +249,11 @@ def test_results_name_each_mistake_with_the_checks_it_explains(graded):
     head, concatenation = entries
     assert any(n.startswith("test_concatenation_puts_each_head") for n in concatenation["explains"])
     assert not any(n.startswith("test_concatenation_puts_each_head") for n in head["explains"])
-    assert set(head["explains"]) | set(concatenation["explains"]) == failed  # every failure accounted for
+    # By counterfactual: the module's weights come from the heads alone, its output from both
+    # mistakes, so no single fix makes an output check pass and it keeps its own message.
+    assert any(n.startswith("test_module_weights_agree_with_the_reference_example") for n in head["explains"])
+    both = [n for n in failed if n.startswith("test_module_output_agrees_with_the_reference_example")]
+    assert both and not set(both) & (set(head["explains"]) | set(concatenation["explains"]))
 
 
 def test_a_failing_function_that_matches_nothing_is_called_unknown(graded):
@@ -282,7 +286,8 @@ def test_the_feedback_page_puts_the_diagnosis_before_the_failing_checks(graded):
     page = (out / "feedback" / f"{PAIR}.md").read_text()
     assert page.index("## What went wrong") < page.index("## Failing checks")
     assert mistakes.BY_ID["missing_scale"].fix in page and mistakes.BY_ID["heads_interleaved"].why in page
-    assert "hint:" not in page  # every failure is explained: no menu of hints
+    folded = page.split("## Failing checks", 1)[1].split("\n### ", 1)[0]
+    assert "(explained abo" in folded and "hint:" not in folded  # explained failures: no menu of hints
     unknown = (out / "feedback" / "softmax_over_batch.md").read_text()
     assert "matches none of the known ones" in unknown and "got:" in unknown
 
@@ -352,3 +357,73 @@ def test_a_reply_in_a_dtype_numpy_lacks_is_compared_not_a_crash(dtype):
     reference = torch.linspace(-1, 1, 6, dtype=torch.float64).reshape(2, 3)
     assert diagnosis.same(reference.to(dtype), reference.to(dtype)) is True
     assert diagnosis.same(reference.to(dtype), torch.zeros(2, 3, dtype=dtype)) is False
+
+
+# --- crashes: compared by what they say, and never a diagnosis by themselves --------------------
+
+
+def test_a_crash_matches_a_mistake_only_when_it_says_the_same(tmp_path):
+    """A float32 cast raises a dtype error on the float64 probes; a mask of the wrong size raises
+    a size error. Both are RuntimeErrors: the same type is not the same failure."""
+    path = write_source(tmp_path, "float32_module.py", catalogue.implementation_source(
+        next(m for m in UNLISTED if m.name == "module_computes_in_float32")
+    ))
+    assert verdicts(path) == {mistakes.MODULE: ()}
+
+
+def test_a_function_that_only_ever_crashes_is_not_given_a_known_id(tmp_path):
+    """The module crashes on every probe, with the very words a known pair would raise (it has
+    that pair, the mask sized by the batch whatever mask it is given): a crash shows that it
+    crashes, not which misconception is behind it, so the diagnosis says "unknown"."""
+    source = catalogue.SOLUTION_PATH.read_text(encoding="utf-8").replace(
+        "        if allowed_mask is None:\n            " + catalogue._DEFAULT_MASK_LINE,
+        "        allowed_mask = causal_mask(inputs.shape[0], device=inputs.device)",
+    )
+    found = verdicts(write_source(tmp_path, "crashes_only.py", source))
+    assert found == {mistakes.MODULE: ()}
+
+
+def test_a_crash_reproduced_beside_an_answer_is_named(tmp_path):
+    """The mask sized by the batch crashes only without a mask: the module answers the custom
+    mask right, and that answer with the crash's very words names the mistake."""
+    mutant = next(m for m in KNOWN if m.mistake == "default_mask_wrong_size")
+    assert verdicts(catalogue.write_implementation(mutant, tmp_path)) == {mistakes.MODULE: ("default_mask_wrong_size",)}
+
+
+# --- counterfactuals: the reference's outputs, only for the check's own data ---------------------
+
+
+def test_a_replaced_head_is_answered_only_on_the_data_the_check_sent(tmp_path):
+    """The stand-in receives the reference head's outputs for a call the check itself made (its
+    inputs, one of its heads' weights), and nothing for data the student's code picked: the
+    counterfactual is no oracle of the reference."""
+    from grader import data
+    from grader.hidden import counterfactual
+
+    path = catalogue.write_implementation(next(m for m in KNOWN if m.mistake == "missing_scale"), tmp_path)
+    submission = Submission(path.stem, path, InProcessBackend(path)).open()
+    replaced = counterfactual.Replaced(submission, mistakes.HEAD, [0])
+    config = data.Config(batch=2, seq=5, model_dim=6, num_heads=2)
+    rng = data.generator(3)
+    arguments = {"parameters": data.attention_parameters(config, rng), "inputs": data.random_inputs(config, rng)}
+    got = replaced.run_attention(model_dim=6, num_heads=2, **arguments)
+    reference = counterfactual.reference().MultiHeadSelfAttention(6, 2)
+    reference.load_state_dict(arguments["parameters"])
+    assert torch.allclose(got["output"], reference(arguments["inputs"]).output, atol=1e-6)
+    head = {n.removeprefix("heads.0."): v for n, v in arguments["parameters"].items() if n.startswith("heads.0.")}
+    mask = data.causal_allowed(5)
+    assert "output" in replaced._answer({"parameters": head, "inputs": arguments["inputs"], "allowed_mask": mask})
+    for other in ({"inputs": arguments["inputs"] + 1}, {"parameters": {n: v + 1 for n, v in head.items()}}):
+        asked = {"parameters": head, "inputs": arguments["inputs"], "allowed_mask": mask, **other}
+        assert replaced._answer(asked) == {"unanswerable": True}
+    # The head's backward pass is served too: the module's gradients are the reference's.
+    output_gradient = torch.randn(2, 5, 6, generator=rng)
+    got = replaced.run_attention(model_dim=6, num_heads=2, **arguments, output_gradient=output_gradient)
+    inputs = arguments["inputs"].clone().requires_grad_()
+    loss = (reference(inputs).output * output_gradient).sum()
+    expected = torch.autograd.grad(loss, [inputs, reference.heads[1].key.weight])
+    assert torch.allclose(got["input_gradient"], expected[0], atol=1e-6)
+    assert torch.allclose(got["parameter_gradients"]["heads.1.key.weight"], expected[1], atol=1e-6)
+    concatenation = counterfactual.Replaced(submission, mistakes.CONCATENATE, [0])
+    with pytest.raises(counterfactual.Unproven):  # that stand-in's outputs carry no gradient
+        concatenation.run_attention(model_dim=6, num_heads=2, **arguments, output_gradient=output_gradient)

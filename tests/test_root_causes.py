@@ -178,6 +178,24 @@ def test_a_deterministic_module_is_not_called_random(tmp_path):
     assert root_causes.find_randomness(handle) is None
 
 
+STEERED = SOFTMAX + "\n        if torch.initial_seed() == 2:\n            weights = weights * 0.5"  # deterministic, but not on (1, 2, 1)
+
+
+@pytest.mark.parametrize("grading_seed", [0, 12345])
+def test_a_deterministic_module_that_answers_a_fixed_question_differently_is_not_called_random(tmp_path, grading_seed):
+    """The randomness question is drawn from the grading seed: a submission cannot recognise
+    it (torch seeded 1, 2, 1 once) and pass for random instead of being diagnosed."""
+    handle = student_file(tmp_path, "steered", (SOFTMAX, STEERED))
+    question = root_causes.randomness_question(grading_seed)
+    assert 2 not in (question.first, question.second) and question.first != question.second
+    assert root_causes.find_randomness(handle, grading_seed) is None
+
+
+def test_the_randomness_question_changes_with_the_grading_seed():
+    questions = {root_causes.randomness_question(seed) for seed in range(5)}
+    assert len({(q.first, q.second) for q in questions}) == 5 and len({q.config for q in questions}) > 1
+
+
 class HeadWithExtras(nn.Module):
     def __init__(self, model_dim: int, head_dim: int) -> None:
         super().__init__()

@@ -13,26 +13,25 @@ presented as a diagnosis.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy
 import torch
 
-from grader.hidden import mistakes, probes
+from grader.hidden import counterfactual, mistakes, probes
 
 UNKNOWN = "unknown"
 
-# The functions each call of the Submission runs: a check that built the module exercised
-# every function the module uses.
+# The functions each call of the Submission runs: a check that ran the module exercised every
+# function the module uses; one that only built it, the constructor and head_dimension.
 FUNCTIONS_OF_OPERATION = {
     "head_dimension": (mistakes.HEAD_DIMENSION,),
     "causal_mask": (mistakes.CAUSAL_MASK,),
     "run_head": (mistakes.HEAD,),
     "concatenate_heads": (mistakes.CONCATENATE,),
-    **{
-        operation: (mistakes.MODULE, mistakes.HEAD, mistakes.CONCATENATE, mistakes.CAUSAL_MASK, mistakes.HEAD_DIMENSION)
-        for operation in ("run_attention", "construct_attention", "initial_parameters")
-    },
+    "run_attention": (mistakes.MODULE, mistakes.HEAD, mistakes.CONCATENATE, mistakes.CAUSAL_MASK, mistakes.HEAD_DIMENSION),
+    **{operation: (mistakes.MODULE, mistakes.HEAD_DIMENSION) for operation in ("construct_attention", "initial_parameters")},
 }
 # The calls probing a function makes (the module's include its parts): a function none of
 # whose calls ever ran out of time is safe to probe; one that looped is left alone.
@@ -161,13 +160,28 @@ def diagnose_function(function: str, submission, grading_seed: int = probes.DEFA
         own = {probe: probe.parts(submission) for probe in function_probes if isinstance(probe, probes.ModuleProbe)}
         contexts = [own, {probe: parts.with_reference_helpers() for probe, parts in own.items()}]
     observed = [probe.student(submission) for probe in function_probes]
+    reference_outcomes: dict[int, list] = {}  # per context: the reference's outcomes, computed once
+
+    def reference_in(index: int) -> list:
+        if index not in reference_outcomes:
+            steps = mistakes.REFERENCE_STEPS[function]
+            reference_outcomes[index] = [probe.trusted(steps, contexts[index]) for probe in function_probes]
+        return reference_outcomes[index]
 
     def reproduces(steps: dict) -> bool:
-        # Probe by probe, stopping at the first disagreement: most candidates miss at once.
-        return any(
-            all(same(seen, probe.trusted(steps, context)) for seen, probe in zip(observed, function_probes))
-            for context in contexts
-        )
+        """Every probe reproduced, in one context, on evidence that is not a crash alone."""
+        for index, context in enumerate(contexts):
+            # Probe by probe, stopping at the first disagreement: most candidates miss at once.
+            outcomes = []
+            for seen, probe in zip(observed, function_probes):
+                outcome = probe.trusted(steps, context)
+                if not same(seen, outcome):
+                    break
+                outcomes.append(outcome)
+            else:
+                if steps is mistakes.REFERENCE_STEPS[function] or _licensed(function_probes, observed, outcomes, reference_in(index)):
+                    return True
+        return False
 
     if reproduces(mistakes.REFERENCE_STEPS[function]):
         return None
@@ -179,6 +193,20 @@ def diagnose_function(function: str, submission, grading_seed: int = probes.DEFA
         if matched:
             return ()  # more than one explanation fits: say none
     return _by_signature(function, function_probes, observed)
+
+
+def _licensed(function_probes, observed: list, candidate: list, reference: list) -> bool:
+    """A crash never licenses a diagnosis by itself: among the probes on which the candidate
+    parts from the reference, one must be of a kind the student's function answered (returned a
+    value) on some probe. A function that only ever crashes shows that it crashes, not which
+    misconception it holds; one that answers the custom mask and crashes on the default one,
+    as a mask of the wrong size does, shows both."""
+    answered = {type(probe) for probe, seen in zip(function_probes, observed) if not probes.is_crash(seen)}
+    return any(
+        type(probe) in answered
+        for probe, outcome, expected in zip(function_probes, candidate, reference)
+        if not same(outcome, expected)
+    )
 
 
 def _by_signature(function: str, function_probes, observed: list) -> tuple[str, ...]:
@@ -207,14 +235,24 @@ def primary_function(check: FailedCheck) -> str | None:
     return None
 
 
-def diagnose(submission, failed: list[FailedCheck], grading_seed: int = probes.DEFAULT_SEED) -> list[Diagnosis]:
-    """One diagnosis per function that is wrong, in the lesson's order; [] when none is.
+# The functions a layout slip keeps the grader from probing: their probes load its weights.
+LAYOUT_HIDES = {
+    "AttentionHead.__init__": {mistakes.HEAD, mistakes.MODULE},
+    "MultiHeadSelfAttention.__init__": {mistakes.MODULE},
+}
+
+
+def diagnose(
+    submission, failed: list[FailedCheck], grading_seed: int = probes.DEFAULT_SEED, also_suspect: set[str] = frozenset()
+) -> list[Diagnosis]:
+    """One diagnosis per function that is wrong, in the lesson's order; [] when none is. What
+    each known one explains is for ``attribute`` to find, by counterfactual.
 
     Only the functions that failed a check of their own are probed (a passing submission
-    costs nothing): a module check also fails for a wrong head, but then the head's own
+    costs nothing), and ``also_suspect``: those behind checks a layout slip explains: a module check also fails for a wrong head, but then the head's own
     checks fail too, and the module's probes, built on the student's own heads, stay quiet.
     """
-    suspects = {primary_function(check) for check in failed}
+    suspects = {primary_function(check) for check in failed} | set(also_suspect)
     verdicts: dict[str, tuple[str, ...]] = {}
     skipped = set()
     for function in mistakes.FUNCTIONS:
@@ -233,10 +271,7 @@ def diagnose(submission, failed: list[FailedCheck], grading_seed: int = probes.D
     diagnoses = {function: Diagnosis(function, ids) for function, ids in verdicts.items()}
     for check in failed:
         involved = [diagnoses[f] for f in functions_used(check) if f in diagnoses]
-        if involved and all(d.known for d in involved):
-            for diagnosis in involved:
-                diagnosis.explains.append(check.name)
-        elif not involved and not (functions_used(check) & skipped) and (function := primary_function(check)):
+        if not involved and not (functions_used(check) & skipped) and (function := primary_function(check)):
             # A check failed although every function it used behaves on the probes: its own
             # function is wrong in a way the probes do not show. Honest, not explained.
             diagnoses.setdefault(function, Diagnosis(function, ()))
@@ -244,3 +279,20 @@ def diagnose(submission, failed: list[FailedCheck], grading_seed: int = probes.D
         if not diagnosis.known:
             diagnosis.first_failing_check = next((c.name for c in failed if diagnosis.function in functions_used(c)), "")
     return [diagnoses[f] for f in mistakes.FUNCTIONS if f in diagnoses]
+
+
+def attribute(submission, diagnoses: list[Diagnosis], failed: list[FailedCheck], passes: Callable[[str, object], bool]) -> None:
+    """Fill each known diagnosis's ``explains``: the failing checks that use its function and
+    pass when that one function is replaced by the reference's (grader/hidden/counterfactual.py).
+    ``passes(check name, submission with one function replaced)``: does the check pass then?
+    A check no single replacement makes pass is in no list, and keeps its own message."""
+    if any(submission.timeouts.values()):
+        return  # a loop met in the checks would be met again: nothing is shown to be explained
+    calls = [0]  # one budget of worker calls for every replacement of this submission
+    for diagnosis in diagnoses:
+        if not diagnosis.known or diagnosis.function not in counterfactual.REPLACEABLE:
+            continue
+        replaced = counterfactual.Replaced(submission, diagnosis.function, calls)
+        for check in failed:
+            if diagnosis.function in functions_used(check) and passes(check.name, replaced):
+                diagnosis.explains.append(check.name)

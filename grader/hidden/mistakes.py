@@ -270,8 +270,13 @@ MISTAKES: tuple[Mistake, ...] = (
         "With num_heads = 0 the remainder itself divides by zero, so the user gets a "
         "ZeroDivisionError instead of a message about the configuration.",
         "Check num_heads < 1 before anything divides by it, and raise ValueError for it too.",
-        # The remainder is taken first: with num_heads = 0 it divides by zero.
-        ({"rejects": lambda model_dim, num_heads: model_dim % num_heads != 0},),
+        # The remainder is taken first: with num_heads = 0 it divides by zero. What names the
+        # mistake is that behaviour, whatever else the code does with a count below one: not
+        # tested at all (-1 heads give a negative width), or refused after the remainder.
+        (
+            {"rejects": lambda model_dim, num_heads: model_dim % num_heads != 0},
+            {"rejects": lambda model_dim, num_heads: model_dim % num_heads != 0 or num_heads < 1},
+        ),
     ),
     Mistake(
         "error_message_without_numbers",

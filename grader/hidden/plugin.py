@@ -17,7 +17,7 @@ import threading
 
 import pytest
 
-from grader import diagnosis_text
+from grader import diagnosis_text, root_causes
 from grader.hidden import diagnosis
 from grader.scoring import NOT_WRITTEN
 from grader.submission import InProcessBackend
@@ -35,6 +35,7 @@ class DiagnosisPlugin:
         self.operations: dict[tuple[str, str], frozenset[str]] = {}  # (submission, test name) -> calls made
         self.keys: dict[str, tuple[str, str]] = {}  # nodeid -> (submission, test name)
         self.failed_reports: dict[tuple[str, str], list[pytest.TestReport]] = {}
+        self.calls: dict[tuple[str, str], tuple] = {}  # (test function, its arguments): to run a check again
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item):
@@ -42,6 +43,11 @@ class DiagnosisPlugin:
         if handle is None:
             return (yield)
         self.keys[item.nodeid] = _key(item)
+        if isinstance(item, pytest.Function):
+            # As pytest itself calls a test function (_pytest/python.py, pytest_pyfunc_call: the
+            # arguments are item._fixtureinfo.argnames, looked up in item.funcargs), kept now:
+            # pytest empties funcargs when the item is torn down.
+            self.calls[_key(item)] = (item.obj, {n: item.funcargs[n] for n in item._fixtureinfo.argnames if n in item.funcargs})
         handle.operations_called.clear()
         try:
             return (yield)
@@ -59,27 +65,47 @@ class DiagnosisPlugin:
         handle = item.funcargs.get("submission")
         if handle is not None and (nextitem is None or _submission_of(nextitem) != name):
             self._diagnose(handle, self.scoreboard.submission_result(name))
+            self.calls = {key: call for key, call in self.calls.items() if key[0] != name}  # its checks are done
         return (yield)
 
     def _diagnose(self, handle, result) -> None:
         if result.import_error:
             return
         explained_already = diagnosis_text.explained_checks(result.diagnoses)  # by a root cause (grader/root_causes.py)
-        failed = [
-            diagnosis.FailedCheck(test.name, self.operations.get((result.submission, test.name), frozenset()))
+        checks = {
+            test.name: diagnosis.FailedCheck(test.name, self.operations.get((result.submission, test.name), frozenset()))
             for test in result.tests
-            if test.outcome == "failed" and not NOT_WRITTEN.match(test.message.strip()) and test.name not in explained_already
-        ]
-        if not failed:
+            if test.outcome == "failed" and not NOT_WRITTEN.match(test.message.strip())
+        }
+        failed = [check for name, check in checks.items() if name not in explained_already]
+        # A layout slip explains the checks that meet the module as built, as far as the layout
+        # goes: the other functions those checks use are probed too, and a check that uses one
+        # found wrong would fail with the layout fixed, so it is the layout's no longer.
+        layouts = [entry for entry in result.diagnoses if entry.get("mistake") == root_causes.PARAMETER_LAYOUT]
+        behind_layout = {
+            function
+            for entry in layouts
+            for name in entry["explains"] if name in checks
+            for function in diagnosis.functions_used(checks[name]) - diagnosis.LAYOUT_HIDES.get(entry["function"], set())
+        }
+        if not failed and not behind_layout:
             return
         # The sandbox gives the diagnosis a budget of its own (it runs in the last check's
         # teardown, after pytest-timeout stopped that check's timer); in process, an alarm.
         budget = getattr(handle.backend, "diagnosis_budget", contextlib.nullcontext)
         try:
             with budget(), _time_limit(handle, DIAGNOSIS_SECONDS):
-                found = diagnosis.diagnose(handle, failed, self.grading_seed)
-            if getattr(handle.backend, "ran_out", {}).get("diagnosis"):
-                raise CallTimedOut("the diagnosis ran out of its budget", pytrace=False)  # probes refused: no verdict
+                found = diagnosis.diagnose(handle, failed, self.grading_seed, also_suspect=behind_layout)
+                if getattr(handle.backend, "ran_out", {}).get("diagnosis"):
+                    raise CallTimedOut("the diagnosis ran out of its budget", pytrace=False)  # probes refused: no verdict
+                wrong = {d.function for d in found}
+                for entry in layouts:
+                    moved = [n for n in entry["explains"] if n in checks and diagnosis.functions_used(checks[n]) & wrong]
+                    entry["explains"] = [n for n in entry["explains"] if n not in moved]
+                    failed += [checks[n] for n in moved]
+                # Within the same budget: a check refused for want of it does not pass, so it is
+                # not explained, and every check that is explained was shown to be.
+                diagnosis.attribute(handle, found, failed, lambda name, replaced: self._passes(result.submission, name, replaced))
         except CallTimedOut:
             log.warning("%s: the diagnosis ran out of the check's time and was dropped", result.submission)
             return
@@ -96,6 +122,21 @@ class DiagnosisPlugin:
         for test_name in explained:
             for report in self.failed_reports.get((result.submission, test_name), []):
                 report.longrepr = f"{diagnosis_text.compact_message(report.longreprtext)}  [explained by the diagnosis above]"
+
+
+    def _passes(self, submission: str, test_name: str, replaced) -> bool:
+        """Does the check pass when run again on ``replaced`` (the submission with one function
+        the reference's)? The test function itself, with the same arguments (its parameters,
+        the grading seed), so the question is exactly the check's; any failure is a no."""
+        if (submission, test_name) not in self.calls:
+            return False
+        function, arguments = self.calls[(submission, test_name)]
+        arguments = {**arguments, "submission": replaced}
+        try:
+            function(**arguments)
+        except (Exception, pytest.fail.Exception, pytest.skip.Exception):  # noqa: BLE001 - a failure, whatever its kind
+            return False
+        return True
 
 
 def _submission_of(item: pytest.Item) -> str:

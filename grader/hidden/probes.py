@@ -41,11 +41,25 @@ class Unusable(Exception):
 
 
 def _failure(error: BaseException) -> tuple:
+    """A failure as an outcome: its type and what it says. Two failures are the same only when
+    both agree (a dtype error is not a size mismatch, though both are RuntimeErrors)."""
     if isinstance(error, StudentCodeError):
         if error.error.kind == "not_written" or error.error.message.startswith(NOT_DEFINED):
             raise Unusable(error.operation)
-        return ("error", error.error.type_name)
-    return ("error", type(error).__name__)
+        return ("error", error.error.type_name, said(error.error.message))
+    return ("error", type(error).__name__, said(str(error)))
+
+
+def said(message: str) -> str:
+    """What an error says, compared between the student's run and a candidate's: its first line
+    with spaces collapsed (the grader appends hints on later lines of the student's errors only:
+    grader/operations.py), so a mistake reproduces a failure when it raises the same words."""
+    first = next((line for line in message.splitlines() if line.strip()), "")
+    return " ".join(first.split())
+
+
+def is_crash(outcome: tuple) -> bool:
+    return bool(outcome) and outcome[0] == "error"
 
 
 def fresh(value):
@@ -61,7 +75,7 @@ def fresh(value):
 
 
 def student_outcome(call) -> tuple:
-    """The student's answer as an outcome: ("value", ...) or ("error", type name)."""
+    """The student's answer as an outcome: ("value", ...) or ("error", type name, what it says)."""
     try:
         return ("value", *call())
     except StudentCodeError as error:
@@ -221,11 +235,17 @@ def separating_config(rng: random.Random, small: bool = False) -> Config:
 
 def _head_probes(rng: random.Random) -> tuple:
     seed = rng.randrange(2**31)
+    while True:
+        configs = [separating_config(rng) for _ in range(3)] + [separating_config(rng, small=True)]
+        # Not every probe with the same number of heads: with two heads everywhere, model_dim is
+        # 2 * head_dim on every probe, and scores / head_dim / 2 passes for scores / model_dim.
+        if len({config.num_heads for config in configs}) > 1:
+            break
     return (
-        HeadProbe(separating_config(rng), "causal", seed=seed + 1),
-        HeadProbe(separating_config(rng), "custom", seed=seed + 2),
-        HeadProbe(separating_config(rng), "custom2d", seed=seed + 3),
-        HeadProbe(separating_config(rng, small=True), "causal", seed=seed + 4, with_gradients=True),
+        HeadProbe(configs[0], "causal", seed=seed + 1),
+        HeadProbe(configs[1], "custom", seed=seed + 2),
+        HeadProbe(configs[2], "custom2d", seed=seed + 3),
+        HeadProbe(configs[3], "causal", seed=seed + 4, with_gradients=True),
     )
 
 

@@ -1,0 +1,223 @@
+"""Counterfactuals: does a failing check pass with one of the student's functions replaced by the reference's?
+
+A diagnosis says which failing checks its mistake *explains*, and those checks are then shown
+folded under it, without their own messages: a claim about the student's code, which needs
+evidence. The evidence is a counterfactual. A failing check is explained by a function's
+mistake only when the same check, run again, passes with that one function replaced by the
+reference's and everything else the student's. What no single replacement explains keeps its
+own message.
+
+How the check is run again without the reference entering the student's reach:
+
+* ``head_dimension``, ``causal_mask``, ``AttentionHead.forward``, ``concatenate_heads``: the
+  student's module runs in its sandbox as always, with the function replaced by a stand-in
+  (grader/operations.py ``replaced``) that *asks* for each answer. The worker sends the call
+  it could not answer (its arguments, plain data); the grader computes the reference's answer
+  here, in its own process, and runs the operation again with the answer *served*. The worker
+  receives outputs, never code; and a head is answered only on the inputs and weights this
+  check itself sent, so the stand-in is no oracle of the reference on data the student picks.
+* ``MultiHeadSelfAttention``: its forward is the reference's steps, run here on the student's
+  own heads, concatenation and mask, each called through the Submission (the diagnosis's
+  probes do the same: grader/hidden/probes.py ``StudentParts``). The module's construction
+  cannot be replayed this way, so a check that builds the module from a seed, or asks for its
+  gradients, is not explained by the module's mistake.
+
+A replaced head's backward pass is served the same way (the reference's vector-Jacobian product
+for the gradient that reaches it); the other stand-ins' outputs carry no gradient, so a check of
+gradients is never folded under their mistakes: the rule errs towards saying more.
+
+Cost: only failing submissions are diagnosed, only the failing checks that use a function a
+known diagnosis names are run again, each call at most a few rounds, all within the
+diagnosis's budget and at most ``MAX_CALLS`` worker calls per submission.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from grader.data import Config
+from grader.hidden import mistakes
+from grader.hidden.probes import StudentParts
+from grader.hidden.reference import reference
+from grader.submission import Submission
+
+# A call of the module with its heads replaced takes three rounds: the heads' calls, their
+# answers (and the gradients that reach them), the gradients' answers.
+MAX_ROUNDS = 4
+MAX_ASKED = 8  # answers per round: the served answers of one call stay far within the wire's bounds
+MAX_CALLS = 600  # per submission: a few hundred milliseconds of the worker's time
+
+
+class Unproven(Exception):
+    """The counterfactual could not be run (not replayable, or out of its calls): not explained."""
+
+
+class Replaced(Submission):
+    """The submission as the checks see it, with ``function`` the reference's.
+
+    The Submission's own checks of what comes back (plain tensors, the fields of a result)
+    apply unchanged: only the transport of each call differs."""
+
+    def __init__(self, submission: Submission, function: str, calls: list[int]) -> None:
+        super().__init__(submission.name, submission.source, submission.backend)
+        self.original = submission
+        self.timeouts = submission.timeouts  # a loop met in the checks is not run again
+        self.function = function
+        self.calls = calls  # shared by every replacement of one submission: the budget
+        self.sent: dict = {}  # the data of the call in progress (what a head may be asked about)
+        self.heads: dict = {}  # reference heads by size and dtype, their weights loaded per answer
+
+    def _call(self, operation: str, **arguments):
+        if arguments.get("output_gradient") is not None and self.function != mistakes.HEAD:
+            raise Unproven("this stand-in's outputs carry no gradient")  # not run: it could not pass
+        self.sent = arguments
+        if self.function == mistakes.MODULE:
+            return self._module(operation, arguments)
+        served: list = []  # [request, answer], for this call only: what travels to the worker stays small
+        for _ in range(MAX_ROUNDS):
+            self._spend()
+            reply = super()._call("replaced", function=self.function, served=served, replayed=operation, arguments=arguments)
+            if not isinstance(reply, dict) or not isinstance(reply.get("missing", []), list):
+                raise Unproven("the worker's reply is not one of the replacement's")
+            if not reply.get("missing"):
+                return reply.get("result")
+            for request in reply["missing"][:MAX_ASKED]:
+                served.append([request, self._answer(request)])
+        raise Unproven(f"{operation} asked for more than {MAX_ROUNDS} rounds of answers")
+
+    def _spend(self) -> None:
+        self.calls[0] += 1
+        if self.calls[0] > MAX_CALLS:
+            raise Unproven("the counterfactuals ran out of calls")
+
+    # --- the reference's answers, computed here ---------------------------------------------------
+
+    def _answer(self, request) -> dict:
+        try:
+            return _ANSWERS[self.function](self, request)
+        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError):
+            return {"unanswerable": True}  # a call the reference cannot answer: the check will not pass
+
+    def _head_dimension(self, request: dict) -> dict:
+        model_dim, num_heads = request["model_dim"], request["num_heads"]
+        if type(model_dim) is not int or type(num_heads) is not int:
+            return {"unanswerable": True}
+        try:
+            return {"value": reference().head_dimension(model_dim, num_heads)}
+        except (ValueError, ZeroDivisionError) as error:
+            return {"raises": type(error).__name__, "message": str(error)}
+
+    def _causal_mask(self, request: dict) -> dict:
+        seq_len = request["seq_len"]
+        if type(seq_len) is not int or not 0 <= seq_len <= 4096:
+            return {"unanswerable": True}
+        return {"mask": reference().causal_mask(seq_len)}
+
+    def _concatenate(self, request: dict) -> dict:
+        outputs = request["outputs"]
+        if not all(type(output) is torch.Tensor for output in outputs):
+            return {"unanswerable": True}
+        module = reference()
+        return {"joined": module.concatenate_heads([module.HeadResult(output=o, weights=o) for o in outputs])}
+
+    def _head(self, request: dict) -> dict:
+        if "vjp_of" in request:
+            return self._head_backward(request["vjp_of"], request["gradient"])
+        answer = self._head_forward(request)
+        return answer if "unanswerable" in answer else {"output": answer["output"].detach(), "weights": answer["weights"].detach()}
+
+    def _head_backward(self, request: dict, gradient) -> dict:
+        """The reference head's vector-Jacobian product: the gradients of sum(output * gradient)
+        for the inputs and the head's parameters (in the stand-in's order: sorted names)."""
+        answer = self._head_forward(request, with_gradients=True)
+        if "unanswerable" in answer or type(gradient) is not torch.Tensor or gradient.shape != answer["output"].shape:
+            return {"unanswerable": True}
+        leaves = answer["leaves"]
+        # A scalar loss, not grad_outputs= (grader/operations.py ``_gradients``: no lazy import of sympy).
+        with torch.enable_grad():
+            loss = (answer["output"] * gradient.to(answer["output"].dtype)).sum()
+            gradients = torch.autograd.grad(loss, leaves, allow_unused=True)
+        return {"gradients": [torch.zeros_like(leaf) if g is None else g for leaf, g in zip(leaves, gradients)]}
+
+    def _head_forward(self, request: dict, with_gradients: bool = False) -> dict:
+        """The reference head on the data of the call in progress only: the inputs it sent and
+        the weights of one of the heads it sent (any mask: a pattern, not data)."""
+        inputs, parameters, mask = request["inputs"], request["parameters"], request["allowed_mask"]
+        sent_inputs = self.sent.get("inputs")
+        own = self.sent.get("parameters") or {}
+        heads = [own] if self.sent is not None and "query.weight" in own else [
+            {n.split(".", 2)[2]: v for n, v in own.items() if n.startswith(f"heads.{h}.")} for h in range(len(own))
+        ]
+        if not (type(inputs) is torch.Tensor and type(sent_inputs) is torch.Tensor and _equal(inputs, sent_inputs)):
+            return {"unanswerable": True}
+        if set(parameters) != {"query.weight", "key.weight", "value.weight"} or not any(
+            head.keys() == parameters.keys() and all(_equal(head[n], parameters[n]) for n in head) for head in heads
+        ):
+            return {"unanswerable": True}
+        if type(mask) is not torch.Tensor or mask.dtype is not torch.bool:
+            return {"unanswerable": True}
+        head_dim, model_dim = parameters["query.weight"].shape
+        key = (model_dim, head_dim, inputs.dtype)
+        if key not in self.heads:  # building a head costs more than running it
+            self.heads[key] = reference().AttentionHead(model_dim, head_dim).to(inputs.dtype)
+        head = self.heads[key]
+        head.load_state_dict(parameters)
+        if not with_gradients:
+            with torch.no_grad():
+                result = head(inputs, mask)
+            return {"output": result.output, "weights": result.weights}
+        inputs = inputs.detach().clone().requires_grad_()
+        leaves = [inputs, *(parameter for _, parameter in sorted(head.named_parameters()))]
+        with torch.enable_grad():
+            result = head(inputs, mask)
+        return {"output": result.output, "weights": result.weights, "leaves": leaves}
+
+    # --- the module's forward, the reference's steps on the student's parts ----------------------
+
+    def _module(self, operation: str, arguments: dict):
+        if operation != "run_attention" or arguments.get("parameters") is None or arguments.get("output_gradient") is not None:
+            raise Unproven(f"{operation} builds the module: its construction cannot be replayed")
+        inputs = arguments["inputs"]
+        config = Config(batch=inputs.shape[0], seq=inputs.shape[1], model_dim=arguments["model_dim"], num_heads=arguments["num_heads"])
+        parts = StudentParts(_Counted(self.original, self), _Shape(config), arguments["parameters"], inputs)
+        with torch.no_grad():
+            weights, output = mistakes.module_forward(
+                mistakes.MODULE_STEPS, parts, arguments["parameters"], arguments.get("allowed_mask")
+            )
+        return {"weights": weights, "output": output}
+
+
+_ANSWERS = {
+    mistakes.HEAD_DIMENSION: Replaced._head_dimension,
+    mistakes.CAUSAL_MASK: Replaced._causal_mask,
+    mistakes.CONCATENATE: Replaced._concatenate,
+    mistakes.HEAD: Replaced._head,
+}
+REPLACEABLE = (mistakes.MODULE, *_ANSWERS)
+
+
+def _equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return type(b) is torch.Tensor and a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+
+
+class _Shape:
+    """What StudentParts reads of a probe: its sizes."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+
+class _Counted:
+    """The student's parts, each call counted against the counterfactuals' budget."""
+
+    def __init__(self, submission: Submission, replaced: Replaced) -> None:
+        self.submission, self.replaced = submission, replaced
+
+    def __getattr__(self, name: str):
+        method = getattr(self.submission, name)
+
+        def counted(*args, **kwargs):
+            self.replaced._spend()
+            return method(*args, **kwargs)
+
+        return counted
