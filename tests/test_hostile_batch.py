@@ -229,8 +229,10 @@ def test_a_rerun_does_not_read_unchanged_entries_again(tmp_path, monkeypatch):
     assert first.returncode == 0, first.stderr[-3000:]
     read_again = []
     monkeypatch.setattr(intake, "stage_entry", lambda entry, *args, **kwargs: read_again.append(entry.name))
-    arguments = argparse.Namespace(submissions=submissions, out=out, jobs=1, force=False, sandbox="process",
-                                   call_timeout=5.0, grading_seed=None, quiet=True, assignment=None, no_report=True)
+    # The batch's own parser, so that the options the batch grows reach this run too.
+    parser = argparse.ArgumentParser()
+    batch_run.add_arguments(parser)
+    arguments = parser.parse_args([str(submissions), "--out", str(out), "--jobs", "1", "--sandbox", "process", "--quiet", "--no-report"])
     assert batch_run.run(arguments) == batch_run.EXIT_OK
     assert read_again == []
     assert "0 to grade, 2 already graded" in (out / "batch.log").read_text()
