@@ -22,30 +22,18 @@ import csv
 import datetime
 import json
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.batch import canvas_names
 from grader.batch.course import LatePolicy
 
-# canvas-lms, lib/content_zipper.rb: each uploaded file is named
-#   "#{[users_name, submission.late? ? "LATE" : nil, id].compact.join("_")}_#{file.id}_#{display_name}"
-# the first part passed through sanitize_file_name (gsub(/[^[[:word:]]]/, "")), the user's
-# name downcased with "_<digits>_" removed (sanitize_user_name); in an anonymous assignment
-# there is no name (users_name is nil, dropped by compact) and the id is "anon_<anonymous_id>".
-# Older Canvas wrote "late" in lower case; both are read.
-CANVAS_NAMES = (
-    re.compile(r"^(?P<late>late_)?anon_[^_]+_\d+(?:_|$)", re.IGNORECASE),  # anonymous: [LATE_]anon_ID_FILEID_
-    re.compile(r"^[^_]*_(?P<late>late_)?\d+_\d+(?:_|$)", re.IGNORECASE),  # name_[LATE_]USERID_FILEID_
-)
-
-
 def canvas_marked_late(file_name: str) -> bool:
-    """Whether a Canvas "Download Submissions" file name carries Canvas's late marker."""
-    for pattern in CANVAS_NAMES:
-        if match := pattern.match(file_name):
-            return bool(match["late"])
-    return False
+    """Whether a Canvas "Download Submissions" file name carries Canvas's late marker (read
+    with the intake's one reading of those names, grader/batch/canvas_names.py, which cites
+    canvas-lms's lib/content_zipper.rb)."""
+    parsed = canvas_names.parse_canvas_name(file_name)
+    return bool(parsed and parsed.late)
 
 
 class LateWorkError(ValueError):
