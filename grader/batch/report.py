@@ -75,7 +75,7 @@ th[aria-sort=ascending] button::after { content: " ▲"; } th[aria-sort=descendi
    the width each and wrap there (an empty column is as narrow as its name). Ids and file names keep
    their words whole: a name cell is at least 28 characters wide (longer than nearly every id and file
    name a class has) and breaks only a name longer than that, which no width could show whole. */
-.side-by-side { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; } .side-by-side pre { background: #f5f5f5; padding: .5rem; overflow-x: auto; font-size: 12px; }
+.side-by-side { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1rem; } .side-by-side pre { background: #f5f5f5; padding: .5rem; overflow-x: auto; font-size: 12px; }
 #students-table thead th { vertical-align: bottom; }
 #students-table th.group button { writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap; }
 #students-table td.text { overflow-wrap: anywhere; } #students-table td.name { min-width: 28ch; }
