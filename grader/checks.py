@@ -2,7 +2,7 @@
 
 Every failure says what was expected and what came back, and shows at most a few numbers,
 never a whole tensor. A hint is added only when the caller has checked its premise on the
-student's numbers (grader/premises.py); otherwise expected / got stands alone. The tensors checked here have
+student's numbers (grader/feedback/premises.py); otherwise expected / got stands alone. The tensors checked here have
 already passed ``type(t) is torch.Tensor`` (see ``grader.submission``).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader import attention_comparison, premises
+from grader.feedback import attention_comparison, premises
 
 # Outputs are compared in float32 after the same operations in a different order
 # (einsum or matmul, -inf or -1e9 fill, softmax in float64, ...). Such variants differ
@@ -22,7 +22,7 @@ ROW_SUM_TOLERANCE = 1e-4
 
 class AttentionMismatch(pytest.fail.Exception):
     """A failed check about attention weights, carrying the student's matrix beside the
-    reference's (grader/attention_comparison.py) to the test's result."""
+    reference's (grader/feedback/attention_comparison.py) to the test's result."""
 
     def __init__(self, message: str, picture: dict) -> None:
         super().__init__(message, pytrace=False)

@@ -3,7 +3,7 @@
 ``pytest grader`` grades exercises/; ``pytest grader --submission PATH`` grades a .py
 file of any name, a Jupyter notebook (its code cells, as the batch reads them) or a folder
 holding multi_head_attention.py or multi_head_attention.ipynb (with both, the one that holds
-the work: see ``grader.loading.choose_work``). ``--submission`` may be
+the work: see ``grader.reading.loading.choose_work``). ``--submission`` may be
 repeated: the tests then run once per submission, each against a fresh handle.
 """
 
@@ -21,14 +21,16 @@ from pathlib import Path
 
 import pytest
 
-from grader import shadowing
+from grader.reading import shadowing
 
 # Before torch is imported: a torch.py beside the grader would be imported in its place.
 shadowing.stop_if_shadowed(Path(__file__).resolve().parent)
 
 import torch  # noqa: E402
 
-from grader import checks, diagnosis_text, loading, notebooks, results, root_causes, settings, timeouts, untrusted  # noqa: E402
+from grader import checks, results, settings, timeouts, untrusted  # noqa: E402
+from grader.feedback import diagnosis_text, root_causes
+from grader.reading import loading, notebooks
 from grader.scoring import ATTENTION_PROPERTY, GROUPS, Scoreboard, group_of
 from grader.submission import ErrorDescription, InProcessBackend, StudentCodeError, Submission
 
@@ -53,7 +55,7 @@ class Target:
     problem: str = ""  # why the entry could not even be read (set by the batch's intake)
     content_hash: str = ""  # the batch's hash of the entry, recorded with its result
     graded_file: str = ""  # which file of the submission is graded, recorded with its result
-    cells: tuple = ()  # a notebook's cells in the graded file (grader.notebooks.CellSpan)
+    cells: tuple = ()  # a notebook's cells in the graded file (grader.reading.notebooks.CellSpan)
     given: Path | None = None  # what the user named, when ``path`` is a staged copy (a notebook's code)
 
 
@@ -287,7 +289,7 @@ def _targets(paths: list[str], config: pytest.Config | None = None) -> dict[str,
 
 def _notebook_target(config: pytest.Config, target: Target) -> Target:
     """A notebook is graded as the batch grades it: its code cells joined into one file, its
-    setup and check cells, magics and shell lines left out (grader/notebooks.py). Messages
+    setup and check cells, magics and shell lines left out (grader/reading/notebooks.py). Messages
     then name its cells (number and first line), not lines of that file."""
     if notebooks_key not in config.stash:
         config.stash[notebooks_key] = Path(tempfile.mkdtemp(prefix="grader-notebooks-"))
@@ -312,7 +314,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     sandbox, fallback = config.stash[sandbox_key]
     lines = [f"grading: {shown}", f"grading seed: {config.getoption('grading_seed')}", f"student code runs: {sandbox}"]
     if len(targets) == 1 and (target := next(iter(targets.values()))).graded_file.endswith(".ipynb"):
-        lines.append(f"graded file: {target.graded_file} (the notebook holds the work; see `choose_work` in grader/loading.py)")
+        lines.append(f"graded file: {target.graded_file} (the notebook holds the work; see `choose_work` in grader/reading/loading.py)")
     return lines + ([f"note: {fallback}"] if fallback else [])
 
 
@@ -347,7 +349,7 @@ def submission(request: pytest.FixtureRequest):
     except loading.SubmissionNotFound as error:
         _not_gradable(request.config, target.name, ErrorDescription("import", "SubmissionNotFound", str(error)))
     worker = request.config.stash[worker_key]
-    # A notebook runs cell by cell, as a kernel runs it (grader.loading.run_cells).
+    # A notebook runs cell by cell, as a kernel runs it (grader.reading.loading.run_cells).
     cells = notebooks.cells_to_run(list(target.cells)) if target.cells else None
     if worker is None:
         backend, worker_unavailable = InProcessBackend(source, cells), ()
@@ -446,11 +448,11 @@ def pytest_runtest_call(item: pytest.Item):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """Show a student's exception as one readable paragraph, not a grader traceback; a failure
-    a root cause explains, as its first line under that cause (grader/root_causes.py)."""
+    a root cause explains, as its first line under that cause (grader/feedback/root_causes.py)."""
     report = yield
     if call.excinfo is not None and isinstance(call.excinfo.value, checks.AttentionMismatch):
         # The matrices, as plain data, travel with the report to the test's result (and
-        # across pytest-xdist's workers): grader/attention_comparison.py.
+        # across pytest-xdist's workers): grader/feedback/attention_comparison.py.
         report.user_properties.append((ATTENTION_PROPERTY, call.excinfo.value.picture))
     if call.excinfo is not None and isinstance(call.excinfo.value, StudentCodeError):
         report.longrepr = student_error_message(call.excinfo.value)

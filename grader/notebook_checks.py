@@ -4,7 +4,7 @@ The notebook's setup cell calls ``start()``, which records every cell the kernel
 then on (and the ones it ran before). A check cell then
 
 1. writes those cells, with the numbers their runs got, to a temporary notebook, which the
-   grader reads as the batch reads a notebook handed in (grader/notebooks.py: the setup and
+   grader reads as the batch reads a notebook handed in (grader/reading/notebooks.py: the setup and
    check cells, magics and shell lines dropped; the cells run one by one, as in the kernel);
 2. runs
    ``python -m pytest grader --submission THAT --results-json ...`` in a fresh process, so
@@ -38,9 +38,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader.notebooks import cell_label, in_cell_terms, join_code_cells, join_code_cells_with_spans
-from grader.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
-from grader import diagnosis_text, scoring
+from grader.reading.notebooks import cell_label, in_cell_terms, join_code_cells, join_code_cells_with_spans
+from grader.reading.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
+from grader import scoring
+from grader.feedback import diagnosis_text
 from grader.scoring import GROUP_TITLES, NOT_WRITTEN
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -108,7 +109,7 @@ class _CellLog:
         return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
 
     def spans(self) -> list:
-        """Where each cell landed in the code (see grader.notebooks.CellSpan), named as the
+        """Where each cell landed in the code (see grader.reading.notebooks.CellSpan), named as the
         front end numbers its runs, so that a message can name the cell."""
         return join_code_cells_with_spans(list(self.sources.values()), [self.labels[key] for key in self.sources])[1]
 
@@ -178,7 +179,7 @@ def points(group: str, out_of: int) -> int:
 
 
 def submission_code() -> str:
-    """The code the checks grade: the cells run so far, as one file (see grader.notebooks)."""
+    """The code the checks grade: the cells run so far, as one file (see grader.reading.notebooks)."""
     if _log is None:
         raise GradingFailed("run the setup cell at the top of the notebook first")
     return _log.code()

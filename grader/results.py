@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from grader import __version__
-from grader.feedback import render_markdown
+from grader.feedback.markdown import render_markdown
 from grader.untrusted import file_stem
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import attention_comparison
+from grader.feedback import attention_comparison
 from grader.untrusted import printable
-from grader.work_held import EXERCISE_FUNCTIONS
+from grader.reading.work_held import EXERCISE_FUNCTIONS
 
 GROUP_TITLES = {
     "shapes": "1. shapes",
@@ -51,7 +51,7 @@ class TestRecord:
     message: str = ""
     duration: float = 0.0
     # A failed check about attention weights: the student's matrix beside the reference's,
-    # as plain data (grader/attention_comparison.py); None otherwise.
+    # as plain data (grader/feedback/attention_comparison.py); None otherwise.
     attention: dict | None = None
 
     @property
@@ -66,9 +66,9 @@ class SubmissionResult:
     import_error: str = ""
     output: str = ""  # what the student's code printed (captured by the worker), for instructors
     # What the failing checks reveal, per function (grader/hidden/diagnosis.py; plain entries,
-    # read through grader/diagnosis_text.py); [] when nothing is wrong or nothing was diagnosed.
+    # read through grader/feedback/diagnosis_text.py); [] when nothing is wrong or nothing was diagnosed.
     diagnoses: list[dict] = field(default_factory=list)
-    graded_file: str = ""  # the file graded, when a submission offered several (grader.loading.choose_work)
+    graded_file: str = ""  # the file graded, when a submission offered several (grader.reading.loading.choose_work)
     # With --isolate: the wall-clock budgets (grader/sandbox/isolated.py) and, per budget that
     # ran out ("submission", "diagnosis"), why; {} at the desk.
     time_budget: dict = field(default_factory=dict)

@@ -17,8 +17,9 @@ from typing import Any, Protocol
 import pytest
 import torch
 
-from grader import loading, operations
-from grader.errors import ErrorDescription, describe_exception
+from grader import operations
+from grader.reading import loading
+from grader.feedback.errors import ErrorDescription, describe_exception
 from grader.timeouts import CallTimedOut
 
 # An endless loop would otherwise cost the full time limit in every test that calls it.

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader import checks, data, premises
+from grader import checks, data
+from grader.feedback import premises
 from grader.data import PROPERTY_CONFIGS
 
 CONFIG_IDS = [config.id for config in PROPERTY_CONFIGS]
 # Every hint here is the one of a slip the grader reproduced on the student's numbers
-# (grader/premises.py); when none reproduces them, expected / got stands alone.
+# (grader/feedback/premises.py); when none reproduces them, expected / got stands alone.
 
 
 @pytest.mark.points(2)

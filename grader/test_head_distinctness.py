@@ -7,7 +7,8 @@ import itertools
 import pytest
 import torch
 
-from grader import checks, data, operations, premises, root_causes
+from grader import checks, data, operations
+from grader.feedback import premises, root_causes
 from grader.data import LESSON, Config
 
 SEED = 2024

@@ -5,13 +5,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader import checks, data, premises
+from grader import checks, data
+from grader.feedback import premises
 from grader.data import PROPERTY_CONFIGS
 
 CONFIG_IDS = [config.id for config in PROPERTY_CONFIGS]
 
 # Each hint below speaks only when the grader has checked its premise on the student's numbers
-# (grader/premises.py): when nothing checked explains them, expected / got stands alone.
+# (grader/feedback/premises.py): when nothing checked explains them, expected / got stands alone.
 OVERFLOW_HINT = (
     "your weights are finite for inputs of magnitude ~1 and not for ~30: large scores overflow exp(). "
     "Subtract each row's maximum before exp, as torch.softmax does."

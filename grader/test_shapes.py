@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader import checks, data, premises
+from grader import checks, data
+from grader.feedback import premises
 from grader.data import SHAPE_CONFIGS, Config
 
 CONFIG_IDS = [config.id for config in SHAPE_CONFIGS]

@@ -64,7 +64,7 @@ class Implementation:
     edits: tuple[Edit, ...]
     losing_groups: tuple[str, ...] = ()  # mutants: groups that MUST lose points; variants: ()
     # Mutants: the id of its misconception in the diagnosis's vocabulary (grader/hidden/mistakes.py,
-    # and the grader's own root causes, grader/root_causes.py), which the diagnosis must name; two
+    # and the grader's own root causes, grader/feedback/root_causes.py), which the diagnosis must name; two
     # ids joined by "+" for one piece of code with two misconceptions; "" for a mistake outside
     # the vocabulary, which must get no known id.
     mistake: str = ""

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import catalogue  # noqa: E402
 from grading import grade  # noqa: E402
 
-from grader import diagnosis_text  # noqa: E402
+from grader.feedback import diagnosis_text  # noqa: E402
 from grader.hidden import mistakes  # noqa: E402
 
 

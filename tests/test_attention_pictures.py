@@ -20,7 +20,7 @@ import pytest
 
 import browser
 import catalogue
-from grader import attention_comparison
+from grader.feedback import attention_comparison
 from grader.batch import attention_picture, feedback_pages
 from grader.handout import gradescope, prairielearn
 from grading import REPO_ROOT, grade

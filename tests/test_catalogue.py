@@ -13,7 +13,7 @@ import pytest
 import catalogue
 from grading import grade
 
-from grader import diagnosis_text
+from grader.feedback import diagnosis_text
 from grader.hidden import mistakes
 
 

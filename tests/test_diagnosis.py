@@ -14,7 +14,7 @@ import torch
 
 import catalogue
 from grading import grade
-from grader import root_causes
+from grader.feedback import root_causes
 from grader.hidden import diagnosis, mistakes, probes
 from grader.submission import InProcessBackend, Submission
 
@@ -83,7 +83,7 @@ def test_a_valid_variant_gets_no_diagnosis(folder, variant):
     assert verdicts(catalogue.write_implementation(variant, folder)) == {}
 
 
-# Root causes (a layout slip, randomness) are the grader's own (grader/root_causes.py), found
+# Root causes (a layout slip, randomness) are the grader's own (grader/feedback/root_causes.py), found
 # before the diagnosis runs: tests/test_catalogue.py checks them through a grading run.
 KNOWN = [m for m in catalogue.MUTANTS if m.mistake and m.mistake not in root_causes.IDS]
 UNLISTED = [m for m in catalogue.MUTANTS if not m.mistake]

@@ -358,7 +358,7 @@ def test_each_page_opens_with_what_its_reader_wants_to_do(page):
 
 def test_the_diagnosis_page_names_every_id_of_the_vocabulary():
     from grader.hidden import mistakes
-    from grader import root_causes
+    from grader.feedback import root_causes
 
     text = (REPO_ROOT / "docs" / "diagnosis.md").read_text(encoding="utf-8")
     ids = [mistake.id for mistake in mistakes.MISTAKES] + [root_causes.PARAMETER_LAYOUT, root_causes.NONDETERMINISTIC]

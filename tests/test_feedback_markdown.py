@@ -17,7 +17,7 @@ import mistune
 
 from grader.batch import report
 from grader.batch.class_statistics import Misconception
-from grader.feedback import render_markdown
+from grader.feedback.markdown import render_markdown
 from grader.scoring import SubmissionResult, TestRecord
 
 HOSTILE_ID = "<img src=x onerror=alert(1)>"

@@ -233,7 +233,7 @@ def test_a_grader_installed_beside_the_libraries_finds_nothing_hiding_them():
     pytest_timeout.py: those are the libraries, not files hiding them."""
     import sysconfig
 
-    from grader import shadowing
+    from grader.reading import shadowing
 
     installed = Path(sysconfig.get_paths()["purelib"])
     assert (installed / "pytest_timeout.py").is_file() or (installed / "torch").is_dir()

@@ -1,4 +1,4 @@
-"""Intake against hostile folders and names (grader/batch/intake.py, grader/notebooks.py).
+"""Intake against hostile folders and names (grader/batch/intake.py, grader/reading/notebooks.py).
 
 A FIFO, a device or a link in the submissions must neither hang intake nor lead it to a
 file outside the submissions; depth, width and name length are bounded; source is decoded
@@ -21,7 +21,7 @@ import pytest
 
 from grader import untrusted
 from grader.batch import intake
-from grader.notebooks import join_code_cells
+from grader.reading.notebooks import join_code_cells
 
 SOURCE = "import torch\n\n\ndef head_dimension(d_model, heads):\n    return d_model // heads\n"
 REPO_ROOT = Path(__file__).resolve().parent.parent

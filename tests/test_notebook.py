@@ -21,7 +21,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from grader import notebook_checks, notebooks
+from grader import notebook_checks
+from grader.reading import notebooks
 from grader.batch import intake
 from grader.handout import notebook, release, stubs
 from grading import REPO_ROOT

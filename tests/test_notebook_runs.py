@@ -1,4 +1,4 @@
-"""A notebook is graded as its kernel ran it (grader/notebooks.py, grader/loading.py run_cells).
+"""A notebook is graded as its kernel ran it (grader/reading/notebooks.py, grader/reading/loading.py run_cells).
 
 Its cells run one by one, top to bottom: the body of a cell magic that runs Python
 (``%%time``, ``%%capture``) is code, a cell magic that runs something else (``%%bash``,
@@ -130,7 +130,7 @@ def test_training_input_and_raising_cells_run_as_in_a_kernel_at_the_desk_and_in_
 
 
 def test_a_cell_magic_is_only_a_first_line_and_its_body_keeps_its_line_numbers():
-    from grader import notebooks
+    from grader.reading import notebooks
 
     code, spans = notebooks.join_code_cells_with_spans(["\n%%capture out\nx = 1\n%matplotlib inline\ny = 2", "z = 3"])
     assert code == "x = 1\ny = 2\n\nz = 3\n"
@@ -139,7 +139,7 @@ def test_a_cell_magic_is_only_a_first_line_and_its_body_keeps_its_line_numbers()
 
 @pytest.mark.parametrize("magic", ["%%writefile notes.txt", "%%html", "%%javascript", "%%latex", "%%markdown", "%%sh", "%%svg"])
 def test_a_cell_magic_that_does_not_run_python_is_skipped_saying_what_it_does(magic):
-    from grader import notebooks
+    from grader.reading import notebooks
 
     code, (span,) = notebooks.join_code_cells_with_spans([f"{magic}\ndef head_dimension(d, h):\n    return 0\n"])
     assert code.strip() == "" and span.first_line == 0

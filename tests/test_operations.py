@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import loading, operations
+from grader import operations
+from grader.reading import loading
 
 SOLUTION = (Path(__file__).resolve().parent.parent / "solutions" / "multi_head_attention.py").read_text(encoding="utf-8")
 BODY_START = "        ### BEGIN SOLUTION\n        if allowed_mask is None:"  # the module forward's first line

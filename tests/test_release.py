@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from grader import STUDENT_SUBPACKAGES
 from grader.handout import behaviour_scan, release
 from grading import REPO_ROOT
 
@@ -33,13 +34,17 @@ def test_the_release_holds_the_exercise_the_visible_grader_and_the_set_up(studen
 def test_the_release_holds_no_solutions_no_hidden_tests_and_no_repository_tests(student_release):
     names = {path.relative_to(student_release).as_posix() for path in student_release.rglob("*")}
     assert not [n for n in names if n.startswith(("solutions", "grader/hidden", "tests"))]
-    # Of the grader, the package's own modules only: every instructor layer stays home.
-    assert not [path for path in (student_release / "grader").iterdir() if path.is_dir()]
+    # Of the grader, the package's own modules and its student folders: every instructor layer stays home.
+    folders = {path.name for path in (student_release / "grader").iterdir() if path.is_dir()}
+    assert folders == set(STUDENT_SUBPACKAGES)
 
 
 def test_every_module_of_the_release_imports_there(student_release):
-    modules = sorted(f"grader.{path.stem}" for path in (student_release / "grader").glob("*.py") if path.stem != "__main__")
-    assert "grader.conftest" in modules and "grader.submission" in modules
+    modules = sorted(
+        ".".join(path.relative_to(student_release).with_suffix("").parts)
+        for path in (student_release / "grader").rglob("*.py") if path.stem not in ("__main__", "__init__")
+    )
+    assert "grader.conftest" in modules and "grader.submission" in modules and "grader.feedback.premises" in modules
     script = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\nprint('imported', len(sys.argv) - 1)"
     finished = subprocess.run(
         [sys.executable, "-c", script, *modules], cwd=student_release, capture_output=True, text=True, timeout=120

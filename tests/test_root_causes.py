@@ -22,7 +22,8 @@ import torch
 from torch import nn
 
 import catalogue
-from grader import operations, root_causes
+from grader import operations
+from grader.feedback import root_causes
 from grader.submission import InProcessBackend, Submission
 from grading import REPO_ROOT, grade
 

@@ -9,7 +9,7 @@ import pytest
 
 from grader.batch import summary
 from grader.batch.status import status_of
-from grader.errors import ErrorDescription
+from grader.feedback.errors import ErrorDescription
 from grader.sandbox.isolated import _timed_out
 
 

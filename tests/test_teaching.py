@@ -152,7 +152,7 @@ def test_the_file_that_holds_the_work_is_graded_and_the_results_say_which(tmp_pa
 
 
 def test_the_feedback_page_starts_with_what_the_others_build_on():
-    from grader.feedback import render_markdown
+    from grader.feedback.markdown import render_markdown
     from grader.scoring import SubmissionResult, TestRecord
 
     result = SubmissionResult("zoe")

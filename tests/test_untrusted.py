@@ -1,4 +1,4 @@
-"""Text a student controls, where an instructor reads it (grader/untrusted.py, grader/feedback.py).
+"""Text a student controls, where an instructor reads it (grader/untrusted.py, grader/feedback/markdown.py).
 
 A student id comes from a file name; exception messages, exception class names and printed
 output come from the student's code. None of it may run as a spreadsheet formula, move a
@@ -14,7 +14,7 @@ import re
 import pytest
 
 from grader import untrusted
-from grader.feedback import render_markdown
+from grader.feedback.markdown import render_markdown
 from grader import scoring
 from grader.scoring import SubmissionResult
 

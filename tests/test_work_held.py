@@ -1,4 +1,4 @@
-"""Which of the exercise's functions a file defines and writes (grader/work_held.py), read from
+"""Which of the exercise's functions a file defines and writes (grader/reading/work_held.py), read from
 its syntax tree: the rule by which the batch, the desk and every platform choose the file to grade."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import work_held
+from grader.reading import work_held
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOLUTION = (REPO_ROOT / "solutions" / "multi_head_attention.py").read_text()
@@ -85,7 +85,7 @@ def test_most_work_prefers_written_functions_then_a_syntax_error_then_the_py_the
 
 
 def test_at_the_desk_a_one_line_py_beside_a_complete_notebook_does_not_hide_it(tmp_path):
-    from grader import loading
+    from grader.reading import loading
     from grader.handout import notebook
 
     (tmp_path / "multi_head_attention.py").write_text("import torch\n")

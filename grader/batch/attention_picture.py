@@ -15,7 +15,7 @@ import functools
 import struct
 import zlib
 
-from grader.attention_comparison import blank
+from grader.feedback.attention_comparison import blank
 
 CELL, GAP, MARGIN, FRAME = 30, 36, 6, 2
 WHITE, GRID, RED, ORANGE = (255, 255, 255), (200, 200, 200), (214, 39, 40), (255, 127, 14)

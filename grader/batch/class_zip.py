@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader.batch import intake
-from grader.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
+from grader.reading.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
 from grader.untrusted import printable
 
 MAX_CLASS_MEMBERS = 50_000  # a class of 1,000 each uploading a few files, with room to spare

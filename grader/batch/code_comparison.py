@@ -40,7 +40,7 @@ from copydetect import detector as copydetect_detector
 from copydetect import utils as copydetect_utils
 from copydetect.detector import CodeFingerprint
 
-from grader import notebooks
+from grader.reading import notebooks
 
 # copydetect's defaults: noise threshold 25 (k), guarantee threshold 30 (k + window - 1).
 K = 25

@@ -33,10 +33,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from grader import work_held
+from grader.reading import work_held
 from grader.batch.canvas_names import parse_canvas_name
-from grader.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
-from grader.notebooks import notebook_code_with_spans
+from grader.reading.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
+from grader.reading.notebooks import notebook_code_with_spans
 from grader.untrusted import file_stem, printable
 
 MB = 1024 * 1024
@@ -69,7 +69,7 @@ class Entry:
     problem: str  # "" when gradable; else a one-sentence reason
     entry_name: str = ""  # the file or folder name in SUBMISSIONS it was staged from ("dup.ipynb")
     graded_file: str = ""  # which file of a folder was graded (work_held.most_work's rule)
-    # A notebook's cells in the staged file (grader.notebooks.CellSpan), so that messages name
+    # A notebook's cells in the staged file (grader.reading.notebooks.CellSpan), so that messages name
     # the cell (In [8], or code cell 5, and its first line) on every platform, never a line
     # of a file the student never saw.
     cells: tuple = ()

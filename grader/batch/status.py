@@ -28,7 +28,7 @@ def status_of(result: dict) -> str:
         return TIMED_OUT
     import_error = str(result.get("import_error") or "")
     if import_error:
-        # The first words are the error's type, as grader/errors.py's for_student writes it
+        # The first words are the error's type, as grader/feedback/errors.py's for_student writes it
         # ("Timeout" is the sandbox's own, grader/sandbox/isolated.py). A student who raises
         # an exception of such a name gets that status: a label, never a point.
         first_line = import_error.strip().splitlines()[0] if import_error.strip() else ""

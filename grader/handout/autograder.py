@@ -31,7 +31,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from grader import diagnosis_text, settings
+from grader import settings
+from grader.feedback import diagnosis_text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SANDBOXES = ("auto", "bwrap", "process")
@@ -86,15 +87,15 @@ def choose_submission_file(folder: Path) -> tuple[Path | None, str]:
 
     The file that holds the most of the work is graded, whatever its name: the exercise's
     functions written, read from each .py and notebook's syntax tree, never run
-    (grader.work_held.most_work, the rule of the batch's intake too), so a one-line
+    (grader.reading.work_held.most_work, the rule of the batch's intake too), so a one-line
     multi_head_attention.py does not hide a complete notebook. When no file writes any of
     them: multi_head_attention.py (the shallowest), else the only notebook, else the only
     .py, else the only .zip. Symbolic links are never followed or chosen (one could point at
     the reference solution), nor hidden files and OS junk (``__MACOSX``).
     """
-    from grader import work_held
+    from grader.reading import work_held
     from grader.batch.intake import JUNK_NAMES, MAX_UNPACKED_BYTES
-    from grader.loading import MODULE_FILE_NAME
+    from grader.reading.loading import MODULE_FILE_NAME
 
     def junk(name: str) -> bool:
         return name.startswith(".") or name.casefold() in JUNK_NAMES

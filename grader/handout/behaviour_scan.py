@@ -24,7 +24,8 @@ from pathlib import Path
 
 import torch
 
-from grader import data, loading
+from grader import data
+from grader.reading import loading
 from grader.handout import stubs
 
 PROBE = Path(__file__).with_name("behaviour_probe.py")

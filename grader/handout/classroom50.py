@@ -51,7 +51,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from grader import diagnosis_text
+from grader.feedback import diagnosis_text
 from grader.handout import release
 from grader.handout.autograder import (
     HIDDEN_GROUP,
@@ -313,7 +313,7 @@ def nothing_to_grade(metadata: dict[str, str], found: str) -> tuple[dict, str, s
 
 
 def _missing_file_sentence(found: str) -> str:
-    from grader.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
+    from grader.reading.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
 
     return (
         f"nothing was graded: this commit holds no {MODULE_FILE_NAME} (the template keeps it in exercises/) "
@@ -332,7 +332,7 @@ def settings() -> dict:
 def autograde(checkout: Path, out: Path, sandbox: str = "auto") -> int:
     """Grade ``checkout`` into ``out``: result.json, release-body.md, status.json, log.txt.
     0 when they are written; 1 when the grader failed (nothing written but the log)."""
-    from grader.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
+    from grader.reading.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
 
     metadata = json.loads((out / "metadata.json").read_text(encoding="utf-8"))
     hidden = settings().get("hidden", "total")

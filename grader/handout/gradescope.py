@@ -42,7 +42,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from grader import diagnosis_text
+from grader.feedback import diagnosis_text
 from grader.handout import gradescope_late
 from grader.handout.autograder import (
     HIDDEN_GROUP,

@@ -36,7 +36,7 @@ from nbformat.v4 import new_notebook
 
 from grader import notebook_checks
 from grader.handout import notebook, stubs
-from grader.notebooks import is_grader_cell
+from grader.reading.notebooks import is_grader_cell
 from grader.scoring import GROUP_TITLES, GROUPS, HIDDEN_TESTS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ The notebook is generated, never executed: no outputs, no execution counts, and 
 has a fixed id, so the same solution always gives the same bytes (``--check`` compares them).
 
 Cells that are not part of a submission (the setup cell and the check cells) start with
-``grader.notebooks.GRADER_CELL_MARKER`` and carry a tag from ``GRADER_CELL_TAGS``: the intake
+``grader.reading.notebooks.GRADER_CELL_MARKER`` and carry a tag from ``GRADER_CELL_TAGS``: the intake
 (batch grading, ``pytest grader --submission X.ipynb``) and the checks themselves drop them.
 ``grader/handout/nbgrader_course.py`` builds the nbgrader version from the same pieces.
 
@@ -32,7 +32,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader import DISTRIBUTION_NAME
 from grader.handout import kernel_install, stubs
-from grader.notebooks import GRADER_CELL_MARKER
+from grader.reading.notebooks import GRADER_CELL_MARKER
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK_PATH = REPO_ROOT / "exercises" / "multi_head_attention.ipynb"

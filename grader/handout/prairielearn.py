@@ -63,7 +63,7 @@ import uuid
 from pathlib import Path
 
 from grader.handout import notebook, stubs
-from grader import diagnosis_text
+from grader.feedback import diagnosis_text
 from grader.handout.autograder import (
     CPU_TORCH_INDEX,
     HIDDEN_GROUP,

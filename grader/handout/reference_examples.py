@@ -22,7 +22,8 @@ from pathlib import Path
 
 import torch
 
-from grader import data, loading
+from grader import data
+from grader.reading import loading
 from grader.data import Config
 from grader.handout import stubs
 

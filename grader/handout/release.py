@@ -17,15 +17,16 @@ import shutil
 import sys
 from pathlib import Path
 
+from grader import STUDENT_SUBPACKAGES
 from grader.handout import notebook, stubs
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # What students receive, by folder. The exercise folder whole; of the grader, the package's
-# own modules (what `pytest grader` loads at a student's desk) and none of its subpackages:
-# each of those is an instructor's layer (hidden/, sandbox/, batch/, handout/), so a new
-# instructor module stays home without anyone listing it.
+# own modules and its student subfolders (what `pytest grader` loads at a student's desk) and
+# none of its other subpackages: each of those is an instructor's layer (hidden/, sandbox/,
+# batch/, handout/), so a new instructor module stays home without anyone listing it.
 WHOLE_FOLDERS = ("exercises",)
-OWN_FILES_ONLY = ("grader",)
+OWN_FILES_ONLY = ("grader", *(f"grader/{name}" for name in STUDENT_SUBPACKAGES))
 # source: name in the release. student.gitignore keeps .venv, caches and results out of a
 # student's repository (the release is also Classroom 50's template repository).
 TOP_LEVEL_FILES = {"requirements.txt": "requirements.txt", "student.mk": "Makefile", "student.gitignore": ".gitignore"}

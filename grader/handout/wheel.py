@@ -8,8 +8,8 @@ from the file itself (``pip install ./multi_head_attention_grader-...whl``).
 
 It holds what the student release holds of the grader and nothing more: the grader package's
 own files (``release.own_files``: the visible checks, the reference examples, the notebook's
-checks, what ``pytest grader`` loads), none of its subpackages (hidden/, sandbox/, batch/,
-handout/), and the scaffolding level it was made for. The release's leak scan runs on the
+checks, what ``pytest grader`` loads, with its student subfolders feedback/ and reading/), none
+of its instructor subpackages (hidden/, sandbox/, batch/, handout/), and the scaffolding level it was made for. The release's leak scan runs on the
 wheel's contents before it is kept: a wheel holding a line of solution text is not written.
 
 Built with the standard library, as the wheel format specifies it (a zip archive with a
@@ -61,8 +61,9 @@ def package_files(level: str) -> dict[str, bytes]:
     """What the wheel installs, by path: the grader's own files and its scaffolding level."""
     files = {relative: path.read_bytes() for relative, path in release.own_files()}
     files[f"grader/{stubs.LEVEL_FILE.name}"] = f"{level}\n".encode()
-    stray = sorted(name for name in files if Path(name).parent != Path("grader"))
-    if stray:  # release.own_files takes no subfolder; say so loudly should that ever change
+    student_folders = {Path(folder) for folder in release.OWN_FILES_ONLY}
+    stray = sorted(name for name in files if Path(name).parent not in student_folders)
+    if stray:  # release.own_files takes no instructor subfolder; say so loudly should that ever change
         raise ValueError(f"the student wheel holds only the grader's own files, not {stray}")
     return files
 

@@ -3,7 +3,7 @@
 After a submission's last check, while its handle is still open, it diagnoses the
 functions that the failed checks used (grader/hidden/diagnosis.py) and puts the result on
 the submission's result (``SubmissionResult.diagnoses``, after the root causes the grader
-found on its own: grader/root_causes.py, whose checks it leaves alone), from which the
+found on its own: grader/feedback/root_causes.py, whose checks it leaves alone), from which the
 results files, the feedback page, Gradescope and the notebook read it. grader/conftest.py
 prints it before pytest's failures; a failure it explains shrinks to its first line.
 """
@@ -17,7 +17,7 @@ import threading
 
 import pytest
 
-from grader import diagnosis_text, root_causes
+from grader.feedback import diagnosis_text, root_causes
 from grader.hidden import diagnosis
 from grader.scoring import NOT_WRITTEN
 from grader.submission import InProcessBackend
@@ -71,7 +71,7 @@ class DiagnosisPlugin:
     def _diagnose(self, handle, result) -> None:
         if result.import_error:
             return
-        explained_already = diagnosis_text.explained_checks(result.diagnoses)  # by a root cause (grader/root_causes.py)
+        explained_already = diagnosis_text.explained_checks(result.diagnoses)  # by a root cause (grader/feedback/root_causes.py)
         checks = {
             test.name: diagnosis.FailedCheck(test.name, self.operations.get((result.submission, test.name), frozenset()))
             for test in result.tests

@@ -10,7 +10,7 @@ import functools
 from pathlib import Path
 from types import ModuleType
 
-from grader import loading
+from grader.reading import loading
 
 SOLUTION_PATH = Path(__file__).resolve().parents[2] / "solutions" / "multi_head_attention.py"
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import untrusted
-from grader.errors import ErrorDescription
+from grader.feedback.errors import ErrorDescription
 from grader.sandbox import processes, wire
 
 logger = logging.getLogger("grader.sandbox")
@@ -114,7 +114,7 @@ class Worker:
         self, source_text: str, filename: str, encoding: str = "utf-8", cells: list[tuple[int, int]] | None = None,
     ) -> tuple[socket.socket, CapturedOutput]:
         """A fresh child for one submission: its call channel and its captured output. With
-        ``cells`` (a notebook's), the child runs them one by one (grader.loading.run_cells)."""
+        ``cells`` (a notebook's), the child runs them one by one (grader.reading.loading.run_cells)."""
         process = self._ensure_started()
         grader_end, child_end = socket.socketpair()
         output_read, output_write = socket.socketpair()

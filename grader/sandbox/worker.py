@@ -113,7 +113,9 @@ def warm_up() -> None:
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
 
-    from grader import errors, loading, operations  # noqa: F401
+    from grader import operations  # noqa: F401
+    from grader.feedback import errors
+    from grader.reading import loading
 
     layer = torch.nn.Linear(4, 4)
     inputs = torch.randn(1, 3, 4, requires_grad=True)
@@ -378,8 +380,9 @@ def serve(channel: socket.socket, source: Path, cells: list[tuple[int, int]] | N
     """Import the submission (a notebook's ``cells`` one by one, as a kernel runs them), then
     answer the grader's calls."""
     # Imported here, after the limits: these modules touch student objects.
-    from grader import loading, operations
-    from grader.errors import ErrorDescription, describe_exception
+    from grader import operations
+    from grader.reading import loading
+    from grader.feedback.errors import ErrorDescription, describe_exception
 
     failures: list[tuple[int, BaseException]] = []
     try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from grader import diagnosis_text
+from grader.feedback import diagnosis_text
 from grader.scoring import GROUP_TITLES, SubmissionResult, TestRecord, describe_not_written
 from grader.untrusted import markdown_code_block, markdown_code_span
 

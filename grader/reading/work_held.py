@@ -9,7 +9,7 @@ each of the exercise's functions is looked for: is it defined, and is it written
 body is more than the stub's ``raise NotImplementedError``, a ``pass`` or a ``...``)?
 
 The batch's intake (one student's several entries, a folder's two files), the desk
-(``grader.loading.choose_work``) and every platform's hand-out
+(``grader.reading.loading.choose_work``) and every platform's hand-out
 (``grader.handout.autograder.choose_submission_file``) choose with ``most_work``: one rule.
 Only ``ast`` and ``json`` are needed, so choosing costs no torch import.
 """
@@ -109,8 +109,8 @@ def work_in_cells(cells: Sequence[str]) -> Work:
 
 def work_in_notebook(text: str) -> Work:
     """The work in a notebook (its JSON text), in the code cells the grader grades
-    (grader.notebooks: the grader's own cells, magics and shell lines left out)."""
-    from grader.notebooks import code_cells, join_code_cells_with_spans
+    (grader.reading.notebooks: the grader's own cells, magics and shell lines left out)."""
+    from grader.reading.notebooks import code_cells, join_code_cells_with_spans
 
     try:
         return work_in_joined_cells(*join_code_cells_with_spans(code_cells(text)))
@@ -119,7 +119,7 @@ def work_in_notebook(text: str) -> Work:
 
 
 def work_in_joined_cells(code: str, spans: Sequence = ()) -> Work:
-    """The work in a notebook's cells joined into one file (grader.notebooks.CellSpan says
+    """The work in a notebook's cells joined into one file (grader.reading.notebooks.CellSpan says
     where each cell lies), or in a Python file when there are no ``spans``."""
     if not spans:
         return work_in_code(code)

@@ -99,7 +99,7 @@ def join_code_cells(sources: list[str]) -> str:
 def join_code_cells_with_spans(sources: list[str], labels: list[str] | None = None) -> tuple[str, list[CellSpan]]:
     """``join_code_cells``, and where each cell's code lies in the file (for messages that name
     the cell, not a line of a file the student never saw, and for running the file cell by
-    cell as a kernel does: grader/loading.py, ``run_cells``). Cells skipped for their cell
+    cell as a kernel does: grader/reading/loading.py, ``run_cells``). Cells skipped for their cell
     magic are among the spans, with no lines."""
     labels = labels or [cell_label(None, number) for number in range(1, len(sources) + 1)]
     kept: list[str] = []
@@ -275,7 +275,7 @@ def labelled_code_cells(text: str) -> list[tuple[str, str]]:
 
 
 def cells_to_run(spans: list[CellSpan]) -> list[tuple[int, int]]:
-    """The first and last line of each cell the grader runs, in order (grader.loading.run_cells)."""
+    """The first and last line of each cell the grader runs, in order (grader.reading.loading.run_cells)."""
     return [(span.first_line, span.last_line) for span in spans if span.first_line]
 
 

@@ -11,7 +11,7 @@ the grader (at a desk too, where grader/hidden/ does not exist):
   and hints about the softmax axis or the mask would send the student the wrong way.
 
 Each cause becomes one entry in the form of the diagnosis's (``SubmissionResult.diagnoses``,
-read through grader/diagnosis_text.py), with the checks it explains; each of those checks'
+read through grader/feedback/diagnosis_text.py), with the checks it explains; each of those checks'
 messages shrinks to its first line. The hidden diagnosis then diagnoses only what is left.
 """
 

@@ -44,7 +44,7 @@ class ErrorDescription:
 
 def describe_exception(error: BaseException, source: Path) -> ErrorDescription:
     """Turn an exception raised by student code into plain data a student can read."""
-    if isinstance(error, NotDefined):  # the name travels as data: a notebook's reader says why (grader/notebooks.py)
+    if isinstance(error, NotDefined):  # the name travels as data: a notebook's reader says why (grader/reading/notebooks.py)
         return ErrorDescription("contract", "NotDefined", str(error), function=error.name)
     if isinstance(error, ContractViolation):
         return ErrorDescription("contract", "ContractViolation", str(error))

@@ -44,10 +44,10 @@ def choose_work(folder: Path) -> Path:
     A folder may hold multi_head_attention.py, the notebook multi_head_attention.ipynb, or
     both (the exercise ships both; a student works in one). Each is looked for anywhere
     inside, the shallowest first. With both, the grader grades the one that holds more of
-    the work (grader.work_held.most_work: the exercise's functions written, read from the
+    the work (grader.reading.work_held.most_work: the exercise's functions written, read from the
     syntax tree; on a tie, the .py file).
     """
-    from grader import work_held  # ast and json only: cheap
+    from grader.reading import work_held  # ast and json only: cheap
 
     found = {}
     for name in (MODULE_FILE_NAME, NOTEBOOK_FILE_NAME):
@@ -101,7 +101,7 @@ def run_cells(module: ModuleType, source: Path, cells: list[tuple[int, int]]) ->
 
     Each cell is compiled on its own, as a kernel compiles it, under the file's name and at
     its own lines (blank lines before it), so a traceback points into the file and from there
-    to the cell (grader.notebooks.in_cell_terms). A cell that does not even compile is one
+    to the cell (grader.reading.notebooks.in_cell_terms). A cell that does not even compile is one
     cell's SyntaxError, not the notebook's. A ``from __future__ import`` holds for the cells
     after it, as in IPython, whose compiler is a ``codeop.Compile`` (IPython/core/compilerop.py,
     CachingCompiler): "if the instance compiles program text containing a __future__ statement,
