@@ -101,6 +101,10 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         help="with --isolate: wall-clock seconds for one submission's diagnosis, within its budget (default 10)",
     )
     group.addoption(
+        "--ask-every-time", action="store_true",
+        help="run the student's code for every call, even for a request it answered before (checks that reusing answers changes nothing)",
+    )
+    group.addoption(
         "--results-dir",
         metavar="DIR",
         help="write DIR/results/<submission>.json and DIR/feedback/<submission>.md as each submission is graded",
@@ -361,7 +365,7 @@ def submission(request: pytest.FixtureRequest):
         }
         backend = isolated.IsolatedBackend(source, worker, call_timeout=request.config.getoption("call_timeout"), cells=cells, **budgets)
         worker_unavailable = isolated.WorkerUnavailable
-    handle = Submission(target.name, source, backend)
+    handle = Submission(target.name, source, backend, reuse_answers=not request.config.getoption("ask_every_time"))
     request.config.stash[handles_key][target.name] = handle
     request.addfinalizer(lambda: _finish(request.config, handle))
     try:

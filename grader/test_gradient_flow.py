@@ -52,9 +52,10 @@ def dependence_hint(submission, config: Config, name: str) -> str:
     changed[name] = changed[name] + torch.randn(changed[name].shape, generator=data.generator(55))
     # The unchanged call twice: a module whose answers change from call to call (dropout left
     # on, sampling) proves nothing by a changed answer, and gets no hint here.
-    outputs = [premises.asked(lambda parameters=parameters: submission.run_attention(
-        model_dim=config.model_dim, num_heads=config.num_heads, inputs=given["inputs"], parameters=parameters,
-    )) for parameters in (given["parameters"], given["parameters"], changed)]
+    with submission.afresh():
+        outputs = [premises.asked(lambda parameters=parameters: submission.run_attention(
+            model_dim=config.model_dim, num_heads=config.num_heads, inputs=given["inputs"], parameters=parameters,
+        )) for parameters in (given["parameters"], given["parameters"], changed)]
     if not all(outputs) or len({tuple(output["output"].shape) for output in outputs}) != 1:
         return ""
     if not torch.equal(outputs[0]["output"], outputs[1]["output"]):

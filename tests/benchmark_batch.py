@@ -223,10 +223,16 @@ class BatchRun:
         return self.submissions / self.seconds
 
 
+GRADING_SEED = 5  # one seed for every run, so two trees' results can be compared
+
+
 def run_batch(class_dir: Path, out: Path, jobs: int, submissions: int, tree: Path = REPO_ROOT) -> BatchRun:
     """``python -m grader batch`` (of ``tree``) on ``class_dir`` into a fresh ``out``; parse its logs."""
     shutil.rmtree(out, ignore_errors=True)
-    command = [PYTHON, "-m", "grader", "batch", str(class_dir), "--out", str(out), "--quiet", "--jobs", str(jobs)]
+    command = [
+        PYTHON, "-m", "grader", "batch", str(class_dir), "--out", str(out), "--quiet", "--jobs", str(jobs),
+        "--grading-seed", str(GRADING_SEED),
+    ]
     seconds, completed = timed_run(command, cwd=tree)
     run = BatchRun(submissions, jobs, seconds, completed.returncode, out)
     if completed.returncode != 0:
@@ -390,11 +396,20 @@ def measure_against(ref: str, class_dir: Path, work: Path, size: int, jobs: int,
     archive = subprocess.run(["git", "archive", ref], cwd=REPO_ROOT, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
     seconds: dict[str, list[float]] = {ref: [], "this tree": []}
+    shares: dict[str, list[float]] = {ref: [], "this tree": []}
+    outputs: dict[str, dict] = {}
     for repeat in range(repeats):
         for name, root in ((ref, tree), ("this tree", REPO_ROOT)):
-            run = run_batch(class_dir, work / "out-against", jobs, size, tree=root)
+            run = run_batch(class_dir, work / f"out-against-{'ref' if root == tree else 'this'}", jobs, size, tree=root)
             seconds[name].append(run.seconds)
-            print(f"(g) {name}, run {repeat + 1}: {run.seconds:.1f} s" + ("" if run.returncode == 0 else f" (exited {run.returncode})"), flush=True)
+            if run.shard_seconds:
+                shares[name].append(run.student_code_seconds / run.shard_seconds)
+            outputs[name] = what_readers_see(run.out)
+            print(f"(g) {name}, run {repeat + 1}: {run.seconds:.1f} s" + ("" if run.returncode == 0 else f" (exited {run.returncode})")
+                  + (f"; shards waited on student code {shares[name][-1]:.0%} of their time" if shares[name] else ""), flush=True)
+    same = [student for student in outputs["this tree"] if outputs["this tree"][student] == outputs[ref].get(student)]
+    print(f"(g) the same results (scores, outcomes, messages, diagnoses, pictures) for {len(same)} of "
+          f"{len(outputs['this tree'])} students; differing: {sorted(set(outputs['this tree']) - set(same))[:20]}")
     ratio = statistics.median(seconds["this tree"]) / statistics.median(seconds[ref])
     print_summary([(
         f"(g) this tree / {ref}, batch of {size}, --jobs {jobs}", f"{ratio:.3f}x", f"<= {TARGET_AGAINST_RATIO:g}x",
@@ -403,6 +418,18 @@ def measure_against(ref: str, class_dir: Path, work: Path, size: int, jobs: int,
         f"({_seconds_list(seconds['this tree'])} vs {_seconds_list(seconds[ref])})",
     )])
     return 0
+
+
+def what_readers_see(out: Path) -> dict[str, dict]:
+    """Each student's result without its timings (and the fields only one tree may write)."""
+    seen = {}
+    for path in sorted((out / "results").glob("*.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        seen[path.stem] = {
+            "score": document.get("score"), "diagnoses": document.get("diagnoses"),
+            "tests": [{key: test.get(key) for key in ("name", "outcome", "points", "message", "attention")} for test in document.get("tests", [])],
+        }
+    return seen
 
 
 def _seconds_list(values: list[float]) -> str:

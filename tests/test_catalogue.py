@@ -8,22 +8,60 @@ are graded in one grader run.
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 import catalogue
 from grading import grade
 
-from grader.feedback import diagnosis_text
+from grader.feedback import diagnosis_text, root_causes
 from grader.hidden import mistakes
 
 
 @pytest.fixture(scope="module")
-def catalogue_run(tmp_path_factory):
+def catalogue_paths(tmp_path_factory):
     folder = tmp_path_factory.mktemp("catalogue")
     pairs = [catalogue.paired(*pair) for pair in (*catalogue.PAIRS, *catalogue.UNKNOWN_PAIRS)]
-    paths = [catalogue.write_implementation(impl, folder) for impl in (*catalogue.MUTANTS, *catalogue.VARIANTS, *pairs)]
+    return [catalogue.write_implementation(impl, folder) for impl in (*catalogue.MUTANTS, *catalogue.VARIANTS, *pairs)]
+
+
+# Drawn once per session, as a course's seed is, and shared by both runs of the catalogue.
+CATALOGUE_SEED = random.SystemRandom().randrange(10**6)
+
+
+@pytest.fixture(scope="module")
+def catalogue_run(catalogue_paths, tmp_path_factory):
     # A safety net, not a timed test: some 140 submissions, failing ones diagnosed.
-    return grade(paths, tmp_path_factory.mktemp("results"), timeout=1800)
+    return grade(catalogue_paths, tmp_path_factory.mktemp("results"), "--grading-seed", str(CATALOGUE_SEED), timeout=1800)
+
+
+def _what_a_reader_sees(result: dict) -> dict:
+    """A result without its timings: what every page, gradebook and diagnosis is made of."""
+    return {key: value for key, value in result.items() if key != "time_budget"} | {
+        "tests": [{key: value for key, value in test.items() if key != "duration"} for test in result["tests"]]
+    }
+
+
+def test_reusing_answers_changes_no_score_no_sentence_and_no_picture(catalogue_paths, catalogue_run, tmp_path):
+    # The grader asks the student's code each distinct question once (grader/submission.py's
+    # answers); asked every time instead, the whole catalogue must grade to the same bytes. A
+    # module that draws random numbers is the exception the grader itself names (its root
+    # cause): asked fewer times, it draws other numbers, so the numbers its messages quote
+    # differ, while its score, every check's outcome and its diagnosis stay the same.
+    asked = grade(catalogue_paths, tmp_path, "--grading-seed", str(CATALOGUE_SEED), "--ask-every-time", timeout=1800)
+    assert asked.results.keys() == catalogue_run.results.keys()
+    random_modules = {name for name in catalogue_run.results if root_causes.NONDETERMINISTIC in catalogue_run.diagnosed(name)}
+    assert random_modules, "the catalogue's random modules were not found random"
+    differing = [
+        name for name in catalogue_run.results if name not in random_modules
+        and _what_a_reader_sees(asked.results[name]) != _what_a_reader_sees(catalogue_run.results[name])
+    ]
+    assert not differing, f"graded differently when every call reached the code (seed {CATALOGUE_SEED}): {differing}"
+    for name in random_modules:
+        reused, every_time = catalogue_run.results[name], asked.results[name]
+        assert reused["score"] == every_time["score"] and reused["diagnoses"] == every_time["diagnoses"], name
+        assert [(t["name"], t["outcome"]) for t in reused["tests"]] == [(t["name"], t["outcome"]) for t in every_time["tests"]], name
 
 
 def test_the_catalogue_is_large_enough():
@@ -127,3 +165,4 @@ def test_every_explained_check_passes_with_that_function_fixed(catalogue_run, na
     file with that cause taken out (the other mutant of a pair) passes it. For one mutant that
     file is the solution, which passes everything: there the list holds failing checks only."""
     assert catalogue.explained_but_failing_without_it(catalogue_run, name, function_of) == []
+

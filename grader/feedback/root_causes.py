@@ -152,7 +152,8 @@ def find_randomness(handle, grading_seed: int = 0) -> dict | None:
     )
     for function, call, arguments in questions:
         try:
-            answers = [call(**_copies(arguments), rng_seed=seed) for seed in (question.first, question.second, question.first)]
+            with handle.afresh():  # the same question asked again must reach the code again
+                answers = [call(**_copies(arguments), rng_seed=seed) for seed in (question.first, question.second, question.first)]
         except StudentCodeError:
             continue  # a call that fails is not randomness; its checks say what it is
         if _answers_differ(answers[0], answers[1]) or _answers_differ(answers[0], answers[2]):

@@ -59,7 +59,7 @@ class Replaced(Submission):
     apply unchanged: only the transport of each call differs."""
 
     def __init__(self, submission: Submission, function: str, calls: list[int]) -> None:
-        super().__init__(submission.name, submission.source, submission.backend)
+        super().__init__(submission.name, submission.source, submission.backend, reuse_answers=submission.answers is not None)
         self.original = submission
         self.timeouts = submission.timeouts  # a loop met in the checks is not run again
         self.function = function
