@@ -100,7 +100,9 @@ def write_class_results(
         **(run or {}),
         "submissions": dict(sorted(documents.items())),
     }
-    write_atomically(Path(path), json.dumps(document, indent=2) + "\n")
+    # Compact: the file is read whole by programs (report, export) for every student; a person
+    # reads one student's OUT/results/<id>.json, or this one through `python -m json.tool`.
+    write_atomically(Path(path), json.dumps(document, separators=(",", ":")) + "\n")
 
 
 def fit_json(document: dict, limit: int, texts: list[tuple[dict, str]], dumps=None) -> str:

@@ -21,7 +21,7 @@ import pytest
 import browser
 import catalogue
 from grader.feedback import attention_comparison
-from grader.batch import attention_picture, feedback_pages
+from grader.batch import attention_picture, class_results, feedback_pages
 from grader.handout import gradescope, prairielearn
 from grading import REPO_ROOT, grade
 
@@ -133,6 +133,25 @@ def batch_out(tmp_path_factory):
     )
     assert finished.returncode == 0, finished.stdout + finished.stderr
     return root / "out"
+
+
+def test_the_class_file_keeps_the_pictures_a_page_draws_and_the_students_file_keeps_them_all(batch_out):
+    # The class file is read whole by the report and the export: the matrices of every failed
+    # weights check (most of a failing result's bytes) stay in the student's own file.
+    whole = json.loads((batch_out / "results" / "alice.json").read_text())
+    pictured_there = [test for test in whole["tests"] if class_results.has_picture(test)]
+    assert len(pictured_there) > feedback_pages.PICTURES_SHOWN  # the mutant fails many weights checks
+    assert all("student" in test["attention"] for test in pictured_there)
+    in_class = json.loads((batch_out / "results.json").read_text())["submissions"]["alice"]["tests"]
+    pictures = [test["attention"] for test in in_class if class_results.has_picture(test)]
+    assert [("student" in picture) for picture in pictures] == (
+        [True] * feedback_pages.PICTURES_SHOWN + [False] * (len(pictured_there) - feedback_pages.PICTURES_SHOWN)
+    )
+    assert {picture["kept_in"] for picture in pictures[feedback_pages.PICTURES_SHOWN:]} == {"results/alice.json"}
+    # The page still counts the checks it does not draw.
+    page = (batch_out / "feedback" / "alice.html").read_text()
+    assert f"{len(pictured_there) - feedback_pages.PICTURES_SHOWN} more failed weights checks" in page
+    assert page.count("<img src=\"data:image/png") == feedback_pages.PICTURES_SHOWN
 
 
 def test_the_feedback_pages_policy_allows_inline_images_and_still_no_request():

@@ -11,6 +11,37 @@ from pathlib import Path
 
 from grader.batch.grade_trail import does_not_add_up
 
+# The failed weights checks whose pictures a feedback page draws (grader/batch/feedback_pages.py);
+# one mistake usually fails many, and the rest say the same on other data.
+PICTURES_SHOWN = 3
+
+
+def has_picture(test: dict) -> bool:
+    """A failed weights check that drew the student's matrix beside the reference's."""
+    return isinstance(test, dict) and test.get("outcome") == "failed" and bool(test.get("attention"))
+
+
+def as_kept_in_the_class_file(document: dict, student_id: str) -> dict:
+    """``document`` (one student's result) as the class file keeps it, read whole by the report
+    and the export: the pictures a page draws, and for every other failed weights check only
+    where its picture is kept (the student's own OUT/results/<id>.json, whole), since most of a
+    failing result's bytes are those matrices; each test without the student's id (the key it
+    is filed under) and with its duration to the tenth of a millisecond."""
+    tests, drawn = [], 0
+    for test in document.get("tests", []):
+        if not isinstance(test, dict):
+            tests.append(test)  # read_class_results names it
+            continue
+        kept = {key: value for key, value in test.items() if key != "submission"}
+        if isinstance(kept.get("duration"), float):
+            kept["duration"] = round(kept["duration"], 4)
+        if has_picture(test):
+            drawn += 1
+            if drawn > PICTURES_SHOWN:
+                kept["attention"] = {"kept_in": f"results/{student_id}.json"}
+        tests.append(kept)
+    return document | {"tests": tests}
+
 
 def read_class_results(path: Path) -> dict:
     """A class's results.json as the batch wrote it, or ``ValueError`` naming the first thing

@@ -19,9 +19,9 @@ import html
 import mistune
 
 from grader.batch import attention_picture
+from grader.batch.class_results import PICTURES_SHOWN, has_picture
 
 CONTENT_SECURITY_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
-PICTURES_SHOWN = 3  # the first failed weights checks drawn; one mistake usually fails many
 STYLE = """
 body { font: 15px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
 pre { background: #f5f5f5; padding: .6rem; overflow-x: auto; white-space: pre-wrap; }
@@ -66,7 +66,7 @@ def render_page(student_id: str, markdown_text: str, output: str = "", tests: li
 
 def pictures_html(tests: list[dict]) -> str:
     """The first failed weights checks, each the student's matrix beside the reference's."""
-    drawn = [test for test in tests if test.get("outcome") == "failed" and test.get("attention")]
+    drawn = [test for test in tests if has_picture(test)]
     if not drawn:
         return ""
     parts = ["<section class=\"attention\"><h2>Attention weights, yours beside the reference's</h2>"]

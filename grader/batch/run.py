@@ -60,7 +60,7 @@ from tqdm import tqdm
 
 from grader import __version__, results, settings, untrusted
 from grader.batch import course as course_file
-from grader.batch import class_zip, grade_trail, intake, late_work, overrides, similarity, summary
+from grader.batch import class_results, class_zip, grade_trail, intake, late_work, overrides, similarity, summary
 from grader.batch.status import NO_RESULT, status_of
 from grader.sandbox import processes
 from grader.scoring import GROUPS
@@ -614,8 +614,9 @@ def _write_class_files(
         if override is not None and override.score > document["max_score"]:
             log.warning("%s: override %s is above max_score %s; not applied", entry.student_id, override.score, document["max_score"])
             override = None
-        documents[entry.student_id] = (
-            document | grade_trail.trail(document, late, override.to_dict() if override else None) | {"status": status_of(document)}
+        documents[entry.student_id] = class_results.as_kept_in_the_class_file(
+            document | grade_trail.trail(document, late, override.to_dict() if override else None) | {"status": status_of(document)},
+            entry.student_id,
         )
     without_submission = sorted(set(adjustments.overrides) - set(documents) - set(not_graded))
     for student_id in without_submission:
