@@ -1334,6 +1334,7 @@ SIZES_DTYPES_SHARING: tuple[Implementation, ...] = (
     Implementation(
         name="scale_power_half",
         kind="sizes",
+        mistake="scale_power_half",
         description="Scaled by (head_dim ** 1/2), which Python reads as head_dim / 2 (equal to sqrt(head_dim) at head_dim 4 only).",
         edits=(_edit(_SCALE_LINE, "scores = scores / (self.head_dim ** 1/2)"),),
         losing_groups=(PROBABILITIES, REFERENCE_EXAMPLES, REFERENCE),
@@ -1438,6 +1439,7 @@ MUTANTS += (
     Implementation(
         name="scale_halved",
         kind="behaviour",
+        mistake="scale_power_half",
         description="Wrote the scale as head_dim ** 1/2, which is head_dim / 2 (the square root only where head_dim is 4).",
         edits=(_edit(_SCALE_LINE, "scale = self.head_dim ** 1/2\n        scores = scores / scale"),),
         losing_groups=(REFERENCE,),
@@ -1464,7 +1466,7 @@ PAIRS += (
 # another (first the unknown, then the known): the known one is named, the other function
 # "unknown", and no check the unknown one fails is folded under the known one.
 UNKNOWN_PAIRS: tuple[tuple[str, str], ...] = (
-    ("scale_halved", "output_projection_without_bias"),
+    ("keys_not_transposed", "output_projection_without_bias"),
     ("concatenation_of_results_not_outputs", "mask_without_diagonal"),
     ("concatenation_of_results_not_outputs", "scale_by_head_dim"),
     ("keys_not_transposed", "error_message_without_numbers"),

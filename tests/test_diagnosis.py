@@ -23,7 +23,7 @@ VOCABULARY = {
     mistakes.HEAD_DIMENSION: {"no_divisibility_check", "error_message_without_numbers"},
     mistakes.CAUSAL_MASK: {"upper_triangle_mask", "mask_without_diagonal", "inverted_mask"},
     mistakes.HEAD: {
-        "missing_scale", "scaled_by_head_dim", "scaled_by_model_dim", "softmax_over_queries", "mask_after_softmax",
+        "missing_scale", "scaled_by_head_dim", "scaled_by_model_dim", "scale_power_half", "softmax_over_queries", "mask_after_softmax",
         "mask_not_applied", "head_ignores_given_mask", "mask_polarity_flipped", "returns_scores",
         "values_not_weighted", "projection_detached",
     },
@@ -150,6 +150,8 @@ DEF, TRIL = catalogue._DEFAULT_MASK_LINE, catalogue._TRIL_LINE
 REWRITTEN = {
  # in vocabulary, written differently
  "scale_hd_recip": ({"scaled_by_head_dim"}, [E(SCALE, "scores = scores * (1.0 / self.head_dim)")]),
+ "scale_power_half_unbracketed": ({"scale_power_half"}, [E(SCALE, "scores = scores / self.head_dim ** 1/2")]),
+ "scale_power_half_times": ({"scale_power_half"}, [E(SCALE, "scores = scores * (2 / self.head_dim)")]),
  "scale_in_features": ({"scaled_by_model_dim"}, [E(SCALE, "scores = scores / math.sqrt(self.query.in_features)")]),
  "softmax_dim1": ({"softmax_over_queries"}, [E(SOFT, "weights = torch.nn.functional.softmax(scores, dim=1)")]),
  "mask_after_fill0": ({"mask_after_softmax"}, [E(MASK, "scores = scores"), E(SOFT, "weights = torch.softmax(scores, dim=-1).masked_fill(~allowed_mask, 0.0)")]),

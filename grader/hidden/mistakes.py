@@ -388,6 +388,18 @@ MISTAKES: tuple[Mistake, ...] = (
         ),
     ),
     Mistake(
+        "scale_power_half",
+        HEAD,
+        "the scale is written head_dim ** 1/2, which Python reads as (head_dim ** 1) / 2",
+        "** binds tighter than /: head_dim ** 1/2 is head_dim / 2, the square root only where head_dim "
+        "is 4. At any other width the scores are scaled by the wrong amount, more wrongly the wider the head.",
+        "Write the square root as math.sqrt(head_dim) or head_dim ** 0.5 (or ** (1/2), with the brackets).",
+        (
+            {"scale": lambda scores, head_dim, model_dim: scores / (head_dim / 2)},  # scores / (head_dim ** 1/2)
+            {"scale": lambda scores, head_dim, model_dim: scores / head_dim / 2},  # scores / head_dim ** 1/2
+        ),
+    ),
+    Mistake(
         "scale_multiplied",
         HEAD,
         "the scores are multiplied by sqrt(head_dim) instead of divided",
