@@ -222,8 +222,10 @@ def _request_key(operation: str, arguments: dict) -> tuple:
     (a tensor by its dtype, shape and bytes)."""
     def key(value: Any) -> Any:
         if type(value) is torch.Tensor:
-            plain = value.detach().contiguous()
-            return ("tensor", str(plain.dtype), tuple(plain.shape), plain.reshape(-1).view(torch.uint8).numpy().tobytes())
+            plain = value.detach().cpu()
+            if plain.dtype is torch.bfloat16:  # numpy has no bfloat16: its bytes as uint8
+                plain = plain.contiguous().reshape(-1).view(torch.uint8)
+            return ("tensor", str(value.dtype), tuple(value.shape), plain.numpy().tobytes())
         if type(value) is dict:
             return ("dict", tuple((name, key(item)) for name, item in value.items()))
         if type(value) in (list, tuple):

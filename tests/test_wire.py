@@ -48,11 +48,14 @@ def tensor_header(dtype: str, shape: list, size: object) -> dict:
 )
 def test_honest_tensors_of_every_dtype_travel_unchanged(dtype):
     tensor = (torch.arange(24) % 3).to(dtype).reshape(2, 3, 4)
-    message = {"result": [tensor, tensor[:0], {"nan": float("nan"), "text": "é"}]}
+    # A transposed view (not contiguous) and a single number (no dimension) travel as values too.
+    message = {"result": [tensor, tensor[:0], {"nan": float("nan"), "text": "é"}, tensor.transpose(0, 2), tensor[1, 2, 3]]}
     got = received(wire.encode(message))["result"]
     assert got[0].dtype == dtype and torch.equal(got[0], tensor)
     assert got[1].shape == (0, 3, 4) and got[1].dtype == dtype
     assert got[2]["text"] == "é" and got[2]["nan"] != got[2]["nan"]
+    assert got[3].shape == (4, 3, 2) and torch.equal(got[3], tensor.transpose(0, 2))
+    assert got[4].shape == () and got[4].dtype == dtype and torch.equal(got[4], tensor[1, 2, 3])
 
 
 @pytest.mark.parametrize(

@@ -88,11 +88,17 @@ def _flatten(value: object, blobs: list[bytes]) -> object:
             raise TypeError("only dicts with string keys can be sent")
         return {key: _flatten(item, blobs) for key, item in value.items()}
     if type(value) is torch.Tensor:
-        tensor = value.detach().cpu().contiguous()
+        tensor = value.detach().cpu()
         dtype = str(tensor.dtype).removeprefix("torch.")
         if dtype not in _DTYPES:
             raise TypeError(f"tensors of dtype {dtype} cannot be sent")
-        raw = tensor.reshape(-1).view(torch.uint8).numpy().tobytes() if tensor.numel() else b""
+        if not tensor.is_contiguous():
+            tensor = tensor.contiguous()
+        # numpy's bytes of a contiguous tensor are its memory in order, as the decoder reads it;
+        # bfloat16, which numpy lacks, goes through its bytes' uint8 view.
+        raw = b"" if not tensor.numel() else (
+            tensor.reshape(-1).view(torch.uint8).numpy().tobytes() if tensor.dtype is torch.bfloat16 else tensor.numpy().tobytes()
+        )
         blobs.append(raw)
         return {"__tensor__": dtype, "shape": list(tensor.shape), "bytes": len(raw)}
     raise TypeError(f"a {type(value).__name__} is not plain data")
@@ -140,10 +146,13 @@ class _Decoder:
         self.offset += size
         if not size:  # no elements: nothing to fill
             return torch.zeros(shape, dtype=dtype)
-        tensor = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
-        if dtype is torch.bool and int(tensor.max()) > 1:  # any other byte is not a bool torch can hold
-            raise BadMessage("a bool tensor holds bytes other than 0 and 1")
-        return tensor.view(dtype).reshape(shape)
+        if dtype is torch.bool:
+            tensor = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
+            if int(tensor.max()) > 1:  # any other byte is not a bool torch can hold
+                raise BadMessage("a bool tensor holds bytes other than 0 and 1")
+            return tensor.view(dtype).reshape(shape)
+        flat = torch.frombuffer(bytearray(raw), dtype=dtype)
+        return flat.view(*shape) if shape else flat.view(())  # view(*sizes): torch's quickest path
 
     def finish(self) -> None:
         if self.offset != len(self.payload):
