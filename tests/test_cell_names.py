@@ -60,8 +60,8 @@ def test_the_desk_names_a_cell_by_its_execution_count_or_its_place_among_code_ce
     expect_named(messages_of(run.results["student"]), label_of_broken_cell(document, execution_counts))
 
 
-def test_the_batch_names_the_cell_as_the_desk_does(tmp_path):
-    document = broken_notebook(execution_counts=True)
+def batch_result(document: dict, tmp_path) -> dict:
+    """The notebook handed in as nina.ipynb and graded by `python -m grader batch`: her result."""
     submissions = tmp_path / "class"
     submissions.mkdir()
     (submissions / "nina.ipynb").write_text(json.dumps(document), encoding="utf-8")
@@ -70,8 +70,12 @@ def test_the_batch_names_the_cell_as_the_desk_does(tmp_path):
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
     )
     assert finished.returncode == 0, finished.stdout + finished.stderr
-    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
-    expect_named(messages_of(results["submissions"]["nina"]), label_of_broken_cell(document, True))
+    return json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["submissions"]["nina"]
+
+
+def test_the_batch_names_the_cell_as_the_desk_does(tmp_path):
+    document = broken_notebook(execution_counts=True)
+    expect_named(messages_of(batch_result(document, tmp_path)), label_of_broken_cell(document, True))
 
 
 def test_the_check_cells_name_a_cell_by_the_number_the_kernel_gave_its_run():
@@ -92,15 +96,7 @@ def test_the_batch_names_the_cell_of_a_syntax_error_and_why_a_name_is_missing_ne
     document = json.loads(json.dumps(broken_notebook(execution_counts=True)).replace(
         "return model_dim // num_heads // 0", "return model_dim // num_heads +"))
     label = label_of_broken_cell(document, True)
-    submissions = tmp_path / "class"
-    submissions.mkdir()
-    (submissions / "nina.ipynb").write_text(json.dumps(document), encoding="utf-8")
-    finished = subprocess.run(
-        [sys.executable, "-m", "grader", "batch", str(submissions), "--out", str(tmp_path / "out"), "--quiet"],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
-    )
-    assert finished.returncode == 0, finished.stdout + finished.stderr
-    result = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["submissions"]["nina"]
+    result = batch_result(document, tmp_path)
     assert "multi_head_attention.py" not in json.dumps(result)
     assert result["notebook"] == [
         f"{label} (the cell starting `{FIRST_LINE}model_dim: int, num_heads: int) -> int:`) raised SyntaxError: "

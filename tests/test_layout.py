@@ -96,7 +96,7 @@ def test_the_top_of_the_grader_shows_its_layers_at_a_glance():
 
 def test_every_sentence_module_lives_where_its_rule_is_written():
     # The folder that speaks states its rule; a module that builds hints or diagnoses elsewhere
-    # would escape it. The names are the ones issue 26 moved; a new one would join them.
+    # would escape it. A new module that speaks joins these names.
     rule = ast.get_docstring(ast.parse((GRADER / "feedback" / "__init__.py").read_text(encoding="utf-8")))
     assert "every sentence carries the evidence that licenses it" in rule
     speaking = {"premises", "diagnosis_text", "root_causes", "attention_comparison", "errors", "markdown"}

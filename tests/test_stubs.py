@@ -18,21 +18,15 @@ import pytest
 import torch
 
 from grader.handout import stubs
+from grader.reading.work_held import EXERCISE_FUNCTIONS
 from grader.handout.stubs import SolutionMarkupError, find_regions, make_stub, solution_lines
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTION_FILE = REPO / "solutions" / "multi_head_attention.py"
 EXERCISE_FILE = REPO / "exercises" / "multi_head_attention.py"
 EXAMPLE_FILE = REPO / "exercises" / "example.py"
-STUDENT_FUNCTIONS = [  # at the standard level, in the order of the file
-    "head_dimension",
-    "causal_mask",
-    "AttentionHead.__init__",
-    "AttentionHead.forward",
-    "concatenate_heads",
-    "MultiHeadSelfAttention.__init__",
-    "MultiHeadSelfAttention.forward",
-]
+# At the standard level, in the order of the file: the grader's own list (its "Start with" order).
+STUDENT_FUNCTIONS = list(EXERCISE_FUNCTIONS)
 GUIDED_FUNCTIONS = [name for name in STUDENT_FUNCTIONS if not name.endswith("__init__")]
 
 
