@@ -340,6 +340,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     items.sort(key=order)
     timeouts.apply_default_timeout(config, items)
+    for item in items:
+        item._traceback_filter = _message_only_failures_skip_the_traceback(item._traceback_filter)
+
+
+def _message_only_failures_skip_the_traceback(traceback_filter):
+    """An item's traceback filter that leaves out the work for a failure shown as its message
+    alone (``pytest.fail(..., pytrace=False)``: every StudentCodeError, every comparison of the
+    checks). pytest then prints only the exception's text, taken from the traceback's last entry
+    whatever the filter keeps (_pytest/_code/code.py, ``repr_traceback`` with style "value"), yet
+    it still cut and filtered the whole traceback first (``Function._traceback_filter``, a path
+    and a source lookup per frame): 1.6 ms a failure under cProfile, 0.85 s of a 40-student shard."""
+    def keep_what_is_shown(excinfo):
+        if isinstance(excinfo.value, pytest.fail.Exception) and not excinfo.value.pytrace:
+            return excinfo.traceback[-1:]
+        return traceback_filter(excinfo)
+    return keep_what_is_shown
 
 
 @pytest.fixture(scope="session")

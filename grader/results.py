@@ -81,7 +81,9 @@ def write_submission_result(
     }
     write_atomically(feedback_file(folder, result.submission), render_markdown(result))
     # The JSON last: its presence is what marks the submission as graded.
-    write_atomically(result_file(folder, result.submission), json.dumps(document, indent=2) + "\n")
+    # Compact, like the class file: json's C encoder runs only without indent, and a failing
+    # result holds every failed weights check's matrices (python -m json.tool shows it indented).
+    write_atomically(result_file(folder, result.submission), json.dumps(document, separators=(",", ":")) + "\n")
 
 
 def write_class_results(

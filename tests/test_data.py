@@ -1,0 +1,53 @@
+"""The grader's data drawn once per generator state (grader/data.py, drawn_once): a shard
+asks for the same weights for every student, and nothing may tell a remembered draw from
+a fresh one."""
+
+import torch
+
+from grader import data
+
+CONFIG = data.Config(batch=2, seq=5, model_dim=18, num_heads=3)
+
+
+def drawn_fresh(draw, seed: int, **named):
+    """The draw as the undecorated function makes it, and the generator's state after it."""
+    rng = data.generator(seed)
+    value = draw.__wrapped__(CONFIG, rng, **named)
+    return value, rng.get_state()
+
+
+def test_a_remembered_draw_gives_the_same_tensors_and_leaves_the_generator_where_drawing_would():
+    for draw, named in ((data.attention_parameters, {}), (data.head_parameters, {}), (data.random_inputs, {"scale": 2.0})):
+        expected, state_after = drawn_fresh(draw, 7, **named)
+        for _ in range(2):  # the first call draws, the second is remembered
+            rng = data.generator(7)
+            value = draw(CONFIG, rng, **named)
+            assert torch.equal(rng.get_state(), state_after), draw.__name__
+            if isinstance(expected, dict):
+                assert value.keys() == expected.keys()
+                assert all(torch.equal(value[name], expected[name]) for name in expected)
+            else:
+                assert torch.equal(value, expected)
+            # What the grader draws next from the same generator is what it would have drawn.
+            assert torch.equal(torch.rand(3, generator=rng), torch.rand(3, generator=data.generator(0).set_state(state_after)))
+
+
+def test_every_caller_gets_tensors_of_its_own():
+    for _ in range(3):  # drawn, then remembered twice: no caller's change reaches the next
+        parameters = data.attention_parameters(CONFIG, data.generator(11))
+        assert parameters["output_projection.weight"].abs().sum() > 0
+        parameters["output_projection.weight"].zero_()
+        inputs = data.random_inputs(CONFIG, data.generator(11))
+        assert inputs.abs().max() < 100.0
+        inputs.add_(100.0)
+
+
+def test_another_state_or_other_arguments_give_another_draw():
+    rng = data.generator(3)
+    first = data.random_inputs(CONFIG, rng)
+    second = data.random_inputs(CONFIG, rng)  # the generator moved on: a new draw
+    assert not torch.equal(first, second)
+    assert not torch.equal(data.random_inputs(CONFIG, data.generator(3), scale=2.0), first)
+    assert data.random_inputs(CONFIG, data.generator(3), dtype=torch.float64).dtype == torch.float64
+    other = data.Config(batch=2, seq=5, model_dim=24, num_heads=4)
+    assert data.attention_parameters(other, data.generator(3))["output_projection.weight"].shape == (24, 24)
