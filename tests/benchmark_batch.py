@@ -411,13 +411,53 @@ def measure_against(ref: str, class_dir: Path, work: Path, size: int, jobs: int,
     print(f"(g) the same results (scores, outcomes, messages, diagnoses, pictures) for {len(same)} of "
           f"{len(outputs['this tree'])} students; differing: {sorted(set(outputs['this tree']) - set(same))[:20]}")
     ratio = statistics.median(seconds["this tree"]) / statistics.median(seconds[ref])
-    print_summary([(
-        f"(g) this tree / {ref}, batch of {size}, --jobs {jobs}", f"{ratio:.3f}x", f"<= {TARGET_AGAINST_RATIO:g}x",
-        ratio <= TARGET_AGAINST_RATIO,
-        f"medians {statistics.median(seconds['this tree']):.1f} s vs {statistics.median(seconds[ref]):.1f} s "
-        f"({_seconds_list(seconds['this tree'])} vs {_seconds_list(seconds[ref])})",
-    )])
+    sizes = {name: class_file_kilobytes(work / f"out-against-{short}") for name, short in ((ref, "ref"), ("this tree", "this"))}
+    read_seconds = seconds_to_read_a_class_of(CLASS_READ_SIZE, work / "out-against-this" / "results.json", work)
+    print_summary([
+        (
+            f"(g) this tree / {ref}, batch of {size}, --jobs {jobs}", f"{ratio:.3f}x", f"<= {TARGET_AGAINST_RATIO:g}x",
+            ratio <= TARGET_AGAINST_RATIO,
+            f"medians {statistics.median(seconds['this tree']):.1f} s vs {statistics.median(seconds[ref]):.1f} s "
+            f"({_seconds_list(seconds['this tree'])} vs {_seconds_list(seconds[ref])})",
+        ),
+        (
+            "(g) class results.json per student", f"{sizes['this tree']:.1f} kB", f"<= {TARGET_CLASS_FILE_KB:g} kB",
+            sizes["this tree"] <= TARGET_CLASS_FILE_KB, f"{ref}: {sizes[ref]:.1f} kB",
+        ),
+        (
+            f"(g) reading a class file of {CLASS_READ_SIZE} students", f"{read_seconds:.2f} s", "< 1 s", read_seconds < 1.0,
+            "this tree's students copied under other ids; read_class_results, as the report and the export do",
+        ),
+    ])
     return 0
+
+
+TARGET_CLASS_FILE_KB = 10.0
+CLASS_READ_SIZE = 800
+
+
+def class_file_kilobytes(out: Path) -> float:
+    document = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    return (out / "results.json").stat().st_size / max(len(document.get("submissions", {})), 1) / 1000
+
+
+def seconds_to_read_a_class_of(size: int, class_file: Path, work: Path) -> float:
+    """The class file grown to ``size`` students (this batch's, again under other ids), read back
+    as the report and the export read it; the fastest of three reads."""
+    from grader.batch import class_results
+
+    document = json.loads(class_file.read_text(encoding="utf-8"))
+    students = list(document["submissions"].items())
+    document["submissions"] = {f"{sid}-{n}": result for n in range(size // len(students) + 1) for sid, result in students}
+    document["submissions"] = dict(list(document["submissions"].items())[:size])
+    grown = work / f"results-{size}.json"
+    grown.write_text(json.dumps(document, separators=(",", ":")), encoding="utf-8")
+    timings = []
+    for _ in range(3):
+        started = time.perf_counter()
+        class_results.read_class_results(grown)
+        timings.append(time.perf_counter() - started)
+    return min(timings)
 
 
 def what_readers_see(out: Path) -> dict[str, dict]:

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grader import results  # noqa: E402
 from grader.batch import class_statistics, report  # noqa: E402
 from grader.scoring import GROUPS  # noqa: E402
+from grader.batch import class_results  # noqa: E402
 
 # (group, check, cases, points per case): 52 tests, 100 points, as the real grader has.
 CHECKS = [
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         import json
 
         started = time.perf_counter()
-        submissions = json.loads((out / "results.json").read_text(encoding="utf-8"))["submissions"]
+        submissions = class_results.read_class_results(out / "results.json")["submissions"]
         loaded = time.perf_counter()
         class_statistics.class_statistics(submissions)
         computed = time.perf_counter()

@@ -142,7 +142,7 @@ def test_the_class_file_keeps_the_pictures_a_page_draws_and_the_students_file_ke
     pictured_there = [test for test in whole["tests"] if class_results.has_picture(test)]
     assert len(pictured_there) > feedback_pages.PICTURES_SHOWN  # the mutant fails many weights checks
     assert all("student" in test["attention"] for test in pictured_there)
-    in_class = json.loads((batch_out / "results.json").read_text())["submissions"]["alice"]["tests"]
+    in_class = class_results.read_class_results(batch_out / "results.json")["submissions"]["alice"]["tests"]
     pictures = [test["attention"] for test in in_class if class_results.has_picture(test)]
     assert [("student" in picture) for picture in pictures] == (
         [True] * feedback_pages.PICTURES_SHOWN + [False] * (len(pictured_there) - feedback_pages.PICTURES_SHOWN)
@@ -152,6 +152,22 @@ def test_the_class_file_keeps_the_pictures_a_page_draws_and_the_students_file_ke
     page = (batch_out / "feedback" / "alice.html").read_text()
     assert f"{len(pictured_there) - feedback_pages.PICTURES_SHOWN} more failed weights checks" in page
     assert page.count("<img src=\"data:image/png") == feedback_pages.PICTURES_SHOWN
+
+
+def test_the_class_file_names_each_check_once_and_reads_back_as_every_students_own_file(batch_out):
+    raw = json.loads((batch_out / "results.json").read_text())
+    # Each check once, with the id's place marked; a student's tests are rows of that table.
+    assert raw["checks"] and all(class_results.ID in name and "alice" not in name for name, _, _ in raw["checks"])
+    assert all(isinstance(row, list) for result in raw["submissions"].values() for row in result["tests"])
+    assert all(len(row) == 3 or set(row[3]) <= {"message", "attention"} for row in raw["submissions"]["alice"]["tests"])
+    read = class_results.read_class_results(batch_out / "results.json")
+    assert "checks" not in read
+    for student in ("alice", "bob"):
+        own = json.loads((batch_out / "results" / f"{student}.json").read_text())
+        expected = class_results.as_kept_in_the_class_file(own, student)["tests"]
+        assert read["submissions"][student]["tests"] == expected  # every field, in the same order
+        assert [list(test) for test in read["submissions"][student]["tests"]] == [list(test) for test in expected]
+        assert read["submissions"][student]["score"] == own["score"]
 
 
 def test_the_feedback_pages_policy_allows_inline_images_and_still_no_request():

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import catalogue
+from grader.batch import class_results
 from grader.sandbox import processes
 from grading import REPO_ROOT, grade
 
@@ -88,7 +89,7 @@ def test_the_gradebook_has_one_sorted_row_per_student_and_a_column_per_group(gra
 
 def test_results_json_records_every_test_with_the_seed_and_version(graded_class):
     _, out, _ = graded_class
-    document = json.loads((out / "results.json").read_text())
+    document = class_results.read_class_results(out / "results.json")
     assert isinstance(document["grading_seed"], int) and document["grader_version"]
     carol = document["submissions"]["carol"]
     assert len(carol["tests"]) > 40

@@ -19,6 +19,7 @@ import pytest
 from nbclient import NotebookClient
 
 from grader.handout import notebook
+from grader.batch import class_results
 from grading import REPO_ROOT, grade
 
 BROKEN = ("return model_dim // num_heads", "return model_dim // num_heads // 0")
@@ -70,7 +71,7 @@ def batch_result(document: dict, tmp_path) -> dict:
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
     )
     assert finished.returncode == 0, finished.stdout + finished.stderr
-    return json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["submissions"]["nina"]
+    return class_results.read_class_results(tmp_path / "out" / "results.json")["submissions"]["nina"]
 
 
 def test_the_batch_names_the_cell_as_the_desk_does(tmp_path):

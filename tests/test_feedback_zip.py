@@ -15,6 +15,7 @@ import nbformat
 import pytest
 
 from grader.batch import feedback_zip
+from grader.batch import class_results
 from grading import REPO_ROOT
 
 SOLUTION = (REPO_ROOT / "solutions" / "multi_head_attention.py").read_text(encoding="utf-8")
@@ -96,7 +97,7 @@ def test_each_file_is_the_students_own_with_the_feedback_in_front(exported):
 
 def test_the_zip_is_the_same_every_time_it_is_written(exported, tmp_path):
     root, out, _ = exported
-    submissions = json.loads((out / "results.json").read_text())["submissions"]
+    submissions = class_results.read_class_results(out / "results.json")["submissions"]
     feedback_zip.write_feedback_zip(tmp_path / "again.zip", out, submissions, root / "submissions")
     assert (tmp_path / "again.zip").read_bytes() == (root / "feedback.zip").read_bytes()
 

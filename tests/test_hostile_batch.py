@@ -25,6 +25,7 @@ from grader import untrusted
 from grader.batch import intake
 from grader.batch import run as batch_run
 from grader.sandbox import processes
+from grader.batch import class_results
 from grading import REPO_ROOT
 from test_interruption import private_tmp  # noqa: F401 - a fixture: the batch's own temporary folder
 from test_untrusted import outside_code_blocks
@@ -117,7 +118,7 @@ def hostile_class(tmp_path_factory):
 
 
 def results_of(out: Path) -> dict:
-    return json.loads((out / "results.json").read_text())["submissions"]
+    return class_results.read_class_results(out / "results.json")["submissions"]
 
 
 def gradebook_rows(out: Path) -> list[dict]:

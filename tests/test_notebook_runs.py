@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from grader.handout import notebook
+from grader.batch import class_results
 from grading import REPO_ROOT, grade
 
 # A toy model trained at the top level for a fixed amount of CPU time (not of wall time: under
@@ -90,7 +91,7 @@ def batch(submissions: Path, out: Path, preexec_fn=None) -> dict:
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL, preexec_fn=preexec_fn,
     )
     assert finished.returncode == 0, finished.stdout + finished.stderr
-    return json.loads((out / "results.json").read_text(encoding="utf-8"))["submissions"]
+    return class_results.read_class_results(out / "results.json")["submissions"]
 
 
 def expect_magics_read_as_the_kernel_runs_them(result: dict) -> None:

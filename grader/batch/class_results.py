@@ -43,12 +43,97 @@ def as_kept_in_the_class_file(document: dict, student_id: str) -> dict:
     return document | {"tests": tests}
 
 
+# A test as the class file keeps it when it is a passed check's: only where it differs.
+TEST_DEFAULTS = {"message": "", "attention": None}
+TEST_KEYS = ("name", "group", "max_points", "outcome", "message", "duration", "attention", "points")
+ID = "{id}"  # where a check's name holds the student's id, in the class's table of checks
+
+
+def compacted(documents: dict[str, dict]) -> tuple[list, dict[str, dict]]:
+    """The class's checks named once, and each student's tests as rows of that table.
+
+    Every student runs the same checks, whose names differ only by the student's id: the table
+    holds each check once (``[name with {id}, group, max_points]``) and a student's test is
+    ``[check, outcome, duration]``, with ``{"message": ..., "attention": ...}`` after it where
+    those are not a passed check's empty ones; its points follow from the outcome. A student
+    whose tests do not fit this (a name without the id, a key of another kind) keeps them whole.
+    ``expanded`` gives back exactly the dictionaries this was given (tests/test_class_results.py)."""
+    checks: list[list] = []
+    index: dict[tuple, int] = {}
+    kept: dict[str, dict] = {}
+    for student_id, document in documents.items():
+        rows = _as_rows(document.get("tests"), student_id, checks, index)
+        kept[student_id] = document if rows is None else document | {"tests": rows}
+    return checks, kept
+
+
+def _as_rows(tests, student_id: str, checks: list, index: dict) -> list | None:
+    if not isinstance(tests, list):
+        return None
+    marker = f"[{student_id}"
+    rows, added = [], []
+    for test in tests:
+        name = test.get("name") if isinstance(test, dict) else None
+        if (
+            not isinstance(name, str) or name.count(marker) != 1 or ID in name or set(test) != set(TEST_KEYS)
+            or test["points"] != (test["max_points"] if test["outcome"] == "passed" else 0)
+        ):
+            for key in added:  # this student's tests stay whole: no check of theirs in the table
+                del index[key]
+            del checks[len(checks) - len(added):]
+            return None
+        key = (name.replace(marker, "[" + ID, 1), test["group"], test["max_points"])
+        if key not in index:
+            index[key] = len(checks)
+            checks.append(list(key))
+            added.append(key)
+        differs = {field: test[field] for field, default in TEST_DEFAULTS.items() if test[field] != default}
+        rows.append([index[key], test["outcome"], test["duration"], *([differs] if differs else [])])
+    return rows
+
+
+def expanded(document: dict) -> dict:
+    """A class file's document with every student's tests as dictionaries again (``compacted``
+    undone); a document without a table of checks (an older grader's) as it is. A row that does
+    not name a check of the table is left as it is, for read_class_results to name."""
+    checks = document.get("checks") if isinstance(document, dict) else None
+    submissions = document.get("submissions") if isinstance(document, dict) else None
+    if not isinstance(checks, list) or not isinstance(submissions, dict):
+        return document
+    whole = {}
+    for student_id, result in submissions.items():
+        tests = result.get("tests") if isinstance(result, dict) else None
+        if isinstance(tests, list) and tests and all(_is_row(row, checks) for row in tests):
+            result = result | {"tests": [_as_test(row, checks[row[0]], student_id) for row in tests]}
+        whole[student_id] = result
+    return {key: value for key, value in document.items() if key != "checks"} | {"submissions": whole}
+
+
+def _is_row(row, checks: list) -> bool:
+    return (
+        isinstance(row, list) and len(row) in (3, 4) and type(row[0]) is int and 0 <= row[0] < len(checks)
+        and isinstance(checks[row[0]], list) and len(checks[row[0]]) == 3 and isinstance(checks[row[0]][0], str)
+        and (len(row) == 3 or isinstance(row[3], dict))
+    )
+
+
+def _as_test(row: list, check: list, student_id: str) -> dict:
+    template, group, max_points = check
+    outcome, duration = row[1], row[2]
+    differs = row[3] if len(row) == 4 else {}
+    return {
+        "name": template.replace("[" + ID, f"[{student_id}", 1), "group": group, "max_points": max_points,
+        "outcome": outcome, "message": differs.get("message", ""), "duration": duration,
+        "attention": differs.get("attention"), "points": max_points if outcome == "passed" else 0,
+    }
+
+
 def read_class_results(path: Path) -> dict:
     """A class's results.json as the batch wrote it, or ``ValueError`` naming the first thing
     that is not (a hand edit, a truncated copy): the report and the export read every
     submission's score, and would otherwise end in a traceback or export a wrong grade."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = expanded(json.loads(path.read_text(encoding="utf-8")))
     except ValueError as error:
         raise ValueError(f"{path} is not JSON ({error})") from None
     submissions = document.get("submissions") if isinstance(document, dict) else None
@@ -68,6 +153,9 @@ def read_class_results(path: Path) -> dict:
         for key, kind in (("tests", list), ("groups", dict), ("diagnoses", list)):
             if key in result and not isinstance(result[key], kind):
                 raise ValueError(f"{where} has a {key!r} that is not a {kind.__name__}")
+        if not all(isinstance(test, dict) for test in result.get("tests", [])):
+            raise ValueError(f"{where} has a test that is not one of the class's checks (edited by hand? regrade it "
+                             "with `python -m grader batch --force`)")
         if problem := does_not_add_up(result):
             raise ValueError(
                 f"{where}: {problem} (edited by hand? A score is changed in the overrides file, [files] overrides "

@@ -112,7 +112,7 @@ def run(arguments: argparse.Namespace) -> int:
 def write_report(out: Path, assignment: str | None = None) -> Path:
     """Write ``out/report.html`` and a ``feedback/<id>.html`` per student; return the report's path."""
     out = Path(out)
-    document = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    document = class_results.expanded(json.loads((out / "results.json").read_text(encoding="utf-8")))
     submissions = document.get("submissions", {})
     for student_id, result in submissions.items():
         # Named as the batch names the student's files: a long or unusual id gets a bounded stem.
