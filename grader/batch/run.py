@@ -211,7 +211,7 @@ def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
             log.error("%s", error)
             return EXIT_GRADER_FAILED
         log.info("%d to grade, %d already graded", len(to_grade), len(entries) - len(to_grade))
-        status = _grade(to_grade, out, staging, arguments, seed)
+        status = _grade(to_grade, out, staging, arguments, seed, sandbox)
         assignment = arguments.assignment or (given.stem if unpacked else given.resolve().name)
         documents, unmatched = _write_class_files(
             out, entries, seed, (sandbox, fallback_note), assignment, arguments.submissions,
@@ -469,7 +469,7 @@ def _entry_hash(entry: intake.Entry) -> str:
     return results.hash_of(entry.source_path) if entry.source_path else entry.content_hash
 
 
-def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, seed: int) -> int:
+def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, seed: int, sandbox: str) -> int:
     if not entries:
         return EXIT_OK
     jobs = max(1, min(arguments.jobs, len(entries)))
@@ -495,7 +495,9 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, see
             *(["--submission-budget", str(arguments.submission_budget)] if arguments.submission_budget else []),
             *(["--diagnosis-budget", str(arguments.diagnosis_budget)] if arguments.diagnosis_budget else []),
         ]
-        shard_processes.append(processes.start_grading_shard(manifest, pytest_options, out / "logs" / f"shard-{number}.log"))
+        shard_processes.append(processes.start_grading_shard(
+            manifest, pytest_options, out / "logs" / f"shard-{number}.log", warm_worker=sandbox == "process"
+        ))
     started = time.monotonic()
     expected = {entry.student_id: _entry_hash(entry) for entry in entries}
     done: set[str] = set()

@@ -19,15 +19,18 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import resource
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 import torch  # noqa: F401 - imported before gc.freeze() in main(), see there
 
+from grader.sandbox import processes
 from grader.sandbox.isolated import SharedWorker
 
 GRADER_DIR = Path(__file__).resolve().parents[1]  # what pytest collects: the grader
@@ -72,5 +75,19 @@ def main(argv: list[str]) -> int:
     return int(status)
 
 
+def start_with_a_warm_worker() -> int:
+    """``python -m grader.batch.shard --warm-worker`` (the plain-process sandbox): fork the worker
+    first, then read the shard's arguments and environment from standard input
+    (grader/sandbox/processes.py, fork_warm_worker)."""
+    processes.fork_warm_worker()
+    try:
+        handed = json.loads(sys.stdin.buffer.read())
+        os.environ.update(handed["environment"])
+        tempfile.tempdir = None  # read again, from the environment the batch gave
+        return main(list(handed["arguments"]))
+    finally:
+        processes.discard_warm_workers()
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(start_with_a_warm_worker() if sys.argv[1:] == [processes.WARM_WORKER_FLAG] else main(sys.argv[1:]))

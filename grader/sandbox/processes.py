@@ -37,6 +37,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -147,6 +148,21 @@ class WorkerProcess:
             # a student wrote stays behind in the machine's /tmp after the batch.
             scratch_parent = self.module_folder / "tmp"
             scratch_parent.mkdir(mode=0o711)
+        warm = _WARM_WORKERS.pop() if sandbox != "bwrap" and _WARM_WORKERS else None
+        if warm is not None:
+            from grader.sandbox import wire  # here: it imports torch, which the batch itself never needs
+
+            worker_end.close()
+            self.process, self.control = warm, warm.control
+            try:
+                wire.send(self.control, {
+                    "folder": str(self.module_folder), "limits": json.dumps(asdict(limits)),
+                    "cgroup_procs": str(self.process_group.folder / "cgroup.procs") if self.process_group else "",
+                })
+                return
+            except OSError:  # it died waiting: an exec'd worker after all
+                warm.kill()
+                self.control, worker_end = socket.socketpair()
         log = open(self.module_folder / "worker.log", "wb")  # noqa: SIM115  closed right after the start
         self.process = subprocess.Popen(
             command,
@@ -212,6 +228,88 @@ class WorkerProcess:
             logger.warning("the worker's folder %s could not be removed (%s); the next batch removes it", self.module_folder, left_behind)
 
 
+# --- the warm worker: one torch import for a shard and its worker -----------------------------
+# Importing torch costs some 1.7 CPU seconds; a shard of one submission (a platform's run: Gradescope,
+# PrairieLearn) paid it twice, once in the shard and once in the worker it exec'd. In the
+# plain-process sandbox a shard started with ``--warm-worker`` (start_grading_shard) forks its
+# worker right after importing torch, before it has read anything: its arguments and environment
+# come afterwards, on its standard input. So the worker holds what an exec'd one holds (torch,
+# the worker's modules, a clean environment, even in /proc/self/environ) and nothing of the
+# shard's work (tests/test_warm_worker.py); the first WorkerProcess adopts it. Under bwrap the
+# worker must start inside its namespaces, so it is exec'd there as before.
+_WARM_WORKERS: list[WarmWorker] = []
+WARM_WORKER_FLAG = "--warm-worker"
+# The environment a shard starts in when it forks a warm worker: where programs and Python's
+# packages are, the locale; never the batch's credentials (CI tokens and the like).
+START_ENVIRONMENT = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONPATH", "PYTHONHOME", "TMPDIR", "TZ")
+
+
+class WarmWorker:
+    """A worker forked by this process, waiting for its start (``worker.wait_to_be_started``);
+    the part of ``subprocess.Popen`` WorkerProcess uses."""
+
+    def __init__(self, pid: int, control: socket.socket) -> None:
+        self.pid, self.control, self.returncode = pid, control, None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                finished, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                finished, status = self.pid, 0
+            if finished:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
+            time.sleep(0.005)
+        return self.returncode
+
+    def kill(self) -> None:
+        # Its group, and itself: just forked, it may not have made its group yet.
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self.wait()
+        self.control.close()
+
+
+def fork_warm_worker() -> None:
+    """Fork the worker now, before this process learns anything of its work; it waits for the
+    first WorkerProcess of the plain-process sandbox to start it."""
+    from grader.sandbox import worker
+
+    worker.warm_up()  # torch imported and exercised, for both: the fork shares it
+    ours, its = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            os.setsid()  # its own process group, as start_new_session gives an exec'd worker
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):  # standard input still holds the shard's work: never read here
+                os.dup2(devnull, fd)
+            os.closerange(3, its.fileno())
+            os.closerange(its.fileno() + 1, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") > 0 else 65536)
+            worker.wait_to_be_started(its)
+        finally:
+            os._exit(70)
+    its.close()
+    _WARM_WORKERS.append(WarmWorker(pid, ours))
+
+
+def discard_warm_workers() -> None:
+    """End a warm worker no WorkerProcess adopted (a shard that graded nothing in this sandbox)."""
+    while _WARM_WORKERS:
+        _WARM_WORKERS.pop().kill()
+
+
 class ProcessCountGroup:
     """A pids cgroup capping how many processes the worker and its children may have.
 
@@ -270,10 +368,11 @@ PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
-def start_grading_shard(manifest: Path, pytest_options: list[str], log_path: Path) -> subprocess.Popen:
+def start_grading_shard(manifest: Path, pytest_options: list[str], log_path: Path, warm_worker: bool = False) -> subprocess.Popen:
     """A shard of the batch (grader/batch/shard.py: pytest sessions over the students in
     ``manifest``), its output going to ``log_path``. It gets SIGTERM the moment the batch
-    ends, however the batch ends (SIGKILL included): the kernel's parent-death signal."""
+    ends, however the batch ends (SIGKILL included): the kernel's parent-death signal.
+    ``warm_worker`` (the plain-process sandbox): it forks its worker first (fork_warm_worker)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     batch = os.getpid()
 
@@ -282,17 +381,43 @@ def start_grading_shard(manifest: Path, pytest_options: list[str], log_path: Pat
         if os.getppid() != batch:  # the batch died before the line above: nobody would tell us
             os.kill(os.getpid(), signal.SIGTERM)
 
+    environment = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    arguments = [str(manifest), *pytest_options]
+    warm = warm_worker
     with open(log_path, "ab") as log:  # the child keeps its own copy of the descriptor
-        return subprocess.Popen(
-            [sys.executable, "-m", "grader.batch.shard", str(manifest), *pytest_options],
-            stdin=subprocess.DEVNULL,
+        shard = subprocess.Popen(
+            [sys.executable, "-m", "grader.batch.shard", *([WARM_WORKER_FLAG] if warm else arguments)],
+            stdin=subprocess.PIPE if warm else subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=GRADER_DIR.parent,
-            env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+            env={name: environment[name] for name in START_ENVIRONMENT if name in environment} if warm else environment,
             start_new_session=True,  # Ctrl-C reaches the batch, which then stops the shards itself
             preexec_fn=end_with_the_batch,
         )
+    if warm:
+        # The shard reads this once its worker is forked, after its torch import: written by a
+        # thread, so that a large environment (more than a pipe holds) never stalls the batch.
+        handed = json.dumps({"arguments": arguments, "environment": environment}).encode("utf-8")
+        threading.Thread(target=_hand_over, args=(shard.stdin, handed), daemon=True).start()
+    return shard
+
+
+def _hand_over(pipe, data: bytes) -> None:
+    try:
+        pipe.write(data)
+        pipe.close()
+    except OSError:  # the shard died at its start: its exit status says so
+        pass
+
+
+def _sandbox_option(pytest_options: list[str]) -> str:
+    for index, option in enumerate(pytest_options):
+        if option == "--sandbox" and index + 1 < len(pytest_options):
+            return pytest_options[index + 1]
+        if option.startswith("--sandbox="):
+            return option.split("=", 1)[1]
+    return ""
 
 
 def stop(started: list[subprocess.Popen], grace_seconds: float = 5.0) -> None:

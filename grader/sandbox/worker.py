@@ -43,7 +43,43 @@ def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
     limits = json.loads(sys.argv[2])
     warm_up()
+    serve_the_grader(control, limits)
 
+
+def wait_to_be_started(control: socket.socket) -> None:
+    """The warm worker (grader/sandbox/processes.py, ``fork_warm_worker``): forked from a fresh
+    interpreter that has imported torch and nothing of the instructor's, it waits here until the
+    grader hands it what an exec'd worker gets on its command line and in its environment (its
+    folder, its limits, its process-count group), then serves as that worker does."""
+    start = wire.receive(control, bounds=wire.FROM_GRADER)
+    folder = Path(str(start["folder"]))
+    if start.get("cgroup_procs"):  # as the exec'd worker joins it before it runs (preexec_fn)
+        Path(str(start["cgroup_procs"])).write_text(str(os.getpid()))
+    log = os.open(folder / "worker.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.dup2(log, 2)
+    os.close(log)
+    os.chdir(folder)
+    os.environ.clear()
+    os.environ.update({"PATH": "/usr/bin:/bin", "PYTHONPATH": str(folder), "PYTHONDONTWRITEBYTECODE": "1",
+                       "HOME": "/tmp", "TMPDIR": str(folder / "tmp")})
+    tempfile.tempdir = None  # read again from TMPDIR: the worker's scratch goes in its own folder
+    # The repository the interpreter was started in (``-m`` put it first on the path) is nobody's
+    # business here: the worker's own modules are all imported already, as for an exec'd worker.
+    sys.path[:] = [entry for entry in sys.path if entry and not _is_folder(entry, REPOSITORY)]
+    serve_the_grader(control, json.loads(str(start["limits"])))
+
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def _is_folder(entry: str, folder: Path) -> bool:
+    try:
+        return Path(entry).resolve() == folder
+    except (OSError, ValueError):
+        return False
+
+
+def serve_the_grader(control: socket.socket, limits: dict) -> None:
     # Nothing a child leaves in a writable folder may shadow a module a later child imports.
     sys.path[:] = [entry for entry in sys.path if entry not in ("", ".", os.getcwd(), tempfile.gettempdir())]
     os.chdir("/")
