@@ -87,3 +87,18 @@ def test_a_warm_worker_no_one_adopts_is_ended_with_its_shard():
     pid, still_there = finished.stdout.split()
     assert still_there == "False"
     assert not Path(f"/proc/{pid}").exists()
+
+
+def test_a_warm_worker_that_died_waiting_gives_way_to_an_exec_d_one():
+    # Killed before the shard's first worker adopts it (out of memory, say): the shard must
+    # still get a worker, started the usual way, and grade with it.
+    script = (
+        "import os, signal; from grader.sandbox import isolated, processes; processes.fork_warm_worker(); "
+        "warm = processes._WARM_WORKERS[0]; os.kill(warm.pid, signal.SIGKILL); warm.wait(); "
+        "worker = isolated.Worker('process'); worker.wait_until_ready(); "
+        "print(type(worker._process.process).__name__, worker.restarts, warm.pid != worker._process.process.pid); "
+        "worker.close()"
+    )
+    finished = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert finished.stdout.split() == ["Popen", "0", "True"], finished.stdout + finished.stderr[-2000:]

@@ -134,35 +134,23 @@ class WorkerProcess:
             (package / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(GRADER_DIR / name, package / name)
         self.process_group = ProcessCountGroup.create(limits.processes)
-        self.control, worker_end = socket.socketpair()
         if sandbox == "bwrap":
             limits = Limits(**{**asdict(limits), "pid_namespace": True})
-            command = self._bwrap_command(worker_end.fileno(), limits)
-            pythonpath = SANDBOX_GRADER_ROOT
         else:
             if landlock.abi_version() >= 1:
                 limits = Limits(**{**asdict(limits), "landlock_readable": landlock_readable(self.module_folder)})
-            command = [sys.executable, "-m", "grader.sandbox.worker", str(worker_end.fileno()), json.dumps(asdict(limits))]
-            pythonpath = str(self.module_folder)
             # The worker's scratch space lives in its own folder, removed with it: nothing
             # a student wrote stays behind in the machine's /tmp after the batch.
-            scratch_parent = self.module_folder / "tmp"
-            scratch_parent.mkdir(mode=0o711)
-        warm = _WARM_WORKERS.pop() if sandbox != "bwrap" and _WARM_WORKERS else None
-        if warm is not None:
-            from grader.sandbox import wire  # here: it imports torch, which the batch itself never needs
-
-            worker_end.close()
-            self.process, self.control = warm, warm.control
-            try:
-                wire.send(self.control, {
-                    "folder": str(self.module_folder), "limits": json.dumps(asdict(limits)),
-                    "cgroup_procs": str(self.process_group.folder / "cgroup.procs") if self.process_group else "",
-                })
+            (self.module_folder / "tmp").mkdir(mode=0o711)
+            if self._adopt_a_warm_worker(limits):
                 return
-            except OSError:  # it died waiting: an exec'd worker after all
-                warm.kill()
-                self.control, worker_end = socket.socketpair()
+        self.control, worker_end = socket.socketpair()
+        if sandbox == "bwrap":
+            command = self._bwrap_command(worker_end.fileno(), limits)
+            pythonpath = SANDBOX_GRADER_ROOT
+        else:
+            command = [sys.executable, "-m", "grader.sandbox.worker", str(worker_end.fileno()), json.dumps(asdict(limits))]
+            pythonpath = str(self.module_folder)
         log = open(self.module_folder / "worker.log", "wb")  # noqa: SIM115  closed right after the start
         self.process = subprocess.Popen(
             command,
@@ -183,6 +171,25 @@ class WorkerProcess:
         )
         log.close()
         worker_end.close()
+
+    def _adopt_a_warm_worker(self, limits: Limits) -> bool:
+        """Start the worker this process forked warm (fork_warm_worker), if it did; False when
+        there is none, or it died waiting: an exec'd worker then, as without it."""
+        if not _WARM_WORKERS:
+            return False
+        from grader.sandbox import wire  # here: it imports torch, which the batch itself never needs
+
+        warm = _WARM_WORKERS.pop()
+        try:
+            wire.send(warm.control, {
+                "folder": str(self.module_folder), "limits": json.dumps(asdict(limits)),
+                "cgroup_procs": str(self.process_group.folder / "cgroup.procs") if self.process_group else "",
+            })
+        except wire.ChannelClosed:
+            warm.kill()
+            return False
+        self.process, self.control = warm, warm.control
+        return True
 
     def _bwrap_command(self, fd: int, limits: Limits) -> list[str]:
         # --as-pid-1: the worker is init of its pid namespace, and the kernel ignores a
