@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import catalogue
-from grader.batch import class_results
+from grader.batch import class_results, shard
 from grader.sandbox import processes
 from grading import REPO_ROOT, grade
 
@@ -326,3 +326,33 @@ def test_an_interpreter_under_tmp_keeps_one_worker_for_the_whole_shard(tmp_path)
     assert finished.returncode == 0, finished.stderr
     shard_log = (out / "logs" / "shard-0.log").read_text()
     assert "worker restarts: 0;" in shard_log, shard_log
+
+
+CLAIMING_SHARD = """
+import json, sys, time
+from pathlib import Path
+from grader.batch import shard
+taken = []
+for start, entries in shard.claimed_parts(Path(sys.argv[1]), json.loads(Path(sys.argv[1]).read_text())):
+    taken.append([start, [entry["name"] for entry in entries]])
+    time.sleep(0.01 * len(entries))  # grading them (which shard takes what depends on timing: not asserted)
+print(json.dumps(taken))
+"""
+
+
+def test_shards_share_one_queue_each_student_taken_once_in_parts_that_shrink(tmp_path):
+    queue = tmp_path / "queue.json"
+    names = [f"s{index:03d}" for index in range(120)]
+    queue.write_text(json.dumps({"shards": 3, "entries": [{"name": name} for name in names]}))
+    shards = [
+        subprocess.Popen([sys.executable, "-c", CLAIMING_SHARD, str(queue)], cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    taken = [json.loads(process.communicate(timeout=120)[0]) for process in shards]
+    graded = [name for parts in taken for _, part in parts for name in part]
+    assert sorted(graded) == names  # every student once, by one shard
+    parts = sorted((start, len(part)) for shard_parts in taken for start, part in shard_parts)
+    assert [start for start, _ in parts] == [sum(size for _, size in parts[:index]) for index in range(len(parts))]
+    sizes = [size for _, size in parts]
+    assert sizes[0] == min(shard.SESSION_SIZE, 20) and sizes[-1] <= shard.SMALLEST_PART  # a sixth of 120, then fewer
+    assert sizes == sorted(sizes, reverse=True)

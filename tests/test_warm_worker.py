@@ -66,7 +66,7 @@ def test_the_worker_is_forked_warm_and_shows_the_student_nothing_of_the_shards_w
     # Nothing of the batch's environment, the shard's arguments or the grader's tests.
     assert SECRET not in printed
     assert "MHA_TEST_SECRET" not in printed
-    assert str(out) not in printed and "shard-0.json" not in printed and "--results-dir" not in printed
+    assert str(out) not in printed and "queue.json" not in printed and "--results-dir" not in printed
     modules = json.loads(seen["SEEN modules"].strip().replace("'", '"'))
     assert not [name for name in modules if name.startswith(("grader.hidden", "solutions", "grader.conftest"))], modules
     assert "grader.operations" in modules  # what the worker imports to serve the grader

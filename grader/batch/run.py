@@ -473,14 +473,14 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, see
     if not entries:
         return EXIT_OK
     jobs = max(1, min(arguments.jobs, len(entries)))
-    shards = [entries[index::jobs] for index in range(jobs)]
     shard_processes = []
     # A result counts as this run's only if written after this moment: with --force, the
     # previous run's result for the same file is still there until it is replaced.
     since = time.time()
-    for number, shard in enumerate(shards):
-        manifest = staging / f"shard-{number}.json"
-        manifest.write_text(json.dumps([_manifest_entry(entry) for entry in shard]), encoding="utf-8")
+    # One queue for every shard: each takes the next students when it is free (grader/batch/shard.py).
+    manifest = staging / "queue.json"
+    manifest.write_text(json.dumps({"shards": jobs, "entries": [_manifest_entry(entry) for entry in entries]}), encoding="utf-8")
+    for number in range(jobs):
         pytest_options = [
             # Only the plugins grading needs: others installed beside it (anyio, via
             # nbgrader) would cost start-up time in every shard.

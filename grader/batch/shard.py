@@ -17,14 +17,17 @@ when the batch dies (grader/sandbox/processes.py, start_grading_shard).
 
 from __future__ import annotations
 
+import fcntl
 import gc
 import json
+import math
 import os
 import resource
 import signal
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,11 +40,48 @@ GRADER_DIR = Path(__file__).resolve().parents[1]  # what pytest collects: the gr
 SESSION_SIZE = 25
 
 
+# A class's queue is shared by its shards: each takes the next students when it is free, fewer
+# at a time as the queue empties, so that all end together (guided self-scheduling). Dealt out
+# in turn, one shard could hold the notebooks and the diagnosed and finish seconds after the other.
+SMALLEST_PART = 2  # a session costs about 0.1 s of its own: parts of one would cost more than they balance
+
+
+def fixed_parts(entries: list) -> Iterator[tuple[int, list]]:
+    """A manifest of this shard's own students: sessions of SESSION_SIZE, in order."""
+    for start in range(0, len(entries), SESSION_SIZE):
+        yield start, entries[start : start + SESSION_SIZE]
+
+
+def claimed_parts(manifest: Path, queue: dict) -> Iterator[tuple[int, list]]:
+    """The class's queue (``{"shards": N, "entries": [...]}``, grader/batch/run.py): the next
+    students not taken by a shard, until none is left. Where the queue stands is a number in
+    ``MANIFEST.taken``, read and moved under an exclusive lock, so no two shards take the same
+    student and none is left out. About a (2N)th of what remains at a time, at most SESSION_SIZE."""
+    entries, shards = list(queue["entries"]), max(1, int(queue["shards"]))
+    with open(manifest.with_suffix(".taken"), "a+", encoding="utf-8") as position:
+        while True:
+            fcntl.flock(position, fcntl.LOCK_EX)
+            try:
+                position.seek(0)
+                start = int(position.read() or 0)
+                size = min(SESSION_SIZE, max(SMALLEST_PART, math.ceil((len(entries) - start) / (2 * shards))))
+                position.seek(0)
+                position.truncate()
+                position.write(str(min(start + size, len(entries))))
+                position.flush()
+            finally:
+                fcntl.flock(position, fcntl.LOCK_UN)
+            if start >= len(entries):
+                return
+            yield start, entries[start : start + size]
+
+
 def main(argv: list[str]) -> int:
     manifest, options = Path(argv[0]), argv[1:]
     for number in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, signal.default_int_handler)
-    entries = json.loads(manifest.read_text(encoding="utf-8"))
+    document = json.loads(manifest.read_text(encoding="utf-8"))
+    parts = claimed_parts(manifest, document) if isinstance(document, dict) else fixed_parts(document)
     started = time.monotonic()
     shared = SharedWorker()
     # torch alone is some 300,000 objects that live as long as the process: out of the
@@ -50,9 +90,9 @@ def main(argv: list[str]) -> int:
     gc.freeze()
     status = pytest.ExitCode.OK
     try:
-        for start in range(0, len(entries), SESSION_SIZE):
+        for start, entries in parts:
             part = manifest.with_name(f"{manifest.stem}-from-{start}.json")
-            part.write_text(json.dumps(entries[start : start + SESSION_SIZE]), encoding="utf-8")
+            part.write_text(json.dumps(entries), encoding="utf-8")
             session_status = pytest.main(
                 [str(GRADER_DIR), *options, "--manifest", str(part)], plugins=[shared]
             )
