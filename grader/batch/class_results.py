@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from grader.batch.grade_trail import does_not_add_up
+from grader.scoring import TEST_FIELDS
 
 # The failed weights checks whose pictures a feedback page draws (grader/batch/feedback_pages.py);
 # one mistake usually fails many, and the rest say the same on other data.
@@ -45,7 +46,8 @@ def as_kept_in_the_class_file(document: dict, student_id: str) -> dict:
 
 # A test as the class file keeps it when it is a passed check's: only where it differs.
 TEST_DEFAULTS = {"message": "", "attention": None}
-TEST_KEYS = ("name", "group", "max_points", "outcome", "message", "duration", "attention", "points")
+# A test of a student's result (scoring.SubmissionResult.to_dict) without the id it is filed under.
+TEST_KEYS = (*(name for name in TEST_FIELDS if name != "submission"), "points")
 ID = "{id}"  # where a check's name holds the student's id, in the class's table of checks
 
 

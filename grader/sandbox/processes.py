@@ -28,6 +28,7 @@ import json
 import logging
 import os
 import re
+import select
 import shutil
 import signal
 import site
@@ -159,18 +160,17 @@ class WorkerProcess:
             stdout=subprocess.DEVNULL,
             stderr=log,  # why a start failed, if it does
             cwd=self.module_folder,
-            env={
-                "PATH": "/usr/bin:/bin",
-                "PYTHONPATH": pythonpath,
-                "PYTHONDONTWRITEBYTECODE": "1",
-                "HOME": "/tmp",
-                "TMPDIR": str(self.module_folder / "tmp") if sandbox != "bwrap" else "/tmp",
-            },
+            env=self._environment(pythonpath, str(self.module_folder / "tmp") if sandbox != "bwrap" else "/tmp"),
             start_new_session=True,  # its own process group: one killpg ends it and all it started
             preexec_fn=self.process_group.join if self.process_group else None,
         )
         log.close()
         worker_end.close()
+
+    @staticmethod
+    def _environment(pythonpath: str, temporary: str) -> dict[str, str]:
+        """The worker's whole environment, exec'd or warm: nothing of the grader's."""
+        return {"PATH": "/usr/bin:/bin", "PYTHONPATH": pythonpath, "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp", "TMPDIR": temporary}
 
     def _adopt_a_warm_worker(self, limits: Limits) -> bool:
         """Start the worker this process forked warm (fork_warm_worker), if it did; False when
@@ -183,6 +183,7 @@ class WorkerProcess:
         try:
             wire.send(warm.control, {
                 "folder": str(self.module_folder), "limits": json.dumps(asdict(limits)),
+                "environment": self._environment(str(self.module_folder), str(self.module_folder / "tmp")),
                 "cgroup_procs": str(self.process_group.folder / "cgroup.procs") if self.process_group else "",
             })
         except wire.ChannelClosed:
@@ -269,11 +270,18 @@ class WarmWorker:
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if deadline is not None and time.monotonic() >= deadline:
+        if self.poll() is None:
+            try:
+                exited = os.pidfd_open(self.pid)  # readable the moment the worker exits
+            except ProcessLookupError:
+                exited = None
+            if exited is not None:
+                try:
+                    select.select([exited], [], [], timeout)
+                finally:
+                    os.close(exited)
+            if self.poll() is None:
                 raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
-            time.sleep(0.005)
         return self.returncode
 
     def kill(self) -> None:

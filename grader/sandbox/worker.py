@@ -60,8 +60,7 @@ def wait_to_be_started(control: socket.socket) -> None:
     os.close(log)
     os.chdir(folder)
     os.environ.clear()
-    os.environ.update({"PATH": "/usr/bin:/bin", "PYTHONPATH": str(folder), "PYTHONDONTWRITEBYTECODE": "1",
-                       "HOME": "/tmp", "TMPDIR": str(folder / "tmp")})
+    os.environ.update({str(name): str(value) for name, value in start["environment"].items()})
     tempfile.tempdir = None  # read again from TMPDIR: the worker's scratch goes in its own folder
     # The repository the interpreter was started in (``-m`` put it first on the path) is nobody's
     # business here: the worker's own modules are all imported already, as for an exec'd worker.
