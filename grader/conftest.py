@@ -31,7 +31,8 @@ import torch  # noqa: E402
 from grader import checks, results, settings, timeouts, untrusted  # noqa: E402
 from grader.feedback import diagnosis_text, root_causes
 from grader.reading import loading, notebooks
-from grader.scoring import ATTENTION_PROPERTY, GROUPS, Scoreboard, group_of
+from grader.scoreboard import Scoreboard, group_of
+from grader.scoring import ATTENTION_PROPERTY, GROUPS
 from grader.submission import ErrorDescription, InProcessBackend, StudentCodeError, Submission
 
 GRADER_DIR = Path(__file__).resolve().parent

@@ -123,3 +123,20 @@ def test_the_batch_coordinator_and_the_class_report_start_without_torch():
     )
     completed = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert completed.stdout.strip() == "False", completed.stdout + completed.stderr
+
+
+def test_a_platforms_script_starts_without_what_only_its_shard_or_a_class_needs():
+    # Gradescope and PrairieLearn grade one submission a run, on half a CPU: every second of
+    # CPU the script spends before its shard starts is two seconds a student waits. pytest and
+    # torch belong to the shard, copydetect (which imports matplotlib.pyplot) to a class of two
+    # or more, matplotlib to the class report.
+    import subprocess
+    import sys
+
+    heavy = ("pytest", "torch", "copydetect", "matplotlib")
+    code = (
+        "import sys; import grader.batch.run, grader.handout.gradescope, grader.handout.prairielearn; "
+        f"print([name for name in {heavy!r} if name in sys.modules])"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert completed.stdout.strip() == "[]", completed.stdout + completed.stderr

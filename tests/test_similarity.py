@@ -99,6 +99,26 @@ def test_the_figures_are_the_same_in_every_process():
     assert len(runs) == 1 and json.loads(runs.pop())
 
 
+def test_a_class_of_one_is_compared_without_loading_copydetect(tmp_path):
+    # A platform grades one submission a run: no pair can exist, and copydetect imports
+    # matplotlib.pyplot, about a second of CPU. The record still says what was compared.
+    folder = tmp_path / similarity.GRADED_CODE_FOLDER
+    folder.mkdir()
+    (folder / "only.py").write_text(SOLUTION, encoding="utf-8")
+    script = (
+        "import json, sys; from grader.batch import similarity; "
+        f"record = similarity.class_similarity({str(tmp_path)!r}, ['only']); "
+        "print(json.dumps([record['compared'], record['pairs_found'], record['pairs'], record['threshold'], 'copydetect' in sys.modules]))"
+    )
+    completed = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert json.loads(completed.stdout) == [1, 0, [], similarity.THRESHOLD, False], completed.stderr
+    # Two files are compared, with the same threshold the record states.
+    (folder / "other.py").write_text(_renamed_copy(SOLUTION), encoding="utf-8")
+    record = similarity.class_similarity(tmp_path, ["only", "other"])
+    assert (record["compared"], record["pairs_found"]) == (2, 1)
+    assert record["pairs"][0]["similarity"] >= record["threshold"] == code_comparison.THRESHOLD
+
+
 def test_the_shared_lines_are_the_students_own_not_the_hand_outs():
     first, second = code_comparison.shared_lines(SOLUTION, _renamed_copy(SOLUTION))
     assert any("softmax" in line for line in first) and any("softmax" in line for line in second)

@@ -18,7 +18,7 @@ Where this differs from copydetect's own run, and why:
 - A pair's figure is the share of each file's own fingerprints (the hand-out's removed) found
   in the other, a set intersection, so that a class of hundreds costs well under a second;
   copydetect's character-level comparison (``compare_files``) gives the shared lines shown.
-- A pair is listed when BOTH shares reach ``THRESHOLD`` (copydetect's report uses the larger,
+- A pair is listed when BOTH shares reach ``THRESHOLD`` (in ``similarity.py``; copydetect's report uses the larger,
   at 0.33): the exercise is short, and independent correct solutions share much of their
   filtered form; a copy shares nearly all of it. ``MIN_FINGERPRINTS`` leaves out files with
   almost nothing of their own (a stub with one line written has nothing worth comparing).
@@ -40,12 +40,12 @@ from copydetect import detector as copydetect_detector
 from copydetect import utils as copydetect_utils
 from copydetect.detector import CodeFingerprint
 
+from grader.batch.similarity import THRESHOLD
 from grader.reading import notebooks
 
 # copydetect's defaults: noise threshold 25 (k), guarantee threshold 30 (k + window - 1).
 K = 25
 WINDOW = 6
-THRESHOLD = 0.9  # both files have at least this share of their own fingerprints in the other
 MIN_FINGERPRINTS = 20  # a file with fewer of its own (beyond the hand-out) is not compared
 SHOWN_LINES = 40  # shared lines kept per side
 # The hand-out as students receive it: exercises/ holds the stub at the course's scaffolding
