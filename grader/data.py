@@ -209,6 +209,12 @@ def scattered_allowed(config: Config, rng: torch.Generator) -> torch.Tensor:
         allowed[:, query] = only_future[query]
     empty_rows = ~allowed.any(dim=-1)  # (batch, seq)
     allowed[..., 0] |= empty_rows  # every row allows at least one key
+    if not (allowed.sum(dim=-1) >= 2).any():
+        # Not one row weighs two keys (two positions can draw that): every weight is then 1,
+        # whatever the scores, and a missing scale or a softmax over the wrong axis gives the
+        # reference's numbers. The last row then sees its own position and the first. No
+        # further draw, so the generator, and all that is drawn after, stay as they were.
+        allowed[:, -1, 0] = allowed[:, -1, -1] = True
     return allowed
 
 

@@ -166,3 +166,15 @@ def test_every_explained_check_passes_with_that_function_fixed(catalogue_run, na
     file is the solution, which passes everything: there the list holds failing checks only."""
     assert catalogue.explained_but_failing_without_it(catalogue_run, name, function_of) == []
 
+
+
+def test_a_missing_scale_fails_every_draw_of_the_hidden_head_check_on_the_seed_that_hid_it(tmp_path):
+    # Seed 3 drew, for the hidden check's second head (batch 3, seq 2), a scattered mask in
+    # which every row allowed one key: every weight was 1, whatever the scale, and the
+    # mutant passed that draw (68 or 69 points depending on the seed). grader/data.py's
+    # scattered_allowed now keeps a row that weighs two keys.
+    mutant = next(m for m in catalogue.MUTANTS if m.name == "missing_scale")
+    path = catalogue.write_implementation(mutant, tmp_path / "class")
+    run = grade([path], tmp_path, "--grading-seed", "3")
+    failed = {test["name"] for test in run.failed_tests(path.stem)}
+    assert {f"test_head_matches_the_reference[{path.stem}-{draw}]" for draw in range(3)} <= failed, sorted(failed)

@@ -51,3 +51,21 @@ def test_another_state_or_other_arguments_give_another_draw():
     assert data.random_inputs(CONFIG, data.generator(3), dtype=torch.float64).dtype == torch.float64
     other = data.Config(batch=2, seq=5, model_dim=24, num_heads=4)
     assert data.attention_parameters(other, data.generator(3))["output_projection.weight"].shape == (24, 24)
+
+
+def test_a_scattered_mask_always_has_a_row_that_weighs_two_keys():
+    # With every row allowing one key, every weight is 1 whatever the scores: a missing scale
+    # or a softmax over the wrong axis would match the reference (seed 3 of the hidden
+    # reference check drew such a mask: batch 3, seq 2). The mask is otherwise the one drawn.
+    for seed in range(200):
+        for config in (data.Config(batch=3, seq=2, model_dim=4, num_heads=2), data.Config(batch=1, seq=2, model_dim=4, num_heads=2),
+                       data.Config(batch=2, seq=3, model_dim=6, num_heads=3)):
+            rng = data.generator(seed)
+            allowed = data.scattered_allowed(config, rng)
+            assert (allowed.sum(dim=-1) >= 2).any(), (seed, config)
+            assert allowed.any(dim=-1).all()  # every row allows at least one key
+            assert allowed[:, 0].tolist() == [[False, True] + [False] * (config.seq - 2)] * config.batch  # the first only the next
+            # No extra draw: the generator is where one torch.rand of the mask's size leaves it.
+            fresh = data.generator(seed)
+            torch.rand((config.batch, config.seq, config.seq), generator=fresh)
+            assert torch.equal(rng.get_state(), fresh.get_state())
