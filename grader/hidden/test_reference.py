@@ -34,10 +34,25 @@ FIX_OUTPUTS_FIRST = "your outputs differ from the reference too (see this group'
 def drawn_config(grading_seed: int, draw: int) -> Config:
     """Sizes drawn at grading time, large enough that no axis can hide a mistake:
     batch >= 2, seq >= 2 and several heads of several features each (the shape tests
-    cover the degenerate sizes: seq 1, one head)."""
+    cover the degenerate sizes: seq 1, one head), and none at which a mistake gives the
+    reference's numbers (``hides_a_mistake``): drawn again until so, from the same stream."""
     rng = random.Random(grading_seed * 7919 + draw)
-    num_heads = rng.randint(2, 4)
-    return Config(batch=rng.randint(2, 3), seq=rng.randint(2, 8), model_dim=num_heads * rng.randint(2, 6), num_heads=num_heads)
+    while True:
+        num_heads = rng.randint(2, 4)
+        config = Config(batch=rng.randint(2, 3), seq=rng.randint(2, 8), model_dim=num_heads * rng.randint(2, 6), num_heads=num_heads)
+        if not hides_a_mistake(config):
+            return config
+
+
+def hides_a_mistake(config: Config) -> bool:
+    """Sizes at which a wrong formula gives the right numbers, so that a submission's score
+    would depend on the seed (the catalogue's mutants scored up to 8 points apart):
+    two axes of the same length (a default mask sized by the batch, the head count or the
+    model width, a scale by the sequence length instead of the head's width, keys multiplied
+    without a transpose: each is right when the two lengths agree), and a head width of 4,
+    where ``head_dim ** 1/2`` (which Python reads as head_dim / 2) is its square root."""
+    lengths = (config.batch, config.seq, config.num_heads, config.head_dim)
+    return len(set(lengths)) < len(lengths) or config.seq == config.model_dim or config.head_dim == 4
 
 
 def drawn_mask(config: Config, rng: torch.Generator, draw: int) -> torch.Tensor:
