@@ -398,19 +398,18 @@ def start_grading_shard(manifest: Path, pytest_options: list[str], log_path: Pat
 
     environment = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     arguments = [str(manifest), *pytest_options]
-    warm = warm_worker
     with open(log_path, "ab") as log:  # the child keeps its own copy of the descriptor
         shard = subprocess.Popen(
-            [sys.executable, "-m", "grader.batch.shard", *([WARM_WORKER_FLAG] if warm else arguments)],
-            stdin=subprocess.PIPE if warm else subprocess.DEVNULL,
+            [sys.executable, "-m", "grader.batch.shard", *([WARM_WORKER_FLAG] if warm_worker else arguments)],
+            stdin=subprocess.PIPE if warm_worker else subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=GRADER_DIR.parent,
-            env={name: environment[name] for name in START_ENVIRONMENT if name in environment} if warm else environment,
+            env={name: environment[name] for name in START_ENVIRONMENT if name in environment} if warm_worker else environment,
             start_new_session=True,  # Ctrl-C reaches the batch, which then stops the shards itself
             preexec_fn=end_with_the_batch,
         )
-    if warm:
+    if warm_worker:
         # The shard reads this once its worker is forked, after its torch import: written by a
         # thread, so that a large environment (more than a pipe holds) never stalls the batch.
         handed = json.dumps({"arguments": arguments, "environment": environment}).encode("utf-8")
@@ -424,15 +423,6 @@ def _hand_over(pipe, data: bytes) -> None:
         pipe.close()
     except OSError:  # the shard died at its start: its exit status says so
         pass
-
-
-def _sandbox_option(pytest_options: list[str]) -> str:
-    for index, option in enumerate(pytest_options):
-        if option == "--sandbox" and index + 1 < len(pytest_options):
-            return pytest_options[index + 1]
-        if option.startswith("--sandbox="):
-            return option.split("=", 1)[1]
-    return ""
 
 
 def stop(started: list[subprocess.Popen], grace_seconds: float = 5.0) -> None:
