@@ -10,6 +10,8 @@ only read results, start without it.
 
 from __future__ import annotations
 
+import ast
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -57,6 +59,11 @@ class TestRecord:
     def points(self) -> int:
         return self.max_points if self.outcome == "passed" else 0
 
+    @classmethod
+    def from_dict(cls, test: dict, submission: str = "") -> TestRecord:
+        """A record as ``SubmissionResult.to_dict`` wrote it (the class file's tests carry no id)."""
+        return cls(**{name: test[name] for name in TEST_FIELDS if name in test} | {"submission": test.get("submission", submission)})
+
 
 TEST_FIELDS = tuple(f.name for f in fields(TestRecord))
 
@@ -102,6 +109,15 @@ class SubmissionResult:
             totals[test.group][1] += test.max_points
         return {group: (earned, total) for group, (earned, total) in totals.items() if total}
 
+    @classmethod
+    def from_dict(cls, document: dict) -> SubmissionResult:
+        """A result as ``to_dict`` wrote it (its figures follow from its tests, and are not read)."""
+        submission = str(document.get("submission", ""))
+        return cls(
+            submission, [TestRecord.from_dict(test, submission) for test in document.get("tests", [])],
+            **{name: document[name] for name in _RESULT_TEXTS if name in document},
+        )
+
     def to_dict(self) -> dict:
         return {
             "submission": self.submission,
@@ -118,6 +134,30 @@ class SubmissionResult:
             # which the caller only serialises.
             "tests": [{name: getattr(test, name) for name in TEST_FIELDS} | {"points": test.points} for test in self.tests],
         }
+
+
+_RESULT_TEXTS = ("import_error", "output", "diagnoses", "graded_file", "time_budget", "notebook")
+
+
+@functools.cache
+def grader_points() -> dict[tuple[str, str], int]:
+    """Each check's points as this grader's test modules mark them: (group, test function) ->
+    the n of its ``@pytest.mark.points(n)`` (what grader/scoreboard.py's points_of reads from
+    pytest), read from the modules' source without importing pytest or running anything; the
+    hidden module only where this copy has it. A check ``test_x[case]`` is the function ``test_x``."""
+    table: dict[tuple[str, str], int] = {}
+    folder = Path(__file__).resolve().parent
+    for path in sorted([*folder.glob("test_*.py"), *HIDDEN_TESTS.glob("test_*.py")]):
+        group = path.stem.removeprefix("test_")
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                for decorator in node.decorator_list:
+                    if (
+                        isinstance(decorator, ast.Call) and ast.unparse(decorator.func) == "pytest.mark.points"
+                        and len(decorator.args) == 1 and isinstance(decorator.args[0], ast.Constant)
+                    ):
+                        table[(group, node.name)] = int(decorator.args[0].value)
+    return table
 
 
 def not_written(messages: Iterable[str]) -> dict[str, int]:

@@ -72,6 +72,17 @@ def markdown_text(text: object) -> str:
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", printable(text))
 
 
+_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]<>&|~!])")
+
+
+def markdown_words(text: object) -> str:
+    """``text`` as Markdown inline text in the middle of a line, on one line, escaping only what
+    starts inline markup there (emphasis, code, links and images, HTML tags and entities, table
+    cells, strikethrough), so a sentence stays readable in the raw file too (the Canvas feedback
+    zip shows the Markdown as comments). Not for the start of a line: ``markdown_text`` is."""
+    return _MARKDOWN_INLINE.sub(r"\\\1", printable(" ".join(str(text).split())))
+
+
 def markdown_code_span(text: object) -> str:
     """``text`` as an inline code span, on one line: Markdown renders it literally (no
     emphasis, link, HTML tag or entity inside a code span), and it reads as it is written.

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 from grader import results
+from grader.scoring import GROUPS
 
 HOSTILE_ID = "<img src=x onerror=alert(1)>"
 
@@ -67,6 +68,16 @@ def document(student: str, a_passed: int, b_passed: bool, *, diagnoses: bool = T
     if diagnoses and student in DIAGNOSES:
         result["diagnoses"] = DIAGNOSES[student]
     return result | extra
+
+
+def in_every_group(result: dict, points: int = 10) -> dict:
+    """``result`` with a failed check of ``points`` in each of the grader's groups it lacks, its
+    groups and maximum following (as a grading gives them: figures that are not its checks' are refused)."""
+    missing = [group for group in GROUPS if group not in result["groups"]]
+    result["tests"] += [check_record(f"test_{group}", group, result["submission"], points, False) for group in missing]
+    result["groups"] = {group: result["groups"].get(group, {"earned": 0, "max": points}) for group in GROUPS}
+    result["max_score"] += points * len(missing)
+    return result
 
 
 def class_documents(*, diagnoses: bool = True) -> dict[str, dict]:

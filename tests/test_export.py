@@ -84,11 +84,11 @@ def test_the_plain_format_has_the_roster_columns_the_score_and_the_points_per_gr
     rows = list(csv.reader(io.StringIO(export_csv(out, roster_file, tmp_path, "--format", "plain"))))
     assert rows[0] == [
         "Student", "ID", "SIS User ID", "SIS Login ID", "Section", "submission", "score (of 100)",
-        "raw score (of 100)", "late penalty", "override", "override reason",
+        "raw score (of 100)", "late penalty", "override", "override reason", "comment",
         "1. shapes (of 2)", "2. probabilities (of 2)", "6. configuration (of 1)",
     ]
-    assert rows[1] == ["Doe, Jane", "1001", "U1", "s1", "Section A", "s1", "80", "80", "", "", "", "2", "2", "0"]
-    assert rows[4] == ["Nobody Handed-In", "1004", "U4", "login4", "Section B", "", "", "", "", "", "", "", "", ""]
+    assert rows[1] == ["Doe, Jane", "1001", "U1", "s1", "Section A", "s1", "80", "80", "", "", "", "", "2", "2", "0"]
+    assert rows[4] == ["Nobody Handed-In", "1004", "U4", "login4", "Section B", "", "", "", "", "", "", "", "", "", ""]
 
 
 def test_the_login_id_wins_over_the_sis_user_id_and_the_canvas_id():

@@ -1,5 +1,6 @@
-"""Overrides (student,score,reason) and the numbers of a results.json that must add up: an override
-reaches the export and the report; a hand-edited score whose groups add up to another number is refused."""
+"""Overrides (student,score,reason; a comment: a reason without a score) and the numbers of a
+results.json that must add up: an override reaches the export and the report from the overrides file;
+a hand-edited score whose groups add up to another number is refused."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from grader.__main__ import main
 from grader.batch import class_results, grade_trail, overrides
+from grader.batch.course import load
 from handmade_class import class_documents, read_results, write_out
 
 ROSTER = (
@@ -21,10 +23,14 @@ ROSTER = (
 
 def test_an_overrides_file_is_read_with_its_reasons(tmp_path):
     path = tmp_path / "overrides.csv"
-    path.write_text("student,score,reason\nbob,50,regraded by hand, after office hours\neve,87.5,medical\n", encoding="utf-8")
+    path.write_text(
+        "student,score,reason\nbob,50,regraded by hand, after office hours\neve,87.5,medical\ncarl,,well structured code\n",
+        encoding="utf-8",
+    )
     read = overrides.read_overrides(path)
     assert read["bob"].to_dict() == {"score": 50, "reason": "regraded by hand, after office hours"}
     assert read["eve"].score == 87.5 and read["eve"].line == 3
+    assert (read["carl"].score, read["carl"].reason) == (None, "well structured code")  # a comment: no score
 
 
 @pytest.mark.parametrize(
@@ -34,6 +40,7 @@ def test_an_overrides_file_is_read_with_its_reasons(tmp_path):
         ("student,score,reason\nbob,fifty,why\n", r":2: needs a student and a score of 0 or more"),
         ("student,score,reason\nbob,-5,why\n", r":2: needs a student and a score of 0 or more"),
         ("student,score,reason\nbob,50,\n", r":2: bob's override needs a reason"),
+        ("student,score,reason\nbob,,\n", r":2: needs a student and a score of 0 or more"),  # neither score nor comment
         ("student,score,reason\nbob,50,a\nbob,60,b\n", r":3: a second override for bob \(the first is on line 2\)"),
     ],
 )
@@ -44,37 +51,51 @@ def test_a_bad_overrides_file_names_its_line(tmp_path, text, message):
         overrides.read_overrides(path)
 
 
+COURSE = '[files]\noverrides = "overrides.csv"\n'
+
+
+def course_with_overrides(folder, rows: str) -> str:
+    """A course file naming an overrides file of ``rows``; its path, for --course."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "course.toml").write_text(COURSE, encoding="utf-8")
+    (folder / "overrides.csv").write_text(f"student,score,reason\n{rows}", encoding="utf-8")
+    return str(folder / "course.toml")
+
+
 def overridden_out(tmp_path):
-    """The hand-made class with s2's 3 of 5 overridden to 5, as the batch writes it."""
-    documents = class_documents()
-    documents["s2"] |= grade_trail.trail(documents["s2"], None, {"score": 5, "reason": "regraded by hand"})
-    return write_out(tmp_path / "out", documents)
+    """The hand-made class with s2's 3 of 5 overridden to 5 by the overrides file, as the batch writes it."""
+    course = course_with_overrides(tmp_path / "course", "s2,5,regraded by hand\n")
+    adjustments = grade_trail.read_adjustments(load(course))
+    documents = {sid: result | grade_trail.derive(result, adjustments, sid).fields for sid, result in class_documents().items()}
+    return write_out(tmp_path / "out", documents), course
 
 
 def test_an_override_keeps_the_raw_score_beside_it_and_adds_up():
-    documents = class_documents()
-    result = documents["s2"] | grade_trail.trail(documents["s2"], None, {"score": 5, "reason": "regraded"})
-    assert (result["raw_score"], result["override"], result["score"]) == (3, {"score": 5, "reason": "regraded"}, 5)
-    assert grade_trail.does_not_add_up(result) is None
+    result = class_documents()["s2"]
+    trail = grade_trail.adjust(3, 5, None, overrides.Override(5, "regraded", 2)).fields
+    assert (trail["raw_score"], trail["override"], trail["score"]) == (3, {"score": 5, "reason": "regraded"}, 5)
+    adjustments = grade_trail.Adjustments(overrides={"s2": overrides.Override(5, "regraded", 2)})
+    assert grade_trail.verify(result | trail, adjustments, "s2").final == 5
 
 
 def test_the_export_sends_the_overridden_score_and_the_plain_file_shows_its_trail(tmp_path, capsys):
-    out = overridden_out(tmp_path)
+    out, course = overridden_out(tmp_path)
     roster = tmp_path / "roster.csv"
     roster.write_text(ROSTER, encoding="utf-8")
     target = tmp_path / "grades.csv"
-    assert main(["export", str(out), "--roster", str(roster), "--assignment", "HW3 (777)", "--out", str(target)]) == 0
+    options = ["--roster", str(roster), "--assignment", "HW3 (777)", "--out", str(target), "--course", course]
+    assert main(["export", str(out), *options]) == 0
     assert target.read_text(encoding="utf-8").splitlines()[3] == '"Two, S",1002,U2,s2,A,100'  # 5 of 5, not 3 of 5
     assert "1 overridden scores sent (the overrides file): s2" in capsys.readouterr().out
     assert json.loads((out / "export.json").read_text(encoding="utf-8"))["overrides_sent"] == ["s2"]
-    assert main(["export", str(out), "--roster", str(roster), "--assignment", "HW3 (777)", "--out", str(target), "--format", "plain"]) == 0
+    assert main(["export", str(out), *options, "--format", "plain"]) == 0
     row = target.read_text(encoding="utf-8").splitlines()[2]
-    assert ",s2,100,60,,100,regraded by hand," in row  # final, raw, no late penalty, the override and its reason
+    assert ",s2,100,60,,100,regraded by hand,," in row  # final, raw, no late penalty, the override and its reason, no comment
 
 
 def test_the_report_shows_the_override_beside_the_raw_score(tmp_path):
-    out = overridden_out(tmp_path)
-    assert main(["report", str(out)]) == 0
+    out, course = overridden_out(tmp_path)
+    assert main(["report", str(out), "--course", course]) == 0
     page = (out / "report.html").read_text(encoding="utf-8")
     assert '<td class="override text">5 (regraded by hand)</td>' in page
     assert '<td class="number raw-score">3</td>' in page
@@ -91,15 +112,16 @@ def test_a_hand_edited_score_whose_groups_add_up_to_another_number_is_refused(tm
     options = ["--roster", str(roster), "--assignment", "HW3 (777)", "--out", str(tmp_path / "grades.csv")] if command == "export" else []
     assert main([command, str(out), *options]) == 2
     err = capsys.readouterr().err
-    assert "submission 's2'" in err and "field 'score' is 5, but its groups add up to 3" in err
+    assert "submission 's2'" in err and "field 'score' is 5, but its raw score, late penalty and override make 3" in err
     assert "overrides file" in err
     assert not (tmp_path / "grades.csv").exists()
 
 
 def test_a_hand_edited_override_or_penalty_that_no_longer_follows_is_refused(tmp_path):
-    documents = class_documents()
-    documents["s2"] |= grade_trail.trail(documents["s2"], None, {"score": 5, "reason": "regraded"})
-    documents["s2"]["score"] = 4  # neither the override nor the raw score
-    write_out(tmp_path / "out", documents)
+    out, course = overridden_out(tmp_path)
+    document = read_results(out)
+    document["submissions"]["s2"]["score"] = 4  # neither the override nor the raw score
+    (out / "results.json").write_text(json.dumps(document), encoding="utf-8")
+    adjustments = grade_trail.read_adjustments(load(course))
     with pytest.raises(ValueError, match=r"submission 's2': field 'score' is 4, but its raw score, late penalty and override make 5"):
-        class_results.read_class_results(tmp_path / "out" / "results.json")
+        class_results.read_class_results(out / "results.json", adjustments)

@@ -19,7 +19,6 @@ import browser
 import handmade_class
 from grader import untrusted
 from grader.batch import class_statistics, report
-from grader.scoring import GROUPS
 from grading import REPO_ROOT
 from handmade_class import HOSTILE_ID, class_documents, document, write_out
 from sample_class import notebook_document
@@ -331,7 +330,7 @@ def long_text_out(tmp_path):
     for sid, held in {LONG_ID: (0, 1, 2), "s2": (0, 1), "s3": (0,)}.items():
         documents[sid]["diagnoses"] = [_long_diagnosis(index) for index in held]
     for result in documents.values():
-        result["groups"] = {group: {"earned": 0, "max": 10} for group in GROUPS} | result["groups"]
+        handmade_class.in_every_group(result)
     return write_out(tmp_path / "out", documents)
 
 

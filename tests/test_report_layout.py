@@ -8,8 +8,7 @@ import pytest
 
 import browser
 from grader.batch import report
-from grader.scoring import GROUPS
-from handmade_class import document, write_out
+from handmade_class import document, in_every_group, write_out
 
 needs_browser = pytest.mark.skipif(not browser.available(), reason="Chromium or Playwright is not installed")
 # Ids as LMS exports give them, with dots, hyphens and digits; half hand in a notebook.
@@ -22,8 +21,7 @@ def ordinary_class(tmp_path):
     for index, sid in enumerate(IDS):
         result = document(sid, index % 3, bool(index % 2), diagnoses=False,
                           graded_from=f"{sid}.ipynb" if index % 2 else f"{sid}.py")
-        result["groups"] = {group: {"earned": 0, "max": 10} for group in GROUPS} | result["groups"]
-        documents[sid] = result
+        documents[sid] = in_every_group(result)
     out = write_out(tmp_path / "out", documents)
     report.write_report(out)
     return out

@@ -1,7 +1,9 @@
 """A class's results.json read back (by ``export`` and ``report``), checked before it is used.
 
 A hand edit or a truncated copy must end in one message naming the student and the field, not
-in a traceback, nor in a wrong grade sent to the LMS.
+in a traceback, nor in a wrong grade sent to the LMS: every student's final score is derived
+again from their checks, the course's late policy and the overrides file
+(grader/batch/grade_trail.py), and a stored figure that is not the derived one is refused.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grader.batch.grade_trail import does_not_add_up
+from grader.batch import grade_trail
 from grader.scoring import TEST_FIELDS
 
 # The failed weights checks whose pictures a feedback page draws (grader/batch/feedback_pages.py);
@@ -130,10 +132,13 @@ def _as_test(row: list, check: list, student_id: str) -> dict:
     }
 
 
-def read_class_results(path: Path) -> dict:
-    """A class's results.json as the batch wrote it, or ``ValueError`` naming the first thing
-    that is not (a hand edit, a truncated copy): the report and the export read every
-    submission's score, and would otherwise end in a traceback or export a wrong grade."""
+def read_class_results(path: Path, adjustments: grade_trail.Adjustments | None = None) -> dict:
+    """A class's results.json as the batch wrote it, each student's trail derived again with the
+    course's ``adjustments`` (none: no course file), or ``ValueError`` naming the first thing
+    that is not (a hand edit, a truncated copy, an overrides file changed since the batch): the
+    report and the export read every submission's score, and would otherwise end in a traceback
+    or export a wrong grade."""
+    adjustments = adjustments or grade_trail.Adjustments()
     try:
         document = expanded(json.loads(path.read_text(encoding="utf-8")))
     except ValueError as error:
@@ -145,7 +150,7 @@ def read_class_results(path: Path) -> dict:
         where = f"{path}: submission {sid!r}"
         if not isinstance(result, dict):
             raise ValueError(f"{where} is not an object (edited by hand? regrade it with `python -m grader batch --force`)")
-        score, most = result.get("score"), result.get("max_score")
+        score, most = result.get("score"), result.get("max_score")  # held to their derivation below
         # The final score may be a fraction (a late penalty, an override); max_score never is.
         if type(most) is not int or type(score) not in (int, float) or not 0 <= score <= max(most, 0):
             raise ValueError(
@@ -158,9 +163,14 @@ def read_class_results(path: Path) -> dict:
         if not all(isinstance(test, dict) for test in result.get("tests", [])):
             raise ValueError(f"{where} has a test that is not one of the class's checks (edited by hand? regrade it "
                              "with `python -m grader batch --force`)")
-        if problem := does_not_add_up(result):
-            raise ValueError(
-                f"{where}: {problem} (edited by hand? A score is changed in the overrides file, [files] overrides "
-                "of the course file, never in results.json: the next batch would put the graded one back)"
-            )
+        try:
+            grade_trail.verify(result, adjustments, sid)
+        except grade_trail.TrailError as error:
+            if error.by_course:
+                why = ("the course's files changed since the batch, or results.json was edited by hand: run the batch again, "
+                       "which grades nothing again and applies them; a score is changed in the overrides file, never in results.json")
+            else:
+                why = ("edited by hand? A score is changed in the overrides file, [files] overrides of the course file, "
+                       "never in results.json: the next batch would put the graded one back")
+            raise ValueError(f"{where}: {error} ({why})") from None
     return document

@@ -6,11 +6,14 @@
         Points Possible,,,,,100
     Doe\\, Jane,1234,s001,jdoe,Section A,87.5
 
-one row per roster student in the roster's order, the final score (after the late penalty and
-any override: grader/batch/grade_trail.py) scaled to ``--points`` (default 100), empty where
-the student has no submission. ``--format plain`` writes the roster's columns, the final
-score, its trail (raw score, late penalty, override and its reason) and the points per group,
-for Moodle and spreadsheets. The course file (grader/batch/course.py) supplies
+one row per roster student in the roster's order, the final score scaled to ``--points``
+(default 100), empty where the student has no submission. The final score is derived here
+again (grader/batch/grade_trail.py: the checks' outcomes and points, the course's late policy,
+the overrides file), and a results.json that no longer agrees is refused, naming the student
+and the field: the number sent is the one each student's feedback page shows, out of the
+grader's points. ``--format plain`` writes the roster's columns, the final score, its trail
+(raw score, late penalty, override and its reason, an instructor's comment) and the points per
+group, for Moodle and spreadsheets. The course file (grader/batch/course.py) supplies
 ``--assignment`` ("name (lms_id)"), ``--points`` and ``--roster``. Which
 submission is whose: ``grader/batch/roster.py``. Roster students without a submission and
 submissions not on the roster are printed and recorded in ``OUT/export.json``, and the
@@ -40,7 +43,7 @@ import time
 from pathlib import Path
 
 from grader import results, settings, untrusted
-from grader.batch import class_results, feedback_zip, roster
+from grader.batch import class_results, feedback_zip, grade_trail, roster
 from grader.scoring import GROUP_TITLES, GROUPS
 
 MATCH_FILE = "export.json"  # read by grader/batch/report.py
@@ -70,7 +73,8 @@ def run(arguments: argparse.Namespace) -> int:
         print(f"error: {arguments.out} holds no results.json: run `python -m grader batch` first", file=sys.stderr)
         return 2
     try:
-        document = class_results.read_class_results(arguments.out / "results.json")
+        adjustments = grade_trail.read_adjustments(getattr(arguments, "course_settings", None))
+        document = class_results.read_class_results(arguments.out / "results.json", adjustments)
         rows = roster.read_roster(arguments.roster)
     except (OSError, ValueError) as error:  # RosterError is a ValueError
         print(f"error: {error}", file=sys.stderr)
@@ -87,7 +91,7 @@ def run(arguments: argparse.Namespace) -> int:
         text = plain_csv(found, submissions, arguments.points)
     results.write_atomically(arguments.file, text)
     results.write_atomically(arguments.out / MATCH_FILE, json.dumps(match_record(found, arguments, submissions), indent=2) + "\n")
-    _rebuild_report(arguments.out)
+    _rebuild_report(arguments.out, adjustments)
     _print_summary(found, arguments.file, not_graded, submissions)
     if arguments.format == "canvas" and not CANVAS_COLUMN_ID.search(arguments.assignment):
         print(f"WARNING: {untrusted.printable(column_without_id_warning(arguments.assignment))}", file=sys.stderr)
@@ -166,7 +170,7 @@ def plain_csv(found: roster.Match, submissions: dict[str, dict], points: float) 
     columns = [column for column in roster.COLUMNS if not found.rows or column in found.rows[0]]
     buffer = io.StringIO()
     table = csv.writer(buffer)
-    trail = [f"raw score (of {number(points)})", "late penalty", "override", "override reason"]
+    trail = [f"raw score (of {number(points)})", "late penalty", "override", "override reason", "comment"]
     table.writerow([
         *map(neutralise, columns), "submission", f"score (of {number(points)})", *trail,
         *(f"{GROUP_TITLES[g]} (of {group_max[g]})" for g in groups),
@@ -183,14 +187,15 @@ def plain_csv(found: roster.Match, submissions: dict[str, dict], points: float) 
 
 
 def trail_cells(document: dict, points: float) -> list[str]:
-    """The raw score, the late penalty and the override, in the LMS's points, and the reason."""
+    """The raw score, the late penalty and the override, in the LMS's points, the reason, and an
+    instructor's comment."""
     def in_points(value) -> str:
         return number(value / document["max_score"] * points) if document.get("max_score") and value != "" else ""
 
     late, override = document.get("late") or {}, document.get("override") or {}
     return [
         in_points(document.get("raw_score", document["score"])), in_points(late.get("penalty", "")),
-        in_points(override.get("score", "")), neutralise(override.get("reason", "")),
+        in_points(override.get("score", "")), neutralise(override.get("reason", "")), neutralise(document.get("comment", "")),
     ]
 
 
@@ -248,9 +253,9 @@ def _print_summary(found: roster.Match, file: Path, not_graded: list[str], submi
             print(f"  {untrusted.printable(sid)}: {untrusted.printable(why)}")
 
 
-def _rebuild_report(out: Path) -> None:
+def _rebuild_report(out: Path, adjustments: grade_trail.Adjustments) -> None:
     try:
         from grader.batch import report
     except ImportError:  # matplotlib missing: the CSV and export.json are written all the same
         return
-    report.write_report(out)
+    report.write_report(out, adjustments=adjustments)

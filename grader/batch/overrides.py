@@ -4,6 +4,9 @@ An override is the instructor's final word on a student's score, in the gradeboo
 (out of the grader's max_score, as the gradebook's ``score`` column): it replaces the score
 after grading and after any late penalty, and is kept beside the raw score everywhere. It
 lives in its own file, so no regrade can revert it (a hand-edited result would be).
+
+A row with a reason and no score is a comment: it changes no score, and the student reads it
+on their feedback page (grader/batch/grade_trail.py).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ class OverrideError(ValueError):
 
 @dataclass(frozen=True)
 class Override:
-    score: float
+    score: float | None  # None: a comment, which changes no score
     reason: str
     line: int
 
@@ -41,15 +44,18 @@ def read_overrides(path: Path) -> dict[str, Override]:
             student = row[0].strip()
             score_text = row[1].strip() if len(row) > 1 else ""
             reason = ",".join(row[2:]).strip()
-            try:
-                score = float(score_text)
-            except ValueError:
-                score = math.nan
-            if not student or not math.isfinite(score) or score < 0:
+            if not score_text and reason:  # a comment
+                score = None
+            else:
+                try:
+                    score = float(score_text)
+                except ValueError:
+                    score = math.nan
+            if not student or (score is not None and (not math.isfinite(score) or score < 0)):
                 raise OverrideError(f"{path}:{number}: needs a student and a score of 0 or more (found {','.join(row)!r})")
             if not reason:
                 raise OverrideError(f"{path}:{number}: {student}'s override needs a reason (the third column)")
             if student in overrides:
                 raise OverrideError(f"{path}:{number}: a second override for {student} (the first is on line {overrides[student].line})")
-            overrides[student] = Override(int(score) if score.is_integer() else score, reason, number)
+            overrides[student] = Override(int(score) if score is not None and score.is_integer() else score, reason, number)
     return overrides

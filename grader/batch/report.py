@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from grader import results, untrusted
-from grader.batch import class_results, feedback_pages, report_plots, similarity
+from grader.batch import class_results, feedback_pages, grade_trail, report_plots, similarity
 from grader.batch.class_statistics import UNKNOWN, ClassStatistics, ItemStatistics, Misconception, class_statistics
 from grader.batch.status import status_of
 from grader.scoring import GROUP_TITLES, GROUPS
@@ -100,19 +100,22 @@ def run(arguments: argparse.Namespace) -> int:
         print(f"error: {arguments.out} holds no results.json: run `python -m grader batch` first")
         return 2
     try:
-        class_results.read_class_results(arguments.out / "results.json")
+        adjustments = grade_trail.read_adjustments(getattr(arguments, "course_settings", None))
+        class_results.read_class_results(arguments.out / "results.json", adjustments)
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    path = write_report(arguments.out, assignment=arguments.assignment)
+    path = write_report(arguments.out, assignment=arguments.assignment, adjustments=adjustments)
     print(f"report: {path}")
     return 0
 
 
-def write_report(out: Path, assignment: str | None = None) -> Path:
-    """Write ``out/report.html`` and a ``feedback/<id>.html`` per student; return the report's path."""
+def write_report(out: Path, assignment: str | None = None, adjustments: grade_trail.Adjustments | None = None) -> Path:
+    """Write ``out/report.html`` and a ``feedback/<id>.html`` per student; return the report's path.
+    Every final score is derived again with the course's ``adjustments`` (read_class_results:
+    ``ValueError`` when results.json no longer agrees with them)."""
     out = Path(out)
-    document = class_results.expanded(json.loads((out / "results.json").read_text(encoding="utf-8")))
+    document = class_results.read_class_results(out / "results.json", adjustments)
     submissions = document.get("submissions", {})
     for student_id, result in submissions.items():
         # Named as the batch names the student's files: a long or unusual id gets a bounded stem.
@@ -350,8 +353,9 @@ def _intake_section(document: dict) -> str:
 def _students_section(submissions: dict[str, dict]) -> str:
     groups = [g for g in GROUPS if any(g in d.get("groups", {}) for d in submissions.values())]
     group_max = {g: max(d["groups"][g]["max"] for d in submissions.values() if g in d.get("groups", {})) for g in groups}
-    # A grade's trail (grader/batch/grade_trail.py), where some student's score is not the tests' alone.
-    adjusted = any(d.get("late") or d.get("override") for d in submissions.values())
+    # A grade's trail (grader/batch/grade_trail.py), where some student's score is not the tests' alone
+    # or an instructor wrote to a student.
+    adjusted = any(d.get("late") or d.get("override") or d.get("comment") for d in submissions.values())
     trail_columns = [("raw score", "number"), ("late penalty", "number"), ("override", "")] if adjusted else []
     columns = [
         ("student", ""), ("graded from", ""), ("feedback", ""), ("status", ""), ("score", "number"), *trail_columns,
@@ -376,8 +380,8 @@ def _students_section(submissions: dict[str, dict]) -> str:
         late, override = result.get("late") or {}, result.get("override") or {}
         trail_cells = [
             f'<td class="number raw-score">{_text(result.get("raw_score", result["score"]))}</td>',
-            f'<td class="number late-penalty" title="{_text(late.get("note", ""))}">{_text(late.get("penalty", ""))}</td>',
-            f'<td class="override text">{_text(_override_text(override))}</td>',
+            f'<td class="number late-penalty" title="{_text(late.get("note", ""))}">{_text(_late_text(late))}</td>',
+            f'<td class="override text">{_text(_override_text(override, result.get("comment", "")))}</td>',
         ] if adjusted else []
         cells = [
             f'<td class="student text name">{_text(sid)}</td>',
@@ -404,8 +408,20 @@ def _text(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _override_text(override: dict) -> str:
-    return f"{override['score']} ({override.get('reason', '')})" if "score" in override else ""
+def _override_text(override: dict, comment: str = "") -> str:
+    """The override and its reason, and an instructor's comment to the student (which changes no score)."""
+    said = [f"{override['score']} ({override.get('reason', '')})"] if "score" in override else []
+    if comment:
+        said.append(f"comment: {comment}")
+    return "; ".join(said)
+
+
+def _late_text(late: dict) -> str:
+    """The points the late policy took, with the days and the percent that made them."""
+    if not late.get("days_late"):
+        return str(late.get("penalty", ""))
+    days = late["days_late"]
+    return f"{late.get('penalty', '')} ({days} day{'s' if days != 1 else ''}, {late.get('percent', 0):g}%)"
 
 
 def _diagnosis_text(diagnosis: dict) -> str:

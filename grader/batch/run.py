@@ -8,10 +8,10 @@ moment that student is graded. This process watches the results arrive (progress
 then assembles the gradebook.
 
     OUT/gradebook.csv        submission,score (the final one),max_score,raw_score,late_penalty,override,status,
-                             <one column per group>,diagnoses (mistake ids),late,override_reason
-    OUT/results.json         every test of every submission, the grading seed, the version
-    OUT/results/<id>.json    one per student, written as soon as it is graded
-    OUT/feedback/<id>.md     what the student reads
+                             <one column per group>,diagnoses (mistake ids),late,override_reason,comment
+    OUT/results.json         every test of every submission, each student's trail, the grading seed, the version
+    OUT/results/<id>.json    one per student, written as soon as it is graded (the tests' score)
+    OUT/feedback/<id>.md     what the student reads: their final score and its trail, then the checks
     OUT/report.html          the instructor's view of the class (grader/batch/report.py)
     OUT/batch.log            the run log (appended to)
     OUT/intake.json          what each entry looked like when it was last read (see below)
@@ -22,8 +22,9 @@ One assignment is graded on one seed (``--grading-seed``, else the course file's
 recorded in OUT, else drawn once and recorded): a result graded on another seed is graded again,
 and ``--only`` refuses to mix seeds. ``--only ID...`` regrades the named students and leaves
 every other result as it is. After grading, the course's late policy and the overrides file
-make each student's final score (grader/batch/grade_trail.py); the run ends with a summary on
-stdout (``--quiet``: the summary alone).
+make each student's final score (grader/batch/grade_trail.py, derived on every run, never read
+back), and each feedback page shows it with its trail; the run ends with a summary on stdout
+(``--quiet``: the summary alone).
 
 Interrupted runs lose nothing: a rerun skips every student whose result is already there
 for the same file and the same grader version, unless ``--force``. An entry whose file
@@ -63,7 +64,8 @@ from grader.batch import course as course_file
 from grader.batch import class_results, class_zip, grade_trail, intake, late_work, overrides, similarity, summary
 from grader.batch.status import NO_RESULT, status_of
 from grader.sandbox import processes
-from grader.scoring import GROUPS
+from grader.feedback.markdown import render_markdown
+from grader.scoring import GROUPS, SubmissionResult
 
 log = logging.getLogger("grader.batch")
 
@@ -222,7 +224,7 @@ def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
         # A shard killed during this run (its worker then dies with it) left its worker's
         # folder and cgroup: they are gone now, not at the next run.
         _remove_leftovers("a grading shard that was killed")
-    report_path = None if arguments.no_report else _write_report(out)
+    report_path = None if arguments.no_report else _write_report(out, adjustments)
     print(summary.summary(documents, report_path, out, len(to_grade), unmatched), flush=True)
     return status
 
@@ -236,7 +238,7 @@ def _remove_leftovers(left_by: str) -> None:
         log.warning("could not remove %s (left behind by %s); the next run tries again", kept, left_by)
 
 
-def _write_report(out: Path) -> Path | None:
+def _write_report(out: Path, adjustments: grade_trail.Adjustments) -> Path | None:
     """The class report; its failure is logged, never a reason to lose the grades written."""
     try:
         from grader.batch import report  # matplotlib: an instructor's requirement, not a student's
@@ -244,7 +246,7 @@ def _write_report(out: Path) -> Path | None:
         log.warning("no report.html: %s (pip install -r requirements-instructor.txt)", error)
         return None
     try:
-        path = report.write_report(out)
+        path = report.write_report(out, adjustments=adjustments)
     except Exception:  # noqa: BLE001 - the gradebook is written; the report can be rebuilt
         log.exception("the report could not be written; the gradebook is complete (python -m grader report OUT)")
         return None
@@ -430,38 +432,11 @@ def _result_documents(out: Path) -> list[dict]:
     return documents
 
 
-@dataclasses.dataclass
-class Adjustments:
-    """What the course adds to the tests' scores: the deadline, its policy, the overrides."""
-
-    course: object = None
-    submitted_at: dict = dataclasses.field(default_factory=dict)
-    overrides: dict = dataclasses.field(default_factory=dict)
-
-
-def _read_adjustments(course) -> Adjustments:
-    if course is None:
-        return Adjustments()
-    adjustments = Adjustments(course)
-    if (path := course.file("overrides")) is not None:
-        adjustments.overrides = overrides.read_overrides(path)
-    if (path := course.file("submitted_at")) is not None:
-        adjustments.submitted_at = late_work.read_submitted_at(path)
-    if course.deadline is None and (adjustments.submitted_at or course.extensions):
+def _read_adjustments(course) -> grade_trail.Adjustments:
+    adjustments = grade_trail.read_adjustments(course)
+    if course is not None and course.deadline is None and (adjustments.submitted_at or course.extensions):
         log.warning("%s: submission times or extensions but no [assignment] deadline: no late penalty applied", course.path)
     return adjustments
-
-
-def _lateness(adjustments: Adjustments, student_id: str, entry_name: str) -> late_work.Lateness | None:
-    course = adjustments.course
-    if course is None or course.deadline is None:
-        return None
-    extended = student_id in course.extensions
-    deadline = course.extensions.get(student_id, course.deadline)
-    return late_work.lateness(
-        adjustments.submitted_at.get(student_id), late_work.canvas_marked_late(entry_name),
-        "submitted_at", deadline, course.late, extended=extended,
-    )
 
 
 def _entry_hash(entry: intake.Entry) -> str:
@@ -555,7 +530,7 @@ def _has_result(out: Path, student_id: str, content_hash: str, written_since: fl
         return False
     if not isinstance(document, dict):
         return False
-    if problem := grade_trail.does_not_add_up(document):
+    if problem := grade_trail.check_graded(document):
         if student_id not in _SAID_EDITED:
             _SAID_EDITED.add(student_id)
             log.warning(
@@ -588,14 +563,32 @@ def _similar_submissions(out: Path, documents: dict) -> dict:
     return record
 
 
+# What the batch derives beside a result's own figures (grader/batch/grade_trail.py): never kept from a previous run.
+TRAIL_FIELDS = ("raw_score", "late", "override", "comment")
+
+
+def _write_feedback(out: Path, student_id: str, document: dict) -> None:
+    """The student's page with their final score and its trail (grader/feedback/markdown.py), written
+    where it changed: the page the grading wrote shows the tests' score alone."""
+    trail = {key: document[key] for key in (*TRAIL_FIELDS, "score", "max_score") if key in document}
+    text = render_markdown(SubmissionResult.from_dict(document), trail)
+    path = results.feedback_file(out, student_id)
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except OSError:
+        pass
+    results.write_atomically(path, text)
+
+
 def _write_class_files(
     out: Path, entries: list[intake.Entry], seed: int, sandbox: tuple[str, str], assignment: str, submissions: Path,
     ignored: list[intake.Ignored] = (), not_unpacked: list[intake.Ignored] = (),
-    adjustments: Adjustments | None = None,
+    adjustments: grade_trail.Adjustments | None = None,
 ) -> tuple[dict[str, dict], list[str]]:
-    """gradebook.csv and results.json; returns every student's result (or why there is none)
-    and the overrides that match no submission."""
-    adjustments = adjustments or Adjustments()
+    """gradebook.csv and results.json, and each student's feedback page with their final score;
+    returns every student's result (or why there is none) and the overrides that match no submission."""
+    adjustments = adjustments or grade_trail.Adjustments()
     documents, not_graded = {}, {}
     for entry in entries:
         # Which entry each id was graded from: dup.py, dup.ipynb and dup.zip become dup, dup-2, dup-3.
@@ -606,19 +599,19 @@ def _write_class_files(
             trace["same_student_as"] = entry.same_student_as
         try:
             document = json.loads(_result_path(out, entry.student_id).read_text(encoding="utf-8")) | trace
-        except (OSError, ValueError):
-            log.error("%s has no result and is left out of the gradebook", entry.student_id)
+            # The trail from the tests' score to the final one, derived (grader/batch/grade_trail.py).
+            trail = grade_trail.derive(document, adjustments, entry.student_id)
+        except (OSError, ValueError) as error:  # TrailError is a ValueError
+            problem = f": {error}" if isinstance(error, grade_trail.TrailError) else ""
+            log.error("%s has no result%s and is left out of the gradebook", entry.student_id, problem)
             not_graded[entry.student_id] = trace | {"status": NO_RESULT}
             continue
-        # The trail from the tests' score to the final one (grader/batch/grade_trail.py).
-        late = _lateness(adjustments, entry.student_id, entry.entry_name)
-        override = adjustments.overrides.get(entry.student_id)
-        if override is not None and override.score > document["max_score"]:
-            log.warning("%s: override %s is above max_score %s; not applied", entry.student_id, override.score, document["max_score"])
-            override = None
+        for note in trail.notes:
+            log.warning("%s: %s", entry.student_id, note)
+        document = {key: value for key, value in document.items() if key not in TRAIL_FIELDS} | trail.fields
+        _write_feedback(out, entry.student_id, document)
         documents[entry.student_id] = class_results.as_kept_in_the_class_file(
-            document | grade_trail.trail(document, late, override.to_dict() if override else None) | {"status": status_of(document)},
-            entry.student_id,
+            document | {"status": status_of(document)}, entry.student_id,
         )
     without_submission = sorted(set(adjustments.overrides) - set(documents) - set(not_graded))
     for student_id in without_submission:
@@ -631,11 +624,11 @@ def _write_class_files(
     writer = csv.writer(table)
     writer.writerow([
         "submission", "score", "max_score", "raw_score", "late_penalty", "override", "status", *groups, "diagnoses",
-        "late", "override_reason",
+        "late", "override_reason", "comment",
     ])
     for student_id in sorted(documents.keys() | not_graded.keys()):
         if student_id in not_graded:  # a row all the same: the grader failed, and says so
-            row = [student_id, "", "", "", "", "", NO_RESULT, *([""] * len(groups)), "", "", ""]
+            row = [student_id, "", "", "", "", "", NO_RESULT, *([""] * len(groups)), "", "", "", ""]
         else:
             document = documents[student_id]
             points = document.get("groups", {})
@@ -644,7 +637,7 @@ def _write_class_files(
             row = [
                 student_id, document["score"], document["max_score"], document["raw_score"], late.get("penalty", ""),
                 override.get("score", ""), document["status"], *earned, _diagnosed_ids(document),
-                late.get("note", ""), override.get("reason", ""),
+                late.get("note", ""), override.get("reason", ""), document.get("comment", ""),
             ]
         writer.writerow([untrusted.csv_cell(cell) for cell in row])  # no formula, no escape sequence
     results.write_atomically(out / "gradebook.csv", table.getvalue())

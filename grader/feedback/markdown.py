@@ -8,15 +8,19 @@ reads as it was written (no backslash before every punctuation mark).
 
 Checks that fail with the same message (numbers aside: the same failure on other sizes) are
 folded into one box that names the others.
+
+After a batch with a course file, the score at the top is the final one, and the grade's trail
+(the tests' score, the late penalty, the override and its reason, an instructor's comment:
+grader/feedback/trail_text.py) follows it: the number the gradebook and the export hold.
 """
 
 from __future__ import annotations
 
 import re
 
-from grader.feedback import diagnosis_text
+from grader.feedback import diagnosis_text, trail_text
 from grader.scoring import GROUP_TITLES, SubmissionResult, TestRecord, describe_not_written
-from grader.untrusted import markdown_code_block, markdown_code_span
+from grader.untrusted import markdown_code_block, markdown_code_span, markdown_words
 
 _NUMBER = re.compile(r"\d+(\.\d+)?(e[+-]?\d+)?")
 
@@ -33,8 +37,18 @@ def folded(tests: list[TestRecord]) -> list[list[TestRecord]]:
     return list(groups.values())
 
 
-def render_markdown(result: SubmissionResult) -> str:
-    lines = [f"# Feedback for {markdown_code_span(result.submission)}", "", f"**Score: {result.score}/{result.max_score}**", ""]
+def score_lines(result: SubmissionResult, trail: dict | None = None) -> list[str]:
+    """The score at the top of the page: the tests' own, or with a ``trail`` (the batch's record of
+    the grade, grader/batch/grade_trail.py) the final one and how it was reached."""
+    if trail is None:
+        return [f"**Score: {result.score}/{result.max_score}**", ""]
+    lines = [f"**Score: {trail_text.number(trail['score'])}/{trail_text.number(trail['max_score'])}**", ""]
+    said = trail_text.lines(trail)
+    return lines + [f"- {markdown_words(sentence)}" for sentence in said] + ([""] if said else [])
+
+
+def render_markdown(result: SubmissionResult, trail: dict | None = None) -> str:
+    lines = [f"# Feedback for {markdown_code_span(result.submission)}", "", *score_lines(result, trail)]
     if result.import_error:
         lines += ["Your file could not be imported, so no test could run:", "", markdown_code_block(result.import_error), ""]
     if result.notebook:  # cells skipped or that raised, definitions in several cells

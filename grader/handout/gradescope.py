@@ -340,7 +340,9 @@ def autograde(root: Path, hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY, sa
         report = gradescope_results(
             document, hidden_visibility=hidden_visibility, sandbox_requested=sandbox, found=found, left_open=left_open
         )
-        report = gradescope_late.apply(report, root / "source", root / "submission_metadata.json")
+        report = gradescope_late.apply(
+            report, root / "source", root / "submission_metadata.json", totals_shown=hidden_visibility == "visible"
+        )
         status = 0
     except Exception as error:  # noqa: BLE001 - whatever went wrong, Gradescope must get a results.json saying so
         report = failure_results(f"{type(error).__name__}: {error}", failure_details(error))

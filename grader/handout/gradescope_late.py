@@ -5,20 +5,31 @@ written into the zip as ``late_policy.json`` (it lands in ``/autograder/source``
 the submission's time is Gradescope's ``created_at`` in ``/autograder/submission_metadata.json``
 (https://gradescope-autograders.readthedocs.io/en/latest/submission_metadata/: "created_at":
 "Submission time"; "users": each with "email", "id", "name"), read by
-grader/batch/late_work.py. The penalty is the batch's (per day or part of a day, grace,
-max_days); results.json's top-level ``score`` is the final one (Gradescope's schema: a
-top-level score is used instead of the tests' sum), and a visible entry says how late and why.
-An extension is found by a student's email, or the part of it before the "@".
+grader/batch/late_work.py. The penalty is the batch's, taken by the batch's one function
+(grader/batch/grade_trail.py's adjust: per day or part of a day, grace, max_days, never more than
+the raw score). results.json's top-level ``score`` is the final one: Gradescope's schema
+(gradescope/autograder_samples, docs/specs.md, "Output format": ``"score"`` "Overrides total of
+tests if specified"). What the student reads says the same: the top-level ``"output"`` ("Text
+relevant to the entire submission", the only place besides the tests a student reads, ibid.)
+starts with the trail (the tests' score, how late, the percent and the points taken, the final
+score: grader/feedback/trail_text.py), and a visible "Late work" entry says how late and what
+was taken. Where the hidden checks are not shown yet, Gradescope shows no total ("If test cases
+are hidden, students will not be able to see their total score", ibid.): the trail then says the
+days and the percent only, since the points would tell the hidden checks' score. The trail is
+also kept in ``extra_data`` for instructors. An extension is found by a student's email, or the
+part of it before the "@".
 """
 
 from __future__ import annotations
 
 import datetime
+import html
 import json
 from pathlib import Path
 
-from grader.batch import late_work
+from grader.batch import grade_trail, late_work
 from grader.batch.course import Course, LatePolicy
+from grader.feedback import trail_text
 
 POLICY_FILE = "late_policy.json"
 
@@ -36,9 +47,10 @@ def policy_document(course: Course | None) -> dict | None:
     }
 
 
-def apply(report: dict, source: Path, metadata: Path) -> dict:
+def apply(report: dict, source: Path, metadata: Path, *, totals_shown: bool = True) -> dict:
     """``report`` (Gradescope's results.json) with the late penalty taken, when the zip carries a
-    policy; unchanged otherwise."""
+    policy; unchanged otherwise. ``totals_shown``: the hidden checks are visible at once, so the
+    student may read the points (else the days and the percent only)."""
     try:
         policy = json.loads((Path(source) / POLICY_FILE).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -57,10 +69,16 @@ def apply(report: dict, source: Path, metadata: Path) -> dict:
     rules = LatePolicy(policy["penalty_per_day"], policy["max_days"], policy["grace_minutes"], policy["unknown_delay_days"])
     lateness = late_work.lateness(submitted, False, "gradescope", deadline, rules, extended=bool(extended))
     most = sum(test.get("max_score", 0.0) for test in report.get("tests", []))
-    penalty = float(late_work.penalty_points(lateness.percent, most, report["score"]))
+    trail = grade_trail.adjust(report["score"], most, lateness, None).fields
+    late = trail["late"]
+    said = trail_text.late_sentence(late, points=totals_shown) if late["days_late"] else f"{lateness.note}."
     entry = {
-        "name": "Late work", "score": 0.0, "max_score": 0.0, "status": "passed" if penalty == 0 else "failed",
-        "output": f"{lateness.note}" + (f": {penalty:g} points off the {report['score']:g} the tests gave." if penalty else "."),
-        "visibility": "visible",
+        "name": "Late work", "score": 0.0, "max_score": 0.0, "status": "passed" if late["penalty"] == 0 else "failed",
+        "output": said, "visibility": "visible",
     }
-    return report | {"score": report["score"] - penalty, "tests": [*report.get("tests", []), entry]}
+    summary = "\n".join(trail_text.lines(trail, totals=totals_shown))
+    output = f"{html.escape(summary)}\n\n{report.get('output', '')}" if summary else report.get("output", "")
+    return report | {
+        "score": float(trail["score"]), "output": output, "tests": [*report.get("tests", []), entry],
+        "extra_data": report.get("extra_data", {}) | {"trail": trail},
+    }

@@ -167,7 +167,26 @@ def run(arguments: argparse.Namespace) -> int:
     question = write_question(arguments.out_dir, image=arguments.image, timeout=arguments.timeout, upload=arguments.upload)
     print(f"wrote the PrairieLearn question to {question} and the grading image's Dockerfile to {arguments.out_dir}.")
     print(next_steps(arguments.out_dir, question, arguments.image))
+    if (note := late_work_note(getattr(arguments, "course_settings", None))) is not None:
+        print(note)
     return 0
+
+
+def late_work_note(course) -> str | None:
+    """What becomes of the course's deadline here: the question's grader knows no submission time
+    (PrairieLearn gives it the files, the question's data and nothing about when: docs/externalGrading.md),
+    so its score is the tests' alone, and lateness is PrairieLearn's own: an assessment's
+    ``allowAccess`` rules give a ``credit`` per period, and "when the available credit is less
+    than 100%, the percentage score is calculated as min(credit, points / maxPoints * 100)"
+    (docs/accessControl/index.md, "Credit"): a cap, which PrairieLearn shows the student itself,
+    not the course file's per-day percent of the points."""
+    if course is None or course.deadline is None:
+        return None
+    return (
+        f"late work: PrairieLearn does not run {course.path.name}'s late policy: the grader's score is the tests' alone. "
+        "Give late credit in the assessment's allowAccess rules (\"credit\": a cap on the percentage score per period, "
+        "docs/accessControl/index.md in PrairieLearn's repository); PrairieLearn shows students the credit it applied."
+    )
 
 
 def next_steps(out_dir: Path, question: Path, image: str) -> str:
