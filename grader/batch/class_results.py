@@ -138,11 +138,18 @@ def read_class_results(path: Path, adjustments: grade_trail.Adjustments | None =
     that is not (a hand edit, a truncated copy, an overrides file changed since the batch): the
     report and the export read every submission's score, and would otherwise end in a traceback
     or export a wrong grade."""
-    adjustments = adjustments or grade_trail.Adjustments()
     try:
-        document = expanded(json.loads(path.read_text(encoding="utf-8")))
+        document = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as error:
         raise ValueError(f"{path} is not JSON ({error})") from None
+    return checked(document, path, adjustments)
+
+
+def checked(document: dict, path: Path, adjustments: grade_trail.Adjustments | None = None) -> dict:
+    """``read_class_results`` on a class file already parsed (``path``: where it was read, for the
+    messages); ``document`` itself is left as it is."""
+    adjustments = adjustments or grade_trail.Adjustments()
+    document = expanded(document)
     submissions = document.get("submissions") if isinstance(document, dict) else None
     if not isinstance(submissions, dict):
         raise ValueError(f"{path} holds no \"submissions\" object: is it a batch's results.json?")
