@@ -78,7 +78,7 @@ def test_the_gradebook_has_one_sorted_row_per_student_and_a_column_per_group(gra
     assert scores["alice"] == scores["frank"] == 100
     assert scores["bob"] == scores["dave"] == scores["erin"] == 0
     assert 0 < scores["carol"] < 100
-    assert header.endswith(",diagnoses,late,override_reason")
+    assert header.endswith(",diagnoses,late,override_reason,comment")
     assert {row["submission"]: row["diagnoses"] for row in rows}["carol"] == "softmax_over_queries"
     assert {row["submission"]: row["diagnoses"] for row in rows}["alice"] == ""
     assert {row["submission"]: row["status"] for row in rows} == {  # every 0 says why
