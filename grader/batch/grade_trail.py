@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from grader import __version__
 from grader.batch import late_work, overrides
 from grader.batch.late_work import Lateness
 from grader.scoring import GROUPS, grader_points
@@ -128,7 +129,10 @@ def graded(result: dict) -> Graded:
             raise TrailError(f"{where}.max_points", f"({name!r}) is {most!r}, not a whole number of points")
         function = name.split("[", 1)[0]
         if known.get((group, function), most) != most:
-            raise TrailError(f"{where}.max_points", f"({name!r}) is {most}, but the grader gives {function} {known[(group, function)]} points")
+            raise TrailError(
+                f"{where}.max_points", f"({name!r}) is {most}, but the grader gives {function} {known[(group, function)]} points"
+                f" (grader {__version__}; results of another version are graded again by the next batch)",
+            )
         earned = most if outcome == "passed" else 0
         if "points" in test and not _same(test["points"], earned):
             raise TrailError(f"{where}.points", f"({name!r}) is {test['points']!r}, but a check {outcome} of {most} points earns {earned}")
