@@ -10,7 +10,6 @@ number, whichever is edited, changes a derived score.
 
 from __future__ import annotations
 
-import copy
 import csv
 import datetime
 import io
@@ -207,7 +206,7 @@ def test_in_chromium_each_feedback_page_and_the_reports_row_show_the_trail(term)
             assert float(final) == want[who]["final"], who
             assert float(final) * POINTS / 100 == pytest.approx(float(exported_points(term)[user_id(stem)]))
             if who == "late":
-                assert f"Late: submitted 2026-12-07T10:00:00-05:00, 2 days late" in text
+                assert "Late: submitted 2026-12-07T10:00:00-05:00, 2 days late" in text
                 assert f"20% of the points taken: {want['late']['penalty']} points." in text
             if who == "overridden":
                 assert f"Your instructor set the score to 70/100: {OVERRIDE_REASON}" in text  # *policy* as written

@@ -61,7 +61,7 @@ from tqdm import tqdm
 
 from grader import __version__, results, settings, untrusted
 from grader.batch import course as course_file
-from grader.batch import class_results, class_zip, grade_trail, intake, late_work, overrides, similarity, summary
+from grader.batch import class_results, class_zip, grade_trail, intake, similarity, summary
 from grader.batch.status import NO_RESULT, status_of
 from grader.sandbox import processes
 from grader.feedback.markdown import render_markdown
