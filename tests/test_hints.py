@@ -79,7 +79,11 @@ PREMISES = {
     "with no mask at all": {"no_mask", "masked_fill_result_discarded", "no_default_causal_mask"},
     "over the query positions": {"softmax_over_queries", "softmax_by_hand_over_queries"},
     "keys @ queries^T": {"queries_and_keys_swapped"},
-    "follow your causal_mask": {"anti_causal_mask", "mask_one_step_ahead"},
+    # NaN where the student's own mask leaves a row empty reproduces too (0/0 in both).
+    "follow your causal_mask": {"anti_causal_mask", "mask_one_step_ahead", "mask_without_diagonal"},
+    "give 0/0 under the softmax": {"mask_without_diagonal"},
+    "over the batch axis": {"softmax_over_batch"},
+    "the scaled scores themselves": {"scores_returned_as_weights"},
     "allows no position": {"mask_without_diagonal"},
     "leaves out the diagonal": {"mask_without_diagonal"},
     "lets each position see the next one": {"mask_one_step_ahead"},
@@ -120,8 +124,8 @@ FACTS = {
 }
 CATALOGUE_NAMES = sorted(set().union(*PREMISES.values()) - {impl.name for impl in STYLES}) + [
     # Wrong in ways no hint here names: every hint must stay silent on them.
-    "scale_after_softmax", "sigmoid_instead_of_softmax", "softmax_over_batch", "mask_inverted",
-    "mask_transposed_for_heads", "output_for_first_batch_only", "scores_returned_as_weights",
+    "scale_after_softmax", "sigmoid_instead_of_softmax", "mask_inverted",
+    "mask_transposed_for_heads", "output_for_first_batch_only",
     "softmax_sum_without_keepdim", "scale_power_half",
     # Valid rewrites: no failure, so no hint at all.
     "softmax_by_hand", "einsum_everywhere", "where_with_finfo_min", "softmax_in_float64",
