@@ -136,13 +136,13 @@ def candidates(function: str) -> tuple[list, list]:
     mistakes that change different steps: (ids, steps)."""
     reference = mistakes.REFERENCE_STEPS[function]
     known = mistakes.of_function(function)
-    singles = [((m.id,), reference | form) for m in known for form in m.forms]
+    singles = [((m.id,), reference | form) for m in known for form in m.forms_in(function)]
     pairs = [
         ((a.id, b.id), reference | form_a | form_b)
         for a, b in itertools.combinations(known, 2)
-        if not (a.steps & b.steps)
-        for form_a in a.forms
-        for form_b in b.forms
+        if not (a.steps_in(function) & b.steps_in(function))
+        for form_a in a.forms_in(function)
+        for form_b in b.forms_in(function)
     ]
     return singles, pairs
 
@@ -157,7 +157,7 @@ def diagnose_function(function: str, submission, grading_seed: int = probes.DEFA
             raise probes.Unusable("head_dimension")
         # The module on the student's own parts; failing that, on their heads with the
         # reference's mask and concatenation (a module need not call the student's helpers).
-        own = {probe: probe.parts(submission) for probe in function_probes if isinstance(probe, probes.ModuleProbe)}
+        own = {probe: probe.parts(submission) for probe in function_probes if hasattr(probe, "parts")}
         contexts = [own, {probe: parts.with_reference_helpers() for probe, parts in own.items()}]
     observed = [probe.student(submission) for probe in function_probes]
     reference_outcomes: dict[int, list] = {}  # per context: the reference's outcomes, computed once
@@ -215,7 +215,7 @@ def _by_signature(function: str, function_probes, observed: list) -> tuple[str, 
     held = [
         mistake.id
         for mistake in mistakes.of_function(function)
-        if mistake.signature is not None
+        if mistake.signature is not None and mistake.function == function
         and all(mistake.signature(probe.data(), seen) for probe, seen in zip(function_probes, observed))
     ]
     return (held[0],) if len(held) == 1 else ()
