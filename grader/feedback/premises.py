@@ -422,6 +422,34 @@ def shared_tensors(groups) -> list[Sharing]:
     return sorted(found, key=lambda sharing: not sharing.across_heads)
 
 
+def sharing_sentence(sharings: list[Sharing]) -> str:
+    """One sentence for every tensor held under several names, none left out: the tensors
+    shared by the same heads said together ("heads 0, 1 and 2 hold the very same parameter
+    tensors, one as their key.weight and one as their value.weight"), a fix of one then
+    meets no second check about the other."""
+    across: dict[tuple[int, ...], list[Sharing]] = {}
+    for sharing in sharings:
+        if sharing.across_heads:
+            across.setdefault(tuple(sharing.heads), []).append(sharing)
+    clauses = []
+    for heads, group in across.items():
+        if len(group) == 1:
+            clauses.append(group[0].sentence())
+        else:
+            roles = [f"one as their {_and(sorted({name for _, name in sharing._placed}))}" for sharing in group]
+            clauses.append(f"heads {_and(heads)} hold the very same parameter tensors, {_and(roles)}")
+    inside: dict[tuple[str, ...], list[int]] = {}  # the same projections one tensor inside several heads
+    for sharing in sharings:
+        if sharing.inside_one_head and not sharing.across_heads and not sharing.outside_the_heads:
+            inside.setdefault(tuple(name.removesuffix(".weight") for _, name in sharing._placed), []).append(sharing.heads[0])
+        elif not sharing.across_heads:
+            clauses.append(sharing.sentence())
+    for projections, heads in inside.items():
+        where = f"head {heads[0]}" if len(heads) == 1 else f"each of heads {_and(heads)}"
+        clauses.append(f"inside {where}, {_and(projections)} are the very same parameter tensor")
+    return "; ".join(clauses)
+
+
 # --- premises that take one more call into the submission -----------------------------------
 
 
