@@ -1592,6 +1592,16 @@ MUTANTS += (
         losing_groups=(REFERENCE_EXAMPLES, REFERENCE),
     ),
     Implementation(
+        name="key_and_value_shared_across_heads",
+        kind="fifth",
+        description="Gave every head head 0's key and value projections (as multi-query attention does), each head its own query.",
+        edits=(_edit(_HEADS_LIST, _HEADS_LIST + "\n        for head in self.heads[1:]:\n"
+                                  "            head.key = self.heads[0].key\n            head.value = self.heads[0].value"),),
+        losing_groups=(HEAD_DISTINCTNESS, REFERENCE),
+        # The sentence about shared tensors names both (a fix of the keys alone meets the check again).
+        must_read=("hold the very same parameter tensors, one as their key.weight and one as their value.weight",),
+    ),
+    Implementation(
         name="fused_qkv_without_scale",
         kind="fifth",
         description="Every head at once from one fused projection, the scores not scaled (the module's own forward, not the head's).",
@@ -1702,26 +1712,43 @@ def without(name: str, has_it) -> str | None:
     return None
 
 
-def explained_but_failing_without_it(run, name: str, function_of) -> list[str]:
-    """The counterfactual of every "explains" list of entry ``name`` in a grading ``run``: the
-    checks a diagnosis explains that still fail in the same file without that diagnosis's cause
-    (the other mutant of a pair, graded in the same run on the same seed), and any explained
-    check that did not even fail. [] when every list holds. ``function_of(mistake id)``: the
-    function a known mistake is in ("" for a root cause's id)."""
+ROOT_CAUSES = ("parameter_layout", "nondeterministic")  # grader/feedback/root_causes.py: no counterfactual
+
+
+def explains_against_the_fix(run, name: str) -> list[str]:
+    """Every "explains" list of entry ``name`` in a grading ``run`` against its counterfactual,
+    the same file with that diagnosis's cause taken out: for one mutant the solution (which
+    passes every check, as every variant of the run does), for two the other mutant (graded in
+    the same run, on the same seed). A list must hold exactly the failing checks that pass in
+    that file, except those the diagnosis records as ``unreplayable`` (its counterfactual could
+    not be run). [] when every list holds; else what is wrong, "explains ... (passed)",
+    "explains ..." (still failing without the cause), "leaves out ..." (passing without it)."""
+    mutants = {m.name: m for m in MUTANTS}
     failed = {t["name"] for t in run.failed_tests(name)}
     wrong = []
     for entry in run.results[name]["diagnoses"]:
         explains = entry.get("explains", [])
-        wrong += [f"{entry['mistake']}: {check} (passed)" for check in explains if check not in failed]
-        if entry["mistake"] == "unknown" or not explains:
+        wrong += [f"{entry['mistake']}: explains {check} (passed)" for check in explains if check not in failed]
+        if entry["mistake"] == "unknown" or entry["mistake"] in ROOT_CAUSES:
             continue
-        fixed = without(name, lambda mutant: entry["mistake"] in mutant.mistakes or any(
-            function_of(id) == entry["function"] for id in mutant.mistakes
-        ))
-        if fixed is None:
+
+        def has_it(mutant) -> bool:
+            """The mutant holds this diagnosis's cause: its mistake, or one its own grading finds in the same function."""
+            found = {e["function"] for e in run.results[mutant.name]["diagnoses"] if e["mistake"] in mutant.mistakes}
+            return entry["mistake"] in mutant.mistakes or entry["function"] in found
+
+        if name in mutants:
+            if {e["function"] for e in run.results[name]["diagnoses"]} != {entry["function"]}:
+                continue  # a cause elsewhere too: the solution is not this file without this one
+            passing_without = failed  # the solution passes everything
+        elif (fixed := without(name, has_it)) is not None:
+            still_failing = {t["name"] for t in run.failed_tests(fixed)}
+            passing_without = {check for check in failed if check.replace(name, fixed) not in still_failing}
+        else:
             continue
-        passed = {t["name"] for t in run.results[fixed]["tests"] if t["outcome"] == "passed"}
-        wrong += [f"{entry['mistake']}: {check}" for check in explains if check.replace(name, fixed) not in passed]
+        wrong += [f"{entry['mistake']}: explains {check}" for check in explains if check not in passing_without]
+        left_out = passing_without - set(explains) - set(entry.get("unreplayable", []))
+        wrong += [f"{entry['mistake']}: leaves out {check}" for check in sorted(left_out)]
     return wrong
 
 

@@ -160,11 +160,13 @@ def function_of(mistake: str) -> str:
 
 
 @pytest.mark.parametrize("name", ENTRIES)
-def test_every_explained_check_passes_with_that_function_fixed(catalogue_run, name):
-    """A check folded under a diagnosis is one the diagnosis's cause alone makes fail: the same
-    file with that cause taken out (the other mutant of a pair) passes it. For one mutant that
-    file is the solution, which passes everything: there the list holds failing checks only."""
-    assert catalogue.explained_but_failing_without_it(catalogue_run, name, function_of) == []
+def test_explains_lists_exactly_the_failing_checks_that_pass_with_that_function_fixed(catalogue_run, name):
+    """A check folded under a diagnosis is one the diagnosis's cause alone makes fail (sound),
+    and every failing check that passes once that cause is taken out is folded under it
+    (complete), unless its counterfactual could not be run (``unreplayable``): the same file
+    without that cause is the other mutant of a pair, or for one mutant the solution, which
+    passes everything."""
+    assert catalogue.explains_against_the_fix(catalogue_run, name) == []
 
 
 

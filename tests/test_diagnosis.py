@@ -428,6 +428,14 @@ def test_a_replaced_head_is_answered_only_on_the_data_the_check_sent(tmp_path):
     expected = torch.autograd.grad(loss, [inputs, reference.heads[1].key.weight])
     assert torch.allclose(got["input_gradient"], expected[0], atol=1e-6)
     assert torch.allclose(got["parameter_gradients"]["heads.1.key.weight"], expected[1], atol=1e-6)
-    concatenation = counterfactual.Replaced(submission, mistakes.CONCATENATE, [0])
-    with pytest.raises(counterfactual.Unproven):  # that stand-in's outputs carry no gradient
-        concatenation.run_attention(model_dim=6, num_heads=2, **arguments, output_gradient=output_gradient)
+    # The concatenation's backward pass is served too, and a module replaced by the reference's
+    # steps backpropagates through the student's own heads and concatenation: both right in this
+    # file (its mistake is the head's), so the gradients are the student's own.
+    own = submission.run_attention(model_dim=6, num_heads=2, **arguments, output_gradient=output_gradient)
+    for function in (mistakes.CONCATENATE, mistakes.MODULE):
+        replaced = counterfactual.Replaced(submission, function, [0])
+        got = replaced.run_attention(model_dim=6, num_heads=2, **arguments, output_gradient=output_gradient)
+        assert torch.allclose(got["input_gradient"], own["input_gradient"], atol=1e-6), function
+        assert got["parameter_gradients"].keys() == own["parameter_gradients"].keys(), function
+        for name, gradient in own["parameter_gradients"].items():
+            assert torch.allclose(got["parameter_gradients"][name], gradient, atol=1e-6), (function, name)

@@ -63,6 +63,9 @@ class Diagnosis:
     function: str
     mistakes: tuple[str, ...]  # known ids (one, or a pair within the function); () = unknown
     explains: list[str] = field(default_factory=list)  # the failing checks it accounts for
+    # Failing checks of its function the counterfactual could not run (a module built from a
+    # seed when its construction is the mistake, out of calls): neither explained nor not.
+    unreplayable: list[str] = field(default_factory=list)
     first_failing_check: str = ""  # for an unknown mistake: where to start looking
 
     @property
@@ -80,6 +83,7 @@ class Diagnosis:
             {
                 "function": self.function, "mistake": id, "title": mistakes.BY_ID[id].title,
                 "why": mistakes.BY_ID[id].why, "fix": mistakes.BY_ID[id].fix, "explains": list(self.explains),
+                **({"unreplayable": list(self.unreplayable)} if self.unreplayable else {}),
             }
             for id in self.mistakes
         ]
@@ -281,18 +285,26 @@ def diagnose(
     return [diagnoses[f] for f in mistakes.FUNCTIONS if f in diagnoses]
 
 
-def attribute(submission, diagnoses: list[Diagnosis], failed: list[FailedCheck], passes: Callable[[str, object], bool]) -> None:
+def attribute(
+    submission, diagnoses: list[Diagnosis], failed: list[FailedCheck], passes: Callable[[str, object], bool | None]
+) -> None:
     """Fill each known diagnosis's ``explains``: the failing checks that use its function and
     pass when that one function is replaced by the reference's (grader/hidden/counterfactual.py).
     ``passes(check name, submission with one function replaced)``: does the check pass then?
-    A check no single replacement makes pass is in no list, and keeps its own message."""
+    (None: the counterfactual could not be run, ``unreplayable``.) A check no single
+    replacement makes pass is in no list, and keeps its own message."""
     if any(submission.timeouts.values()):
         return  # a loop met in the checks would be met again: nothing is shown to be explained
     calls = [0]  # one budget of worker calls for every replacement of this submission
     for diagnosis in diagnoses:
         if not diagnosis.known or diagnosis.function not in counterfactual.REPLACEABLE:
             continue
-        replaced = counterfactual.Replaced(submission, diagnosis.function, calls)
+        replaced = counterfactual.Replaced(submission, diagnosis.function, calls, diagnosis.mistakes)
         for check in failed:
-            if diagnosis.function in functions_used(check) and passes(check.name, replaced):
+            if diagnosis.function not in functions_used(check):
+                continue
+            passed = passes(check.name, replaced)
+            if passed:
                 diagnosis.explains.append(check.name)
+            elif passed is None:
+                diagnosis.unreplayable.append(check.name)

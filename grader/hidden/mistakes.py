@@ -222,12 +222,18 @@ CONCATENATE_STEPS: Steps = {
 # ``parts`` is the grader's handle on those student results (grader/hidden/diagnosis.py).
 
 
-def module_forward(steps: Steps, parts, parameters: dict, given_mask):
-    """(weights, output) of the module, built from the student's parts."""
+def module_heads(steps: Steps, parts, parameters: dict, given_mask) -> tuple:
+    """(the mask the heads are given, which head's weights each position holds, the student's
+    head results): the module's forward up to the concatenation."""
     default = steps["default_mask"](parts)
     mask = steps["head_mask"](given_mask, default)
     head_parameters = steps["head_parameters"](parameters, parts.num_heads)
-    heads = [parts.head(index, mask) for index in head_parameters]  # the student's head results
+    return mask, head_parameters, [parts.head(index, mask) for index in head_parameters]
+
+
+def module_forward(steps: Steps, parts, parameters: dict, given_mask):
+    """(weights, output) of the module, built from the student's parts."""
+    _, _, heads = module_heads(steps, parts, parameters, given_mask)  # the student's head results
     concatenated = parts.concatenate(heads)  # by the student's concatenate_heads
     output = steps["project_output"](concatenated, parameters["output_projection.weight"], parameters["output_projection.bias"])
     return steps["stack_weights"]([head.weights for head in heads]), output
