@@ -14,6 +14,7 @@ import pytest
 
 import catalogue
 from grading import grade
+from sentences import misnamed_non_numbers
 
 from grader.feedback import diagnosis_text, root_causes
 from grader.hidden import mistakes
@@ -98,6 +99,15 @@ def test_failure_messages_say_what_was_expected_and_what_came_back(catalogue_run
             explained = any(s in message for s in ("expected", "your code raised", "not written yet", "timed out"))
             assert explained, f"{mutant.name}/{test['name']} does not say what was expected:\n{message}"
             assert len(message) < 1200, f"{mutant.name}/{test['name']} has a {len(message)}-character message"
+
+
+def test_no_message_calls_a_nan_or_an_infinity_weight_a_change_or_a_match(catalogue_run):
+    """Over the whole catalogue (a mask without its diagonal, a softmax over the batch or the
+    queries, scores returned as weights, and the fifth class's NaN-producing masks among them):
+    a value that is not a number is never weight, never changed, never what is expected."""
+    wrong = [f"{test['name']}: {problem}" for name in catalogue_run.results for test in catalogue_run.failed_tests(name)
+             for problem in misnamed_non_numbers(test.get("message") or "")]
+    assert wrong == [], "\n".join(wrong[:10])
 
 
 KNOWN = [m for m in catalogue.MUTANTS if m.mistake]

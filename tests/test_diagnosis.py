@@ -439,3 +439,18 @@ def test_a_replaced_head_is_answered_only_on_the_data_the_check_sent(tmp_path):
         assert got["parameter_gradients"].keys() == own["parameter_gradients"].keys(), function
         for name, gradient in own["parameter_gradients"].items():
             assert torch.allclose(got["parameter_gradients"][name], gradient, atol=1e-6), (function, name)
+
+
+def test_a_hidden_check_a_diagnosis_could_not_replay_is_not_named_where_hidden_checks_are_not():
+    """The entry's ``unreplayable`` names checks as ``explains`` does: a platform that does not
+    show the hidden checks yet shows neither list's hidden names."""
+    from grader.handout.autograder import HIDDEN_GROUP, shown_diagnoses
+
+    document = {
+        "tests": [{"name": "test_seen[x]", "group": "causal_masking"}, {"name": "test_secret[x]", "group": HIDDEN_GROUP}],
+        "diagnoses": [{"function": "MultiHeadSelfAttention", "mistake": "shared_head_module", "explains": ["test_seen[x]"],
+                       "unreplayable": ["test_seen[x]", "test_secret[x]"]}],
+    }
+    (entry,) = shown_diagnoses(document, hidden_details=False)
+    assert entry["unreplayable"] == ["test_seen[x]"] and entry["explains"] == ["test_seen[x]"]
+    assert shown_diagnoses(document, hidden_details=True)[0]["unreplayable"] == ["test_seen[x]", "test_secret[x]"]

@@ -16,6 +16,7 @@ import pytest
 
 import catalogue
 from grading import grade
+from sentences import misnamed_non_numbers
 
 from grader.batch import attention_picture
 from grader.feedback import attention_comparison, diagnosis_text
@@ -110,7 +111,7 @@ def test_no_sentence_calls_a_nan_or_an_infinity_weight_a_change_or_a_match(grade
         for where, text in sentences(run, out, name)
         for line in text.splitlines()
         for kind, pattern in patterns if re.search(pattern, line)
-    ]
+    ] + [f"{test['name']}: {problem}" for test in run.failed_tests(name) for problem in misnamed_non_numbers(test["message"])]
     assert wrong == [], "\n".join(wrong[:12])
 
 
