@@ -8,6 +8,8 @@ already passed ``type(t) is torch.Tensor`` (see ``grader.submission``).
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -106,14 +108,32 @@ def _dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+def not_numbers(tensor: torch.Tensor) -> str:
+    """The entries that are not numbers, each kind said as what it is ("12 entries are NaN;
+    2 entries are infinite"); "" when every entry is a number."""
+    parts = []
+    for count, kind in ((int(tensor.isnan().sum()), "NaN"), (int(tensor.isinf().sum()), "infinite")):
+        if count:
+            parts.append(f"{count} {'entry is' if count == 1 else 'entries are'} {kind}")
+    return "; ".join(parts)
+
+
+def not_numbers_among(where: torch.Tensor, tensor: torch.Tensor) -> str:
+    """What the entries of ``tensor`` at ``where`` (none of them numbers) are: "NaN at 12",
+    "infinite values at 2", or both."""
+    return " and ".join(f"{kind} at {int(found.sum())}" for kind, found in (
+        ("NaN", where & tensor.isnan()), ("infinite values", where & tensor.isinf())) if found.any())
+
+
 def expect_finite(tensor: torch.Tensor, what: str, hint: str) -> None:
+    """Every entry a number; a failure says how many are NaN and how many infinite, each as what it is."""
     bad = ~torch.isfinite(tensor)
     if bad.any():
         index = tuple(int(i) for i in bad.nonzero()[0])
         fail(
-            f"{what} contains NaN or infinite values ({int(bad.sum())} of {tensor.numel()}).",
+            f"{what}: {not_numbers_among(bad, tensor)} of {tensor.numel()} entries.",
             "only finite numbers",
-            f"{tensor[index].item()} at index {index}",
+            f"{spelled(tensor[index].item())} at index {index}",
             hint,
         )
 
@@ -122,8 +142,10 @@ def expect_non_negative(weights: torch.Tensor, what: str, hint: str, reference: 
     """``reference``: the reference's weights on the same data, shown beside these on failure."""
     negative = weights < 0
     if negative.any():
-        index = tuple(int(i) for i in negative.nonzero()[0])
-        fail(f"{what} has negative weights.", "every weight >= 0", f"{weights[index].item():.4g} at {index}", hint,
+        numbers = negative & weights.isfinite()  # -inf is no weight, negative or not: said as what it is
+        index = tuple(int(i) for i in (numbers if numbers.any() else negative).nonzero()[0])
+        problem = "has negative weights" if numbers.any() else f"holds -inf at {int(negative.sum())} entries"
+        fail(f"{what} {problem}.", "every weight >= 0", f"{spelled(weights[index].item())} at {index}", hint,
              weights_picture(what, weights, reference))
 
 
@@ -143,11 +165,12 @@ def expect_rows_sum_to_one(weights: torch.Tensor, what: str, hint: str, referenc
     sums, wrong = _rows_off_one(weights)
     if wrong.any():
         index = tuple(int(i) for i in wrong.nonzero()[0])
-        row = ", ".join(f"{value:.3f}" for value in weights[index].tolist()[:8])
+        row = ", ".join(f"{value:.3f}" if math.isfinite(value) else spelled(value) for value in weights[index].tolist()[:8])
+        total = sums[index].item()
         fail(
             f"{what}: the row at index {index} is not a probability distribution.",
             "every row (over key positions, the last axis) sums to 1",
-            f"sum {sums[index].item():.4f} for the row [{row}{', ...' if weights.shape[-1] > 8 else ''}]",
+            f"sum {f'{total:.4f}' if math.isfinite(total) else spelled(total)} for the row [{row}{', ...' if weights.shape[-1] > 8 else ''}]",
             hint,
             weights_picture(what, weights, reference, allowed),
         )
@@ -156,29 +179,46 @@ def expect_rows_sum_to_one(weights: torch.Tensor, what: str, hint: str, referenc
 def expect_zero_where_disallowed(
     weights: torch.Tensor, allowed: torch.Tensor, what: str, hint: str, reference: torch.Tensor | None = None
 ) -> None:
-    """``weights[..., q, k]`` must be exactly 0 wherever ``allowed[..., q, k]`` is False."""
-    leaked = (~allowed.expand_as(weights)) & (weights != 0)
-    if leaked.any():
-        index = tuple(int(i) for i in leaked.nonzero()[0])
-        query, key = index[-2], index[-1]
-        fail(
-            f"{what}: query position {query} gives weight to key position {key}, which the mask hides.",
-            f"weight exactly 0 at [{', '.join(map(str, index))}]",
-            f"{weights[index].item():.4g} ({int(leaked.sum())} hidden positions have weight)",
-            hint,
-            weights_picture(what, weights, reference, allowed),
-        )
+    """``weights[..., q, k]`` must be exactly 0 wherever ``allowed[..., q, k]`` is False.
+
+    A number other than 0 there is weight the mask hides; NaN and infinities are said as what
+    they are, never as weight (a softmax over nothing but -inf gives 0/0: NaN)."""
+    hidden = ~allowed.expand_as(weights)
+    if not (hidden & (weights != 0)).any():
+        return
+    weighed = hidden & (weights != 0) & weights.isfinite()
+    kinds = [(weighed, "weight")] + [(hidden & found, name) for found, name in ((weights.isnan(), "NaN"), (weights.isinf(), "infinite"))]
+    found = [(where, name) for where, name in kinds if where.any()]
+    counts = ", ".join(f"{name} at {int(where.sum())}" + (" hidden positions" if n == 0 else "") for n, (where, name) in enumerate(found))
+    index = tuple(int(i) for i in found[0][0].nonzero()[0])
+    query, key = index[-2], index[-1]
+    value = weights[index].item()
+    problem = (f"query position {query} gives weight to key position {key}" if weighed.any()
+               else f"query position {query} has {spelled(value)} at key position {key}")
+    fail(
+        f"{what}: {problem}, which the mask hides.",
+        f"weight exactly 0 at [{', '.join(map(str, index))}]",
+        f"{spelled(value)} ({counts})",
+        hint,
+        weights_picture(what, weights, reference, allowed),
+    )
 
 
-def largest_difference(actual: torch.Tensor, error: torch.Tensor) -> str:
+def spelled(value: float, digits: int = 4) -> str:
+    """NaN and the infinities as a reader spells them; a number with ``digits`` significant digits."""
+    return "NaN" if math.isnan(value) else ("-inf" if value < 0 else "inf") if math.isinf(value) else f"{value:.{digits}g}"
+
+
+def largest_difference(actual: torch.Tensor, error: torch.Tensor, wrong: torch.Tensor) -> str:
     """The largest difference among the entries that are numbers, and how many are not: a NaN
-    made the largest difference read "inf", which says nothing of the numbers nor of the NaN."""
+    made the largest difference read "inf", which says nothing of the numbers nor of the NaN.
+    When every wrong entry is NaN or infinite, the numbers agree and no difference is named."""
     finite = actual.isfinite()
-    parts = [f"largest difference {error[finite].max().item():.3g}"] if finite.any() else []
-    for count, kind in ((int(actual.isnan().sum()), "NaN"), (int(actual.isinf().sum()), "infinite")):
-        if count:
-            parts.append(f"{count} {'entry is' if count == 1 else 'entries are'} {kind}")
-    return "; ".join(parts)
+    if (wrong & finite).any():
+        parts = [f"largest difference {error[finite].max().item():.3g}"]
+    else:
+        parts = [f"the {int(finite.sum())} entries that are numbers agree"] if finite.any() else []
+    return "; ".join([*parts, *filter(None, [not_numbers(actual)])])
 
 
 def expect_close(
@@ -199,7 +239,60 @@ def expect_close(
             f"{what}: {int(wrong.sum())} of {actual.numel()} entries do not match {compared_with}.",
             f"{expected64[index].item():.6g} at index {index} "
             f"(within {tolerance['atol']:g} + {tolerance['rtol']:g}*|expected|)",
-            f"{actual64[index].item():.6g} ({largest_difference(actual64, error)})",
+            f"{spelled(actual64[index].item(), 6)} ({largest_difference(actual64, error, wrong)})",
             hint,
             weights_picture(what, actual, expected, allowed) if attention else None,
         )
+
+
+def expect_unchanged(after: torch.Tensor, before: torch.Tensor, what: str, hint: str, tolerance: dict) -> None:
+    """The student's own output, asked again after a change that must not reach it: the same
+    numbers. An entry NaN (or infinite) both times neither changed nor stayed the same: it is
+    said as what it is, and the check fails, as nothing about it can be told; an entry that is
+    a number once and not the other time did change."""
+    expect_shape(after, tuple(before.shape), what)
+    after64, before64 = after.double(), before.double()
+    numbers = after64.isfinite() & before64.isfinite()
+    error = torch.where(numbers, (after64 - before64).abs(), torch.zeros_like(after64))
+    changed = numbers & ~(error <= tolerance["atol"] + tolerance["rtol"] * before64.abs())
+    changed |= after64.isfinite() != before64.isfinite()
+    neither = ~after64.isfinite() & ~before64.isfinite()
+    total = after.numel()
+    if changed.any():
+        index = tuple(int(i) for i in changed.nonzero()[0])
+        moved = numbers & changed
+        details = [f"largest change {error[moved].max().item():.3g}"] if moved.any() else []
+        became = int((changed & ~numbers).sum())
+        details += [f"{became} {'entry is' if became == 1 else 'entries are'} a number one time and not the other"] if became else []
+        details += [f"{int(neither.sum())} more are not numbers before nor after"] if neither.any() else []
+        fail(
+            f"{what}: {int(changed.sum())} of {total} entries changed with the inputs after them.",
+            f"{spelled(before64[index].item())} at index {index}, as before the change "
+            f"(within {tolerance['atol']:g} + {tolerance['rtol']:g}*|before|)",
+            f"{spelled(after64[index].item())} ({'; '.join(details)})",
+            hint,
+        )
+    if neither.any():
+        index = tuple(int(i) for i in neither.nonzero()[0])
+        fail(
+            f"{what}: {not_numbers_among(neither, before64)} of {total} entries, before the change and after it, "
+            "so whether they depend on the inputs after them cannot be told.",
+            "finite numbers that stay as they were",
+            f"{spelled(before64[index].item())} at index {index} before, {spelled(after64[index].item())} after "
+            f"({not_numbers(after64)} after the change)",
+            hint,
+        )
+
+
+def expect_some_weight(weights: torch.Tensor, problem: str, expected: str, hint: str) -> None:
+    """Some positive weight among ``weights`` (the entries where the mask allows attention that
+    a causal mask would not). Zeros are said as no weight; NaN and infinities as what they are."""
+    if (weights > 0).any():
+        return
+    if weights.isfinite().all():
+        fail(f"{problem}.", expected, "zero weight on every one of them", hint)
+    held = [f"{kind} at {int(where.sum())}" for kind, where in (
+        ("NaN", weights.isnan()), ("infinite values", weights.isinf()), ("0", weights == 0), ("negative numbers", weights < 0),
+    ) if where.any()]
+    fail(f"{problem}: not one of its {weights.numel()} entries there is a positive number.", expected,
+         f"{', '.join(held)} of them", hint)

@@ -86,13 +86,29 @@ def run_head(
 
 
 def concatenate_heads(
-    student: ModuleType, head_outputs: list[torch.Tensor], head_weights: list[torch.Tensor]
+    student: ModuleType, head_outputs: list[torch.Tensor], head_weights: list[torch.Tensor],
+    output_gradient: torch.Tensor | None = None,
 ) -> Any:
+    """The student's concatenate_heads of these outputs; with ``output_gradient``, also the
+    gradient each head's output receives, {"joined", "output_gradients"} (None: none reached
+    it), for the diagnosis's counterfactual of the module's forward (grader/hidden/counterfactual.py)."""
+    if output_gradient is not None:
+        head_outputs = [output.clone().requires_grad_() for output in head_outputs]
     results = [
         _require(student, "HeadResult")(output=output, weights=weights)
         for output, weights in zip(head_outputs, head_weights)
     ]
-    return _plain(_require(student, "concatenate_heads")(results))
+    with torch.enable_grad():
+        joined = _require(student, "concatenate_heads")(results)
+    if output_gradient is None:
+        return _plain(joined)
+    gradients: tuple = (None,) * len(head_outputs)
+    if isinstance(joined, torch.Tensor) and joined.requires_grad:
+        if joined.shape != output_gradient.shape:
+            raise ContractViolation(f"concatenate_heads returned {tuple(joined.shape)}, not {tuple(output_gradient.shape)}")
+        with torch.enable_grad():
+            gradients = torch.autograd.grad((joined * output_gradient).sum(), head_outputs, allow_unused=True)
+    return {"joined": _plain(joined), "output_gradients": [_plain(gradient) for gradient in gradients]}
 
 
 def run_attention(
@@ -383,8 +399,8 @@ def _plain(value: Any) -> Any:
 # call it has no answer for (``missing``). A missing head or concatenation gets a placeholder, so
 # the run goes on to show the calls after it (every head at once); a missing head width or mask
 # stops the run, as everything after it depends on the answer. The grader answers what is missing
-# and asks again; a run with nothing missing is the counterfactual. A head's backward pass is
-# served the same way; the other stand-ins' outputs carry no gradient.
+# and asks again; a run with nothing missing is the counterfactual. The backward pass of a head
+# or of the concatenation is served the same way; a head width and a mask need no gradient.
 REPLACEABLE = ("head_dimension", "causal_mask", "AttentionHead.forward", "concatenate_heads")
 REPLAYABLE = ("head_dimension", "causal_mask", "construct_attention", "run_head", "concatenate_heads", "run_attention", "initial_parameters")
 
@@ -449,8 +465,19 @@ def _stand_in(student: ModuleType, function: str, served: list, missing: list):
         return lambda seq_len, device=None: answer({"seq_len": seq_len})["mask"]
     if function == "concatenate_heads":
         def concatenate_heads(head_results):
-            outputs = [_plain(result.output) for result in head_results]
-            return answer({"outputs": outputs}, lambda: {"joined": torch.zeros(0)})["joined"]
+            leaves = [result.output for result in head_results]
+            request = {"outputs": [_plain(leaf) for leaf in leaves]}
+            joined = answer(request, lambda: {"joined": torch.zeros(0)})["joined"]
+            if torch.is_grad_enabled() and all(isinstance(leaf, torch.Tensor) for leaf in leaves) and any(
+                leaf.requires_grad for leaf in leaves
+            ):
+                # The backward pass is served as a head's is: the reference's product for the gradient that reaches it.
+                def vjp(gradient):
+                    asked = {"vjp_of": request, "gradient": _plain(gradient)}
+                    return answer(asked, lambda: {"gradients": [torch.zeros_like(leaf) for leaf in leaves]})["gradients"]
+
+                joined = _Served.apply(joined, vjp, *leaves)
+            return joined
         return concatenate_heads
 
     def forward(self, inputs, allowed_mask):

@@ -205,6 +205,15 @@ class Submission:
         result = self._call("concatenate_heads", head_outputs=head_outputs, head_weights=head_weights)
         return _tensor(result, "concatenate_heads(...)")
 
+    def concatenate_heads_backward(self, head_outputs: list, head_weights: list, output_gradient: torch.Tensor) -> list:
+        """The gradient each head's output receives through the student's concatenate_heads
+        (None where none does)."""
+        result = self._call("concatenate_heads", head_outputs=head_outputs, head_weights=head_weights, output_gradient=output_gradient)
+        gradients = result.get("output_gradients") if isinstance(result, dict) else None
+        if not isinstance(gradients, list) or len(gradients) != len(head_outputs):
+            raise _contract("concatenate_heads", "concatenate_heads(...) gave no gradient for each head's output")
+        return [None if gradient is None else _tensor(gradient, "concatenate_heads(...) (gradient)") for gradient in gradients]
+
     def run_attention(self, **arguments: Any) -> dict[str, Any]:
         return _checked_run(self._call("run_attention", **arguments), "MultiHeadSelfAttention.forward")
 

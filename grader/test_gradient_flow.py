@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -18,10 +20,6 @@ CUT_HINT = (
     "differentiable torch operation."
 )
 UNUSED_HINT = "your output does not change when {name} changes: the forward pass does not use it."
-NAN_HINT = (
-    "your causal_mask({seq}) has a row that allows no position, and a softmax over nothing but -inf is NaN: "
-    "the causal mask keeps the diagonal."
-)
 CUT_INPUTS_HINT = (
     "no gradient comes back to the inputs, though the output depends on them: the graph is cut "
     "(a .detach(), torch.no_grad() or a tensor rebuilt with torch.tensor(...))."
@@ -36,9 +34,10 @@ def module_data(config: Config) -> dict:
     return {"inputs": inputs, "parameters": parameters, "output_gradient": output_gradient}
 
 
-def module_gradients(submission, config: Config) -> dict:
+def module_gradients(submission, config: Config) -> tuple[dict, torch.Tensor]:
+    """The module's gradients on module_data, and the weights it returned."""
     result = submission.run_attention(model_dim=config.model_dim, num_heads=config.num_heads, **module_data(config))
-    return result["parameter_gradients"]
+    return result["parameter_gradients"], result["weights"]
 
 
 def dependence_hint(submission, config: Config, name: str) -> str:
@@ -65,16 +64,17 @@ def dependence_hint(submission, config: Config, name: str) -> str:
     return CUT_HINT.format(name=name)
 
 
-def nan_hint(submission, seq: int) -> str:
-    return NAN_HINT.format(seq=seq) if premises.has_an_empty_row(premises.student_causal_mask(submission, seq)) else ""
+def nan_hint(submission, seq: int, weights) -> str:
+    """The empty row of the student's causal mask, when the module's weights are NaN in exactly that row."""
+    return premises.empty_row_hint(submission, seq, weights)
 
 
-def expect_useful_gradient(submission, gradients: dict, name: str) -> None:
+def expect_useful_gradient(submission, gradients: dict, name: str, weights: torch.Tensor) -> None:
     gradient = gradients.get(name)
     if gradient is None:
         checks.fail(f"no gradient reaches {name}.", "a gradient after backward()", "None", dependence_hint(submission, CONFIG, name))
     if not bool(torch.isfinite(gradient).all()):
-        checks.expect_finite(gradient, f"the gradient of {name}", nan_hint(submission, CONFIG.seq))
+        checks.expect_finite(gradient, f"the gradient of {name}", nan_hint(submission, CONFIG.seq, weights))
     if not gradient.abs().max() > 0:
         checks.fail(
             f"the gradient of {name} is zero everywhere.", "a non-zero gradient", "all zeros", dependence_hint(submission, CONFIG, name)
@@ -83,19 +83,19 @@ def expect_useful_gradient(submission, gradients: dict, name: str) -> None:
 
 @pytest.mark.points(3)
 def test_every_head_projection_receives_a_gradient(submission):
-    gradients = module_gradients(submission, CONFIG)
+    gradients, weights = module_gradients(submission, CONFIG)
     for head in range(CONFIG.num_heads):
         for projection in ("query", "key", "value"):
-            expect_useful_gradient(submission, gradients, f"heads.{head}.{projection}.weight")
+            expect_useful_gradient(submission, gradients, f"heads.{head}.{projection}.weight", weights)
 
 
 @pytest.mark.points(2)
 def test_output_projection_receives_a_gradient(submission):
-    gradients = module_gradients(submission, CONFIG)
+    gradients, weights = module_gradients(submission, CONFIG)
     for name in ("output_projection.weight", "output_projection.bias"):
         if name not in gradients:
             checks.fail(f"{name} is missing.", "the output projection given in the constructor", "no such parameter")
-        expect_useful_gradient(submission, gradients, name)
+        expect_useful_gradient(submission, gradients, name, weights)
 
 
 # The finite-difference step and tolerances of torch.autograd.gradcheck, in float64.
@@ -103,7 +103,7 @@ STEP = 1e-6
 GRADIENT_TOLERANCE = {"atol": 1e-5, "rtol": 1e-3}
 
 
-def expect_gradcheck(submission, run, inputs: torch.Tensor, what: str, seq: int) -> None:
+def expect_gradcheck(submission, run, inputs: torch.Tensor, what: str, seq: int | None) -> None:
     """backward() against finite differences, along a random direction.
 
     The check of torch.autograd.gradcheck's fast mode: for a random input direction u and
@@ -113,7 +113,8 @@ def expect_gradcheck(submission, run, inputs: torch.Tensor, what: str, seq: int)
     here rather than calling gradcheck because gradcheck's backward pass makes torch
     import sympy, a third of a second added to every `pytest grader` run.
     """
-    output = run(inputs, None)["output"]
+    answer = run(inputs, None)
+    output = answer["output"]
     if output.dtype != torch.float64:
         checks.fail(
             f"{what} changes the dtype.",
@@ -122,7 +123,8 @@ def expect_gradcheck(submission, run, inputs: torch.Tensor, what: str, seq: int)
             "do not hard-code dtype=torch.float32; build new tensors with the dtype of the scores.",
         )
     if not bool(torch.isfinite(output).all()):
-        checks.expect_finite(output, f"{what}'s float64 output", nan_hint(submission, seq))
+        # ``seq``: the module's default mask is the student's causal_mask(seq); a head is given the grader's.
+        checks.expect_finite(output, f"{what}'s float64 output", nan_hint(submission, seq, answer["weights"]) if seq else "")
     rng = data.generator(54)
     direction = torch.randn(inputs.shape, generator=rng, dtype=torch.float64)
     output_weights = torch.randn(output.shape, generator=rng, dtype=torch.float64)
@@ -135,8 +137,14 @@ def expect_gradcheck(submission, run, inputs: torch.Tensor, what: str, seq: int)
     for shifted in (ahead, behind):
         checks.expect_shape(shifted, tuple(output.shape), f"{what}'s output for shifted inputs")
     numerical = float(((ahead - behind) * output_weights).sum()) / (2 * STEP)
+    if not (math.isfinite(backpropagated) and math.isfinite(numerical)):  # NaN agrees and disagrees with nothing
+        checks.fail(
+            f"{what}: the derivative along a random direction of the inputs is not a number (float64).",
+            "a finite number, the same from backward() and from finite differences",
+            f"{checks.spelled(backpropagated)} from backward(), {checks.spelled(numerical)} estimated numerically",
+        )
     tolerance = GRADIENT_TOLERANCE["atol"] + GRADIENT_TOLERANCE["rtol"] * abs(numerical)
-    if not abs(backpropagated - numerical) <= tolerance:  # written so that NaN fails too
+    if not abs(backpropagated - numerical) <= tolerance:
         checks.fail(
             f"{what}: backpropagated gradients disagree with finite differences (float64).",
             f"the derivative along a random direction of the inputs, estimated numerically: {numerical:.6g}",
@@ -163,7 +171,7 @@ def test_head_passes_gradcheck_in_float64(submission):
             output_gradient=output_gradient,
         )
 
-    expect_gradcheck(submission, run, data.random_inputs(TINY, rng, dtype=torch.float64), f"AttentionHead ({TINY.describe()})", TINY.seq)
+    expect_gradcheck(submission, run, data.random_inputs(TINY, rng, dtype=torch.float64), f"AttentionHead ({TINY.describe()})", None)
 
 
 @pytest.mark.points(3)

@@ -83,21 +83,22 @@ def test_heads_neither_share_nor_copy_their_parameters(submission):
     # Which tensors are one, and where: across heads or inside one head (premises.shared_tensors
     # reads the names the module itself gives them), each said as it is.
     groups = built.get("shared", [])
-    for sharing in premises.shared_tensors(groups):
-        if sharing.across_heads:
-            checks.fail(
-                f"{sharing.sentence()}.",
-                "every head with parameters of its own",
-                f"one tensor: {', '.join(sharing.names[:4])}",
-                ONE_MODULE_HINT if sharing.whole_heads(groups, PROJECTIONS) else SHARED_PROJECTION_HINT,
-            )
+    if sharings := premises.shared_tensors(groups):
+        # Every shared tensor in one message: a fix of one must not meet the same check about the next.
+        first = sharings[0]
+        if first.across_heads:
+            expected = "every head with parameters of its own"
+            whole = all(sharing.whole_heads(groups, PROJECTIONS) for sharing in sharings if sharing.across_heads)
+            hint = ONE_MODULE_HINT if whole else SHARED_PROJECTION_HINT
         else:
-            checks.fail(
-                f"{sharing.sentence()}.",
-                "query, key and value with weights of their own" if sharing.inside_one_head else "parameters of their own",
-                f"one tensor: {', '.join(sharing.names[:4])}",
-                INSIDE_A_HEAD_HINT if sharing.inside_one_head and not sharing.outside_the_heads else "",
-            )
+            expected = "query, key and value with weights of their own" if first.inside_one_head else "parameters of their own"
+            hint = INSIDE_A_HEAD_HINT if all(sharing.inside_one_head and not sharing.outside_the_heads for sharing in sharings) else ""
+        checks.fail(
+            f"{premises.sharing_sentence(sharings)}.",
+            expected,
+            "; ".join(f"{'one tensor' if n == 0 else 'another'}: {', '.join(sharing.names[:4])}" for n, sharing in enumerate(sharings[:3])),
+            hint,
+        )
     for first, second in itertools.combinations(range(config.num_heads), 2):
         for projection in PROJECTIONS:
             a = parameters.get(f"heads.{first}.{projection}.weight")

@@ -17,10 +17,6 @@ OVERFLOW_HINT = (
     "your weights are finite for inputs of magnitude ~1 and not for ~30: large scores overflow exp(). "
     "Subtract each row's maximum before exp, as torch.softmax does."
 )
-EMPTY_ROW_HINT = (
-    "your causal_mask({seq}) has a row that allows no position, and a softmax over nothing but -inf is NaN: "
-    "the causal mask keeps the diagonal."
-)
 
 
 MODULE = "probabilities-module"
@@ -94,12 +90,12 @@ def test_head_rows_sum_to_one_under_a_custom_mask(submission, config):
         )
 
 
-def finite_hint(submission, config) -> str:
+def finite_hint(submission, config, weights) -> str:
     """Why the outputs are not finite on large inputs, when the grader can tell: the same
     call on inputs of magnitude ~1 is finite (overflow), or the student's causal mask has a
-    row that allows nothing."""
-    if premises.has_an_empty_row(premises.student_causal_mask(submission, config.seq)):
-        return EMPTY_ROW_HINT.format(seq=config.seq)
+    row that allows nothing, where the ``weights`` returned are NaN."""
+    if empty_row := premises.empty_row_hint(submission, config.seq, weights):
+        return empty_row
     small = premises.asked(lambda: run_module(submission, config))
     if small and all(isinstance(t, torch.Tensor) and bool(torch.isfinite(t).all()) for t in (small["weights"], small["output"])):
         return OVERFLOW_HINT
@@ -113,7 +109,7 @@ def test_large_inputs_give_finite_outputs_and_weights(submission, config):
     what = f"with inputs of magnitude ~30, {config.describe()}:"
     for name in ("weights", "output"):
         if not bool(torch.isfinite(result[name]).all()):
-            checks.expect_finite(result[name], f"{what} the {name}", finite_hint(submission, config))
+            checks.expect_finite(result[name], f"{what} the {name}", finite_hint(submission, config, result["weights"]))
 
 
 @pytest.mark.points(2)

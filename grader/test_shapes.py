@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -100,6 +102,13 @@ def test_concatenation_puts_each_head_in_its_own_block_in_order(submission):
                 f"concatenate_heads: features {head * config.head_dim}:{(head + 1) * config.head_dim} "
                 f"do not hold head {head}'s output.",
                 f"head {head}'s output (values around {head + 1}) in that block, unchanged",
-                f"values {sorted({round(v) for v in block.flatten().tolist()})} there",
+                f"values {rounded_values(block)} there",
                 premises.concatenation_order_hint(concatenated, outputs),
             )
+
+
+def rounded_values(block: torch.Tensor) -> str:
+    """The distinct values of ``block``, rounded, and those that are not numbers said as such."""
+    values = block.flatten().tolist()
+    numbers = sorted({round(v) for v in values if math.isfinite(v)})
+    return str(numbers) + "".join(f" and {kind}" for kind in sorted({checks.spelled(v) for v in values if not math.isfinite(v)}))

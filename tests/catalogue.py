@@ -680,13 +680,15 @@ MUTANTS: tuple[Implementation, ...] = (
             REFERENCE,
         ),
     ),
-    # --- Mistakes outside the diagnosis's vocabulary (mistake=""): never given a known id ---------
     Implementation(
         name="softmax_over_batch",
+        mistake="softmax_over_batch",
         description="Took the softmax over the batch axis (dim=0).",
         edits=(_edit(_SOFTMAX_LINE, "weights = torch.softmax(scores, dim=0)"),),
         losing_groups=(PROBABILITIES, REFERENCE),
+        must_read=("the softmax normalises over the batch axis", "NaN"),
     ),
+    # --- Mistakes outside the diagnosis's vocabulary (mistake=""): never given a known id ---------
     Implementation(
         name="scale_by_seq_len",
         description="Scaled the scores by sqrt(seq_len) instead of sqrt(head_dim).",
@@ -1475,6 +1477,186 @@ UNKNOWN_PAIRS: tuple[tuple[str, str], ...] = (
 )
 # === end of issue 26's block
 
+# === Issue 37: known forms named, NaN said as NaN, and a fifth class in hands nobody here had used
+# (an AI assistant's style, fused projections, einsum for every head at once,
+# F.scaled_dot_product_attention with an explicit mask), valid and wrong, alone and in pairs.
+_MODULE_HEADS = (
+    "        head_results = [head(inputs, allowed_mask) for head in self.heads]\n"
+    "        concatenated = concatenate_heads(head_results)  # (batch, seq, model_dim)\n"
+)
+_CONSTRUCTOR_CHECK = "        self.head_dim = head_dimension(model_dim, num_heads)\n"
+_MASK_ONES = "ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)"
+# As an AI assistant writes a head: a stored scale, matmul, an equality test for the mask,
+# functional softmax, and two checks of the configuration, each naming both numbers.
+_AI_STYLE = (
+    _edit("        self.head_dim = head_dim\n        self.query", "        self.head_dim = head_dim\n        self.scale = head_dim ** -0.5\n        self.query"),
+    _edit(_SCORES_LINE, "scores = torch.matmul(queries, keys.transpose(-2, -1))"),
+    _edit(_SCALE_LINE, "scores = scores * self.scale"),
+    _edit(_MASK_LINE, 'scores = scores.masked_fill(allowed_mask == 0, float("-inf"))'),
+    _edit(_SOFTMAX_LINE, "weights = torch.nn.functional.softmax(scores, dim=-1)"),
+    _edit(
+        _HEAD_DIM_CHECK + "\n" + _HEAD_DIM_ERROR,
+        "if num_heads <= 0:\n"
+        '        raise ValueError(f"num_heads must be positive, got num_heads={num_heads} for model_dim={model_dim}")\n'
+        "    if model_dim % num_heads != 0:\n"
+        '        raise ValueError(f"model_dim ({model_dim}) must be divisible by num_heads ({num_heads})")\n',
+    ),
+)
+_AI_MASK = "return torch.tril(torch.ones(seq_len, seq_len, device=device)).bool()"
+# Every head at once, queries, keys and values from one fused projection (one linear map with
+# every head's three weights, as a fused QKV layer is), the weights by hand, the output by
+# F.scaled_dot_product_attention with the mask given explicitly. A boolean attn_mask there is
+# True where a position takes part (the docs' reference code fills -inf where attn_mask is
+# False: https://docs.pytorch.org/docs/2.15/generated/torch.nn.functional.scaled_dot_product_attention.html),
+# the exercise's own convention.
+_FUSED_QKV = (
+    "        batch, seq, _ = inputs.shape\n"
+    "        qkv_weight = torch.cat([torch.cat([head.query.weight, head.key.weight, head.value.weight]) for head in self.heads])\n"
+    "        qkv = torch.nn.functional.linear(inputs, qkv_weight).view(batch, seq, self.num_heads, 3, self.head_dim)\n"
+    "        queries, keys, values = qkv.permute(3, 0, 2, 1, 4).unbind(0)  # each (batch, heads, seq, head_dim)\n"
+    "        mask = allowed_mask if allowed_mask.dim() == 2 else allowed_mask[:, None]  # over the heads' axis\n"
+    "        scores = queries @ keys.transpose(-2, -1) / math.sqrt(self.head_dim)  # (batch, heads, seq, seq)\n"
+    "        all_weights = scores.masked_fill(~mask, float('-inf')).softmax(dim=-1)\n"
+    "        attended = torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=mask)\n"
+    "        concatenated = attended.transpose(1, 2).reshape(batch, seq, self.model_dim)  # (batch, seq, model_dim)\n"
+)
+_EINSUM_HEADS = (
+    "        batch, seq, _ = inputs.shape\n"
+    "        stacked = {name: torch.stack([getattr(head, name).weight for head in self.heads]) for name in ('query', 'key', 'value')}\n"
+    "        queries, keys, values = (torch.einsum('bsm,hdm->bhsd', inputs, stacked[name]) for name in ('query', 'key', 'value'))\n"
+    "        scores = torch.einsum('bhqd,bhkd->bhqk', queries, keys) / math.sqrt(self.head_dim)\n"
+    "        mask = allowed_mask if allowed_mask.dim() == 2 else allowed_mask[:, None]\n"
+    "        all_weights = torch.softmax(scores.masked_fill(~mask, float('-inf')), dim=-1)  # (batch, heads, seq, seq)\n"
+    "        concatenated = torch.einsum('bhqk,bhkd->bqhd', all_weights, values).reshape(batch, seq, self.model_dim)\n"
+)
+
+MUTANTS += (
+    # Known forms that were "unknown"
+    Implementation(
+        name="assert_in_the_constructor",
+        kind="fifth",
+        mistake="assert_instead_of_raise",
+        description="Checked the width with an assert in MultiHeadSelfAttention's constructor, its message naming both numbers.",
+        edits=(_edit(_CONSTRUCTOR_CHECK, '        assert model_dim % num_heads == 0, f"model_dim ({model_dim}) must be divisible by '
+                                         'num_heads ({num_heads})"\n' + _CONSTRUCTOR_CHECK),),
+        losing_groups=(CONFIGURATION,),
+        must_read=("checked with assert instead of raising ValueError",),
+    ),
+    Implementation(
+        name="softmax_over_the_first_axis",
+        kind="fifth",
+        mistake="softmax_over_batch",
+        description="Took the softmax over dim=-3, the first axis of (batch, seq, seq): the batch.",
+        edits=(_edit(_SOFTMAX_LINE, "weights = scores.softmax(dim=-3)"),),
+        losing_groups=(PROBABILITIES, REFERENCE),
+        must_read=("the softmax normalises over the batch axis",),
+    ),
+    # The fifth class's mistakes
+    Implementation(
+        name="ai_style_mask_strictly_below",
+        kind="fifth",
+        mistake="mask_without_diagonal",
+        description="An AI assistant's head, with a causal mask built with tril(..., diagonal=-1): the first row is empty, NaN.",
+        edits=(*_AI_STYLE, _edit(_TRIL_LINE, _AI_MASK.replace("device=device))", "device=device), diagonal=-1)"))),
+        losing_groups=(PROBABILITIES, CAUSAL_MASKING, GRADIENT_FLOW),
+        must_read=("leaves out the diagonal",),
+    ),
+    Implementation(
+        name="ai_style_softmax_over_batch",
+        kind="fifth",
+        mistake="softmax_over_batch",
+        description="An AI assistant's head with F.softmax(scores, dim=0).",
+        edits=(*_AI_STYLE[:4], _edit(_SOFTMAX_LINE, "weights = torch.nn.functional.softmax(scores, dim=0)"), *_AI_STYLE[5:]),
+        losing_groups=(PROBABILITIES, CAUSAL_MASKING, REFERENCE),
+    ),
+    Implementation(
+        name="einsum_softmax_over_batch",
+        kind="fifth",
+        mistake="softmax_over_batch",
+        description="Scores and output with einsum, the softmax over the batch axis.",
+        edits=(
+            _edit(_SCORES_LINE, 'scores = torch.einsum("bqd,bkd->bqk", queries, keys)'),
+            _edit(_SOFTMAX_LINE, "weights = scores.softmax(0)"),
+            _edit(_OUTPUT_LINE, 'output = torch.einsum("bqk,bkd->bqd", weights, values)'),
+        ),
+        losing_groups=(PROBABILITIES, REFERENCE),
+    ),
+    Implementation(
+        name="sdpa_mask_inverted",
+        kind="fifth",
+        description=(
+            "Computed the head's output with F.scaled_dot_product_attention given ~allowed_mask (True read as "
+            "'masked out'), the weights right: a row that allows every key gets NaN."
+        ),
+        edits=(_edit(_OUTPUT_LINE, "output = torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=~allowed_mask)"),),
+        losing_groups=(REFERENCE_EXAMPLES, REFERENCE),
+    ),
+    Implementation(
+        name="key_and_value_shared_across_heads",
+        kind="fifth",
+        description="Gave every head head 0's key and value projections (as multi-query attention does), each head its own query.",
+        edits=(_edit(_HEADS_LIST, _HEADS_LIST + "\n        for head in self.heads[1:]:\n"
+                                  "            head.key = self.heads[0].key\n            head.value = self.heads[0].value"),),
+        losing_groups=(HEAD_DISTINCTNESS, REFERENCE),
+        # The sentence about shared tensors names both (a fix of the keys alone meets the check again).
+        must_read=("hold the very same parameter tensors, one as their key.weight and one as their value.weight",),
+    ),
+    Implementation(
+        name="fused_qkv_without_scale",
+        kind="fifth",
+        description="Every head at once from one fused projection, the scores not scaled (the module's own forward, not the head's).",
+        edits=(
+            _edit(_MODULE_HEADS, _FUSED_QKV.replace(" / math.sqrt(self.head_dim)", "").replace(
+                "attn_mask=mask)", "attn_mask=mask, scale=1.0)")),
+            _edit(_STACK_LINE, "weights = all_weights"),
+        ),
+        losing_groups=(REFERENCE_EXAMPLES, REFERENCE),
+    ),
+)
+
+PAIRS += (
+    ("assert_in_the_constructor", "no_output_projection"),  # both in the module
+    ("assert_in_the_constructor", "mask_without_diagonal"),
+    ("softmax_over_the_first_axis", "interleaved_concatenation"),
+    ("einsum_softmax_over_batch", "missing_scale"),
+    ("softmax_over_batch", "first_head_weights_repeated"),
+)
+
+VARIANTS += (
+    Implementation(
+        name="ai_assistant_style",
+        kind="fifth",
+        description="As an AI assistant writes it: a stored scale, matmul, allowed_mask == 0, F.softmax, two checks each naming both numbers.",
+        edits=(*_AI_STYLE, _edit(_TRIL_LINE, _AI_MASK)),
+    ),
+    Implementation(
+        name="fused_qkv_with_sdpa",
+        kind="fifth",
+        description="Every head at once from one fused QKV projection; the output by F.scaled_dot_product_attention with an explicit mask.",
+        edits=(_edit(_MODULE_HEADS, _FUSED_QKV), _edit(_STACK_LINE, "weights = all_weights")),
+    ),
+    Implementation(
+        name="einsum_for_every_head_at_once",
+        kind="fifth",
+        description="The heads' weights stacked and every step, the output projection included, written with einsum.",
+        edits=(
+            _edit(_MODULE_HEADS, _EINSUM_HEADS),
+            _edit(_STACK_LINE, "weights = all_weights"),
+            _edit(_PROJECTION_LINE, "combined = torch.einsum('bsm,om->bso', concatenated, self.output_projection.weight) "
+                                    "+ self.output_projection.bias"),
+        ),
+    ),
+    Implementation(
+        name="sdpa_with_an_additive_mask",
+        kind="fifth",
+        description="The head's output by F.scaled_dot_product_attention with a float mask (0 allowed, -inf hidden), the weights by hand.",
+        edits=(_edit(_OUTPUT_LINE, "bias = torch.zeros(allowed_mask.shape, dtype=queries.dtype).masked_fill(~allowed_mask, float('-inf'))\n"
+                                   "        output = torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=bias)"),),
+    ),
+)
+# === end of issue 37's block
+
+
 def apply_edits(source: str, edits: Iterable[Edit], name: str = "<edits>") -> str:
     """Apply ``edits`` in order; each ``old`` must occur exactly once when it is applied.
 
@@ -1530,26 +1712,43 @@ def without(name: str, has_it) -> str | None:
     return None
 
 
-def explained_but_failing_without_it(run, name: str, function_of) -> list[str]:
-    """The counterfactual of every "explains" list of entry ``name`` in a grading ``run``: the
-    checks a diagnosis explains that still fail in the same file without that diagnosis's cause
-    (the other mutant of a pair, graded in the same run on the same seed), and any explained
-    check that did not even fail. [] when every list holds. ``function_of(mistake id)``: the
-    function a known mistake is in ("" for a root cause's id)."""
+ROOT_CAUSES = ("parameter_layout", "nondeterministic")  # grader/feedback/root_causes.py: no counterfactual
+
+
+def explains_against_the_fix(run, name: str) -> list[str]:
+    """Every "explains" list of entry ``name`` in a grading ``run`` against its counterfactual,
+    the same file with that diagnosis's cause taken out: for one mutant the solution (which
+    passes every check, as every variant of the run does), for two the other mutant (graded in
+    the same run, on the same seed). A list must hold exactly the failing checks that pass in
+    that file, except those the diagnosis records as ``unreplayable`` (its counterfactual could
+    not be run). [] when every list holds; else what is wrong, "explains ... (passed)",
+    "explains ..." (still failing without the cause), "leaves out ..." (passing without it)."""
+    mutants = {m.name: m for m in MUTANTS}
     failed = {t["name"] for t in run.failed_tests(name)}
     wrong = []
     for entry in run.results[name]["diagnoses"]:
         explains = entry.get("explains", [])
-        wrong += [f"{entry['mistake']}: {check} (passed)" for check in explains if check not in failed]
-        if entry["mistake"] == "unknown" or not explains:
+        wrong += [f"{entry['mistake']}: explains {check} (passed)" for check in explains if check not in failed]
+        if entry["mistake"] == "unknown" or entry["mistake"] in ROOT_CAUSES:
             continue
-        fixed = without(name, lambda mutant: entry["mistake"] in mutant.mistakes or any(
-            function_of(id) == entry["function"] for id in mutant.mistakes
-        ))
-        if fixed is None:
+
+        def has_it(mutant) -> bool:
+            """The mutant holds this diagnosis's cause: its mistake, or one its own grading finds in the same function."""
+            found = {e["function"] for e in run.results[mutant.name]["diagnoses"] if e["mistake"] in mutant.mistakes}
+            return entry["mistake"] in mutant.mistakes or entry["function"] in found
+
+        if name in mutants:
+            if {e["function"] for e in run.results[name]["diagnoses"]} != {entry["function"]}:
+                continue  # a cause elsewhere too: the solution is not this file without this one
+            passing_without = failed  # the solution passes everything
+        elif (fixed := without(name, has_it)) is not None:
+            still_failing = {t["name"] for t in run.failed_tests(fixed)}
+            passing_without = {check for check in failed if check.replace(name, fixed) not in still_failing}
+        else:
             continue
-        passed = {t["name"] for t in run.results[fixed]["tests"] if t["outcome"] == "passed"}
-        wrong += [f"{entry['mistake']}: {check}" for check in explains if check.replace(name, fixed) not in passed]
+        wrong += [f"{entry['mistake']}: explains {check}" for check in explains if check not in passing_without]
+        left_out = passing_without - set(explains) - set(entry.get("unreplayable", []))
+        wrong += [f"{entry['mistake']}: leaves out {check}" for check in sorted(left_out)]
     return wrong
 
 

@@ -14,6 +14,7 @@ import pytest
 
 import catalogue
 from grading import grade
+from sentences import misnamed_non_numbers
 
 from grader.feedback import diagnosis_text, root_causes
 from grader.hidden import mistakes
@@ -100,6 +101,15 @@ def test_failure_messages_say_what_was_expected_and_what_came_back(catalogue_run
             assert len(message) < 1200, f"{mutant.name}/{test['name']} has a {len(message)}-character message"
 
 
+def test_no_message_calls_a_nan_or_an_infinity_weight_a_change_or_a_match(catalogue_run):
+    """Over the whole catalogue (a mask without its diagonal, a softmax over the batch or the
+    queries, scores returned as weights, and the fifth class's NaN-producing masks among them):
+    a value that is not a number is never weight, never changed, never what is expected."""
+    wrong = [f"{test['name']}: {problem}" for name in catalogue_run.results for test in catalogue_run.failed_tests(name)
+             for problem in misnamed_non_numbers(test.get("message") or "")]
+    assert wrong == [], "\n".join(wrong[:10])
+
+
 KNOWN = [m for m in catalogue.MUTANTS if m.mistake]
 UNLISTED = [m for m in catalogue.MUTANTS if not m.mistake]
 MISTAKE_OF = {m.name: m.mistakes for m in catalogue.MUTANTS}
@@ -160,11 +170,13 @@ def function_of(mistake: str) -> str:
 
 
 @pytest.mark.parametrize("name", ENTRIES)
-def test_every_explained_check_passes_with_that_function_fixed(catalogue_run, name):
-    """A check folded under a diagnosis is one the diagnosis's cause alone makes fail: the same
-    file with that cause taken out (the other mutant of a pair) passes it. For one mutant that
-    file is the solution, which passes everything: there the list holds failing checks only."""
-    assert catalogue.explained_but_failing_without_it(catalogue_run, name, function_of) == []
+def test_explains_lists_exactly_the_failing_checks_that_pass_with_that_function_fixed(catalogue_run, name):
+    """A check folded under a diagnosis is one the diagnosis's cause alone makes fail (sound),
+    and every failing check that passes once that cause is taken out is folded under it
+    (complete), unless its counterfactual could not be run (``unreplayable``): the same file
+    without that cause is the other mutant of a pair, or for one mutant the solution, which
+    passes everything."""
+    assert catalogue.explains_against_the_fix(catalogue_run, name) == []
 
 
 

@@ -363,3 +363,6 @@ def test_the_diagnosis_page_names_every_id_of_the_vocabulary():
     text = (REPO_ROOT / "docs" / "diagnosis.md").read_text(encoding="utf-8")
     ids = [mistake.id for mistake in mistakes.MISTAKES] + [root_causes.PARAMETER_LAYOUT, root_causes.NONDETERMINISTIC]
     assert [identifier for identifier in ids if f"`{identifier}`" not in text] == []
+    # Each row names every function the mistake can be found in (the module's constructor too).
+    rows = {line.split("|")[1].strip(" `"): line.split("|")[2] for line in text.splitlines() if line.startswith("| `")}
+    assert [m.id for m in mistakes.MISTAKES if any(f"`{f}`" not in rows.get(m.id, "") for f in m.functions)] == []

@@ -79,7 +79,11 @@ PREMISES = {
     "with no mask at all": {"no_mask", "masked_fill_result_discarded", "no_default_causal_mask"},
     "over the query positions": {"softmax_over_queries", "softmax_by_hand_over_queries"},
     "keys @ queries^T": {"queries_and_keys_swapped"},
-    "follow your causal_mask": {"anti_causal_mask", "mask_one_step_ahead"},
+    # NaN where the student's own mask leaves a row empty reproduces too (0/0 in both).
+    "follow your causal_mask": {"anti_causal_mask", "mask_one_step_ahead", "mask_without_diagonal"},
+    "give 0/0 under the softmax": {"mask_without_diagonal"},
+    "over the batch axis": {"softmax_over_batch"},
+    "the scaled scores themselves": {"scores_returned_as_weights"},
     "allows no position": {"mask_without_diagonal"},
     "leaves out the diagonal": {"mask_without_diagonal"},
     "lets each position see the next one": {"mask_one_step_ahead"},
@@ -111,8 +115,11 @@ PREMISES = {
 # shared and where, which dtype came back, which heads are alike): phrase -> the submissions
 # of which it is true. Checked over whole messages, like the hints.
 FACTS = {
-    "hold the very same parameter tensor": {"shared_head_module", "one_head_module_for_all"},
-    "inside head 0, query, key and value are the very same parameter tensor": {"query_key_value_share_one_linear"},
+    "hold the very same parameter tensor": {"shared_head_module", "one_head_module_for_all", "key_and_value_shared_across_heads"},
+    "inside each of heads 0, 1 and 2, query, key and value are the very same parameter tensor": {"query_key_value_share_one_linear"},
+    # Every shared projection named: the key's and the value's, not the first group only.
+    "tensors, one as their key.weight and one as their value.weight": {"key_and_value_shared_across_heads"},
+    "one as their query.weight, one as their key.weight and one as their value.weight": {"shared_head_module", "one_head_module_for_all"},
     # NaN weights are never "the same" (mask_without_diagonal gives a row of NaN)
     "return the same attention matrix": {"shared_head_module", "one_head_module_for_all", "reseeded_heads",
                                          "reseeded_before_each_head", "first_head_weights_repeated"},
@@ -120,8 +127,8 @@ FACTS = {
 }
 CATALOGUE_NAMES = sorted(set().union(*PREMISES.values()) - {impl.name for impl in STYLES}) + [
     # Wrong in ways no hint here names: every hint must stay silent on them.
-    "scale_after_softmax", "sigmoid_instead_of_softmax", "softmax_over_batch", "mask_inverted",
-    "mask_transposed_for_heads", "output_for_first_batch_only", "scores_returned_as_weights",
+    "scale_after_softmax", "sigmoid_instead_of_softmax", "mask_inverted", "key_and_value_shared_across_heads",
+    "mask_transposed_for_heads", "output_for_first_batch_only",
     "softmax_sum_without_keepdim", "scale_power_half",
     # Valid rewrites: no failure, so no hint at all.
     "softmax_by_hand", "einsum_everywhere", "where_with_finfo_min", "softmax_in_float64",

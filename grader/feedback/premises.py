@@ -39,6 +39,22 @@ def close(actual, expected: torch.Tensor) -> bool:
     return bool(((a - e).abs() <= PREMISE_TOLERANCE["atol"] + PREMISE_TOLERANCE["rtol"] * e.abs()).all())
 
 
+def reproduced(actual, candidate: torch.Tensor) -> bool:
+    """Whether a slip recomputed here (``candidate``) gives the student's numbers: ``close``
+    where the candidate has numbers, and NaN, or the same infinity, exactly where it has those
+    (a softmax over nothing but -inf is 0/0, in the slip as in the student's code). Evidence
+    for a premise only: no sentence calls a NaN the same as anything."""
+    if not isinstance(candidate, torch.Tensor) or not isinstance(actual, torch.Tensor) or not actual.is_floating_point():
+        return False
+    numbers = candidate.isfinite()
+    if bool(numbers.all()) or tuple(actual.shape) != tuple(candidate.shape):
+        return close(actual, candidate)
+    a, c = actual.double(), candidate.double()
+    if not (torch.equal(a.isnan(), c.isnan()) and torch.equal(a.isinf(), c.isinf()) and torch.equal(a[c.isinf()], c[c.isinf()])):
+        return False
+    return close(a[numbers], c[numbers])
+
+
 # --- the weights of one head under one slip ------------------------------------------------
 
 
@@ -50,6 +66,7 @@ def _softmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
     return torch.softmax(scores, dim=dim)
 
 
+SCORES_AS_WEIGHTS = "your weights are the scaled scores themselves: apply torch.softmax(..., dim=-1) to them."
 # name -> (how the weights come out of (queries, keys, head_dim, model_dim, allowed), the hint).
 # Each hint states the premise the grader checked ("your weights are those of ...").
 WEIGHT_SLIPS: dict[str, tuple[Callable, str]] = {
@@ -109,7 +126,16 @@ WEIGHT_SLIPS: dict[str, tuple[Callable, str]] = {
     ),
     "scores_as_weights": (
         lambda q, k, hd, md, m: _masked(q @ k.mT / math.sqrt(hd), m, 0.0),
-        "your weights are the scaled scores themselves: apply torch.softmax(..., dim=-1) to them.",
+        SCORES_AS_WEIGHTS,
+    ),
+    "masked_scores_as_weights": (
+        lambda q, k, hd, md, m: _masked(q @ k.mT / math.sqrt(hd), m),
+        SCORES_AS_WEIGHTS,
+    ),
+    "softmax_over_batch": (
+        lambda q, k, hd, md, m: _softmax(_masked(q @ k.mT / math.sqrt(hd), m), dim=0),
+        "your weights are a softmax over the batch axis (dim=0), which mixes the sequences of the batch "
+        "(and gives 0/0, NaN, where every sequence hides a key): take it over the key positions, dim=-1.",
     ),
 }
 # The slips of a mask: what the weights are when the head uses another mask than the one it
@@ -171,7 +197,7 @@ def weights_hint(
             candidate = _stack([slip(q, k, head_dim, model_dim, allowed) for q, k, _ in heads], num_heads)
         except RuntimeError:
             return False
-        return not close(candidate, correct) and close(weights, candidate)
+        return not close(candidate, correct) and reproduced(weights, candidate)
 
     # Every slip is tried: when two different ones give the same numbers on this data
     # (sqrt(model_dim) equals head_dim for some sizes), the grader cannot tell which the
@@ -179,6 +205,7 @@ def weights_hint(
     found = [hint for mask, hint in (other_masks or {}).values()
              if reproduces(lambda q, k, hd, md, m, mask=mask: _under_another_mask(q, k, hd, mask.bool()))]
     found += [hint for slip, hint in WEIGHT_SLIPS.values() if reproduces(slip)]
+    found = list(dict.fromkeys(found))  # two forms of one slip (the scores, with or without -inf) say one thing
     if len(found) == 1:
         return found[0]
     if found or num_heads is None or num_heads < 2:
@@ -313,6 +340,27 @@ def has_an_empty_row(mask) -> bool:
     return isinstance(mask, torch.Tensor) and mask.dim() >= 1 and mask.shape[-1] > 0 and bool((~mask.bool()).all(dim=-1).any())
 
 
+EMPTY_ROW_HINT = (
+    "your causal_mask({seq}) has a row that allows no position, and a softmax over nothing but -inf is 0/0, NaN: "
+    "the causal mask keeps the diagonal."
+)
+
+
+def empty_row_hint(submission, seq: int, weights=None) -> str:
+    """NaN said with its cause, when the grader has checked it: the student's causal_mask(seq)
+    has a row that allows no key, and (``weights``: (..., seq, seq) the code returned with that
+    mask) the NaN in the weights are exactly in those rows."""
+    mask = student_causal_mask(submission, seq)
+    if not has_an_empty_row(mask):
+        return ""
+    if weights is not None:
+        empty = (~mask).all(dim=-1)[:, None].expand(seq, seq)  # (seq, seq): the rows that allow no key
+        if not (isinstance(weights, torch.Tensor) and weights.shape[-2:] == (seq, seq)
+                and torch.equal(weights.isnan(), empty.expand(weights.shape))):
+            return ""
+    return EMPTY_ROW_HINT.format(seq=seq)
+
+
 # --- structure: which parameters are one tensor, and where ---------------------------------
 
 _HEAD_PARAMETER = re.compile(r"heads\.(\d+)\.(.+)")
@@ -374,6 +422,34 @@ def shared_tensors(groups) -> list[Sharing]:
     return sorted(found, key=lambda sharing: not sharing.across_heads)
 
 
+def sharing_sentence(sharings: list[Sharing]) -> str:
+    """One sentence for every tensor held under several names, none left out: the tensors
+    shared by the same heads said together ("heads 0, 1 and 2 hold the very same parameter
+    tensors, one as their key.weight and one as their value.weight"), a fix of one then
+    meets no second check about the other."""
+    across: dict[tuple[int, ...], list[Sharing]] = {}
+    for sharing in sharings:
+        if sharing.across_heads:
+            across.setdefault(tuple(sharing.heads), []).append(sharing)
+    clauses = []
+    for heads, group in across.items():
+        if len(group) == 1:
+            clauses.append(group[0].sentence())
+        else:
+            roles = [f"one as their {_and(sorted({name for _, name in sharing._placed}))}" for sharing in group]
+            clauses.append(f"heads {_and(heads)} hold the very same parameter tensors, {_and(roles)}")
+    inside: dict[tuple[str, ...], list[int]] = {}  # the same projections one tensor inside several heads
+    for sharing in sharings:
+        if sharing.inside_one_head and not sharing.across_heads and not sharing.outside_the_heads:
+            inside.setdefault(tuple(name.removesuffix(".weight") for _, name in sharing._placed), []).append(sharing.heads[0])
+        elif not sharing.across_heads:
+            clauses.append(sharing.sentence())
+    for projections, heads in inside.items():
+        where = f"head {heads[0]}" if len(heads) == 1 else f"each of heads {_and(heads)}"
+        clauses.append(f"inside {where}, {_and(projections)} are the very same parameter tensor")
+    return "; ".join(clauses)
+
+
 # --- premises that take one more call into the submission -----------------------------------
 
 
@@ -411,9 +487,10 @@ def default_mask_slips(submission, seq: int, batch: int = 0) -> dict[str, tuple[
     causal = torch.tril(torch.ones(seq, seq, dtype=torch.bool))
     if mask is None or torch.equal(mask, causal):
         return slips
+    empty = (" Its rows that allow no key give 0/0 under the softmax: NaN." if has_an_empty_row(mask) else "")
     return slips | {"students_causal_mask": (mask, (
         f"your weights follow your causal_mask({seq}), which is not the lower triangle with the diagonal "
-        "(the causal_mask test says where): fix causal_mask."
+        f"(the causal_mask test says where): fix causal_mask.{empty}"
     ))}
 
 

@@ -283,7 +283,9 @@ def shown_diagnoses(document: dict, *, hidden_details: bool) -> list[dict]:
     for entry in document.get("diagnoses", []):
         explains = [name for name in entry.get("explains", []) if name in shown]
         if explains or entry.get("first_failing_check") in shown:
-            entries.append(dict(entry, explains=explains))
+            entries.append(dict(entry, explains=explains) | (
+                {"unreplayable": [name for name in entry["unreplayable"] if name in shown]} if "unreplayable" in entry else {}
+            ))
     return entries
 
 

@@ -18,13 +18,17 @@ How the check is run again without the reference entering the student's reach:
   check itself sent, so the stand-in is no oracle of the reference on data the student picks.
 * ``MultiHeadSelfAttention``: its forward is the reference's steps, run here on the student's
   own heads, concatenation and mask, each called through the Submission (the diagnosis's
-  probes do the same: grader/hidden/probes.py ``StudentParts``). The module's construction
-  cannot be replayed this way, so a check that builds the module from a seed, or asks for its
-  gradients, is not explained by the module's mistake.
+  probes do the same: grader/hidden/probes.py ``StudentParts``); its backward pass is the
+  output projection's here, then the student's concatenate_heads and heads asked for the
+  gradient that reaches each. Its construction is the reference's constructor on the student's
+  parts: the student's head_dimension, then the student's head built at that width. A module
+  built from a seed is replayed with the parameters the student's constructor gives under that
+  seed, unless the construction is the mistake (heads shared or copied): that check, like one
+  that reads the module's initial parameters, cannot be replayed (``Unproven``), and the
+  diagnosis records it as such (``unreplayable``), neither explained nor not.
 
-A replaced head's backward pass is served the same way (the reference's vector-Jacobian product
-for the gradient that reaches it); the other stand-ins' outputs carry no gradient, so a check of
-gradients is never folded under their mistakes: the rule errs towards saying more.
+A replaced head's or concatenation's backward pass is served the same way (the reference's
+vector-Jacobian product for the gradient that reaches it); a head width and a mask need none.
 
 Cost: only failing submissions are diagnosed, only the failing checks that use a function a
 known diagnosis names are run again, each call at most a few rounds, all within the
@@ -58,18 +62,21 @@ class Replaced(Submission):
     The Submission's own checks of what comes back (plain tensors, the fields of a result)
     apply unchanged: only the transport of each call differs."""
 
-    def __init__(self, submission: Submission, function: str, calls: list[int]) -> None:
+    def __init__(self, submission: Submission, function: str, calls: list[int], mistake_ids: tuple[str, ...] = ()) -> None:
         super().__init__(submission.name, submission.source, submission.backend, reuse_answers=submission.answers is not None)
         self.original = submission
         self.timeouts = submission.timeouts  # a loop met in the checks is not run again
         self.function = function
+        # Whether the module's construction is the student's own and right (its mistakes change
+        # only the forward): a module built from a seed can then be replayed.
+        self.construction_is_the_students = not any(
+            "construct" in mistakes.BY_ID[id].steps_in(mistakes.MODULE) for id in mistake_ids if id in mistakes.BY_ID
+        )
         self.calls = calls  # shared by every replacement of one submission: the budget
         self.sent: dict = {}  # the data of the call in progress (what a head may be asked about)
         self.heads: dict = {}  # reference heads by size and dtype, their weights loaded per answer
 
     def _call(self, operation: str, **arguments):
-        if arguments.get("output_gradient") is not None and self.function != mistakes.HEAD:
-            raise Unproven("this stand-in's outputs carry no gradient")  # not run: it could not pass
         self.sent = arguments
         if self.function == mistakes.MODULE:
             return self._module(operation, arguments)
@@ -114,11 +121,26 @@ class Replaced(Submission):
         return {"mask": reference().causal_mask(seq_len)}
 
     def _concatenate(self, request: dict) -> dict:
+        if "vjp_of" in request:
+            return self._concatenate_backward(request["vjp_of"]["outputs"], request["gradient"])
         outputs = request["outputs"]
         if not all(type(output) is torch.Tensor for output in outputs):
             return {"unanswerable": True}
         module = reference()
         return {"joined": module.concatenate_heads([module.HeadResult(output=o, weights=o) for o in outputs])}
+
+    def _concatenate_backward(self, outputs: list, gradient) -> dict:
+        """The reference concatenation's vector-Jacobian product: each head's share of ``gradient``."""
+        if not all(type(output) is torch.Tensor for output in outputs) or type(gradient) is not torch.Tensor:
+            return {"unanswerable": True}
+        module = reference()
+        leaves = [output.detach().clone().requires_grad_() for output in outputs]
+        with torch.enable_grad():
+            joined = module.concatenate_heads([module.HeadResult(output=o, weights=o) for o in leaves])
+            if joined.shape != gradient.shape:
+                return {"unanswerable": True}
+            gradients = torch.autograd.grad((joined * gradient.to(joined.dtype)).sum(), leaves, allow_unused=True)
+        return {"gradients": [torch.zeros_like(leaf) if g is None else g for leaf, g in zip(leaves, gradients)]}
 
     def _head(self, request: dict) -> dict:
         if "vjp_of" in request:
@@ -175,16 +197,71 @@ class Replaced(Submission):
     # --- the module's forward, the reference's steps on the student's parts ----------------------
 
     def _module(self, operation: str, arguments: dict):
-        if operation != "run_attention" or arguments.get("parameters") is None or arguments.get("output_gradient") is not None:
+        if operation == "construct_attention":
+            return self._construct(arguments["model_dim"], arguments["num_heads"])
+        if operation == "initial_parameters":
             raise Unproven(f"{operation} builds the module: its construction cannot be replayed")
-        inputs = arguments["inputs"]
+        if operation != "run_attention":  # the student's own parts, as they are
+            self._spend()
+            return self.original._call(operation, **arguments)
+        inputs, parameters = arguments["inputs"], arguments.get("parameters")
+        if parameters is None:
+            # Built from a seed: the student's construction, then the reference's forward; only
+            # where the construction is not part of the mistake (heads shared or copied).
+            if not self.construction_is_the_students:
+                raise Unproven("the module's construction is part of the mistake: it cannot be replayed")
+            built = self.original.initial_parameters(arguments["model_dim"], arguments["num_heads"], arguments.get("seed", 0))
+            parameters = {name: value.to(inputs.dtype) for name, value in built["parameters"].items()}
         config = Config(batch=inputs.shape[0], seq=inputs.shape[1], model_dim=arguments["model_dim"], num_heads=arguments["num_heads"])
-        parts = StudentParts(_Counted(self.original, self), _Shape(config), arguments["parameters"], inputs)
+        student = _Counted(self.original, self)
+        parts = StudentParts(student, _Shape(config), parameters, inputs)
         with torch.no_grad():
-            weights, output = mistakes.module_forward(
-                mistakes.MODULE_STEPS, parts, arguments["parameters"], arguments.get("allowed_mask")
-            )
-        return {"weights": weights, "output": output}
+            weights, output = mistakes.module_forward(mistakes.MODULE_STEPS, parts, parameters, arguments.get("allowed_mask"))
+        result = {"weights": weights, "output": output}
+        if arguments.get("output_gradient") is not None:
+            result |= self._module_backward(student, parts, parameters, arguments, output)
+        return result
+
+    def _construct(self, model_dim: int, num_heads: int) -> None:
+        """The reference's constructor on the student's parts: it asks the student's
+        head_dimension (whose refusal is the constructor's), then builds the student's heads,
+        here one, given weights of the width it returned (a head that cannot be built at that
+        width fails the construction)."""
+        student = _Counted(self.original, self)
+        head_dim = student.head_dimension(model_dim, num_heads)
+        if type(head_dim) is not int or head_dim < 1:
+            raise Unproven("head_dimension's answer is no width the reference could build heads with")
+        parameters = {f"{name}.weight": torch.zeros(head_dim, model_dim) for name in ("query", "key", "value")}
+        student.run_head(model_dim=model_dim, head_dim=head_dim, parameters=parameters, inputs=torch.zeros(1, 1, model_dim),
+                         allowed_mask=torch.ones(1, 1, dtype=torch.bool))
+
+    def _module_backward(self, student, parts, parameters: dict, arguments: dict, output: torch.Tensor) -> dict:
+        """The gradients of sum(output * output_gradient) through the reference's forward: the
+        output projection's here, each head's output's through the student's concatenate_heads,
+        the heads' parameters' and the inputs' from the student's own heads (run_head with the
+        gradient that reaches each)."""
+        gradient = arguments["output_gradient"].to(output.dtype)
+        mask, order, heads = mistakes.module_heads(mistakes.MODULE_STEPS, parts, parameters, arguments.get("allowed_mask"))
+        concatenated = parts.concatenate(heads)  # the forward's, remembered by ``parts``
+        weight = parameters["output_projection.weight"].to(output.dtype)
+        rows, flat = gradient.reshape(-1, gradient.shape[-1]), concatenated.to(output.dtype).reshape(-1, concatenated.shape[-1])
+        gradients = {"output_projection.weight": rows.T @ flat, "output_projection.bias": rows.sum(dim=0)}
+        reaching = student.concatenate_heads_backward(
+            [head.output for head in heads], [head.weights for head in heads], (gradient @ weight).to(concatenated.dtype)
+        )
+        input_gradient = None
+        for index, head_gradient in zip(order, reaching):
+            prefix = f"heads.{index}."
+            own = {name.removeprefix(prefix): value for name, value in parameters.items() if name.startswith(prefix)}
+            if head_gradient is None:
+                gradients |= {prefix + name: None for name in own}
+                continue
+            got = student.run_head(model_dim=parts.model_dim, head_dim=parts.head_dim, parameters=own, inputs=parts.inputs,
+                                   allowed_mask=mask, output_gradient=head_gradient)
+            gradients |= {prefix + name: value for name, value in got.get("parameter_gradients", {}).items()}
+            if got.get("input_gradient") is not None:
+                input_gradient = got["input_gradient"] if input_gradient is None else input_gradient + got["input_gradient"]
+        return {"input_gradient": input_gradient, "parameter_gradients": gradients}
 
 
 _ANSWERS = {

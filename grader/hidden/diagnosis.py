@@ -63,6 +63,9 @@ class Diagnosis:
     function: str
     mistakes: tuple[str, ...]  # known ids (one, or a pair within the function); () = unknown
     explains: list[str] = field(default_factory=list)  # the failing checks it accounts for
+    # Failing checks of its function the counterfactual could not run (a module built from a
+    # seed when its construction is the mistake, out of calls): neither explained nor not.
+    unreplayable: list[str] = field(default_factory=list)
     first_failing_check: str = ""  # for an unknown mistake: where to start looking
 
     @property
@@ -80,6 +83,7 @@ class Diagnosis:
             {
                 "function": self.function, "mistake": id, "title": mistakes.BY_ID[id].title,
                 "why": mistakes.BY_ID[id].why, "fix": mistakes.BY_ID[id].fix, "explains": list(self.explains),
+                **({"unreplayable": list(self.unreplayable)} if self.unreplayable else {}),
             }
             for id in self.mistakes
         ]
@@ -136,13 +140,13 @@ def candidates(function: str) -> tuple[list, list]:
     mistakes that change different steps: (ids, steps)."""
     reference = mistakes.REFERENCE_STEPS[function]
     known = mistakes.of_function(function)
-    singles = [((m.id,), reference | form) for m in known for form in m.forms]
+    singles = [((m.id,), reference | form) for m in known for form in m.forms_in(function)]
     pairs = [
         ((a.id, b.id), reference | form_a | form_b)
         for a, b in itertools.combinations(known, 2)
-        if not (a.steps & b.steps)
-        for form_a in a.forms
-        for form_b in b.forms
+        if not (a.steps_in(function) & b.steps_in(function))
+        for form_a in a.forms_in(function)
+        for form_b in b.forms_in(function)
     ]
     return singles, pairs
 
@@ -157,7 +161,7 @@ def diagnose_function(function: str, submission, grading_seed: int = probes.DEFA
             raise probes.Unusable("head_dimension")
         # The module on the student's own parts; failing that, on their heads with the
         # reference's mask and concatenation (a module need not call the student's helpers).
-        own = {probe: probe.parts(submission) for probe in function_probes if isinstance(probe, probes.ModuleProbe)}
+        own = {probe: probe.parts(submission) for probe in function_probes if hasattr(probe, "parts")}
         contexts = [own, {probe: parts.with_reference_helpers() for probe, parts in own.items()}]
     observed = [probe.student(submission) for probe in function_probes]
     reference_outcomes: dict[int, list] = {}  # per context: the reference's outcomes, computed once
@@ -215,7 +219,7 @@ def _by_signature(function: str, function_probes, observed: list) -> tuple[str, 
     held = [
         mistake.id
         for mistake in mistakes.of_function(function)
-        if mistake.signature is not None
+        if mistake.signature is not None and mistake.function == function
         and all(mistake.signature(probe.data(), seen) for probe, seen in zip(function_probes, observed))
     ]
     return (held[0],) if len(held) == 1 else ()
@@ -281,18 +285,26 @@ def diagnose(
     return [diagnoses[f] for f in mistakes.FUNCTIONS if f in diagnoses]
 
 
-def attribute(submission, diagnoses: list[Diagnosis], failed: list[FailedCheck], passes: Callable[[str, object], bool]) -> None:
+def attribute(
+    submission, diagnoses: list[Diagnosis], failed: list[FailedCheck], passes: Callable[[str, object], bool | None]
+) -> None:
     """Fill each known diagnosis's ``explains``: the failing checks that use its function and
     pass when that one function is replaced by the reference's (grader/hidden/counterfactual.py).
     ``passes(check name, submission with one function replaced)``: does the check pass then?
-    A check no single replacement makes pass is in no list, and keeps its own message."""
+    (None: the counterfactual could not be run, ``unreplayable``.) A check no single
+    replacement makes pass is in no list, and keeps its own message."""
     if any(submission.timeouts.values()):
         return  # a loop met in the checks would be met again: nothing is shown to be explained
     calls = [0]  # one budget of worker calls for every replacement of this submission
     for diagnosis in diagnoses:
         if not diagnosis.known or diagnosis.function not in counterfactual.REPLACEABLE:
             continue
-        replaced = counterfactual.Replaced(submission, diagnosis.function, calls)
+        replaced = counterfactual.Replaced(submission, diagnosis.function, calls, diagnosis.mistakes)
         for check in failed:
-            if diagnosis.function in functions_used(check) and passes(check.name, replaced):
+            if diagnosis.function not in functions_used(check):
+                continue
+            passed = passes(check.name, replaced)
+            if passed:
                 diagnosis.explains.append(check.name)
+            elif passed is None:
+                diagnosis.unreplayable.append(check.name)

@@ -47,10 +47,24 @@ class Mistake:
     # signature(probe data, the student's outcome) on every probe of the function. Asked only
     # when no form nor pair matched, and trusted only when no other mistake's signature holds.
     signature: Callable[[dict, tuple], bool] | None = field(repr=False, default=None)
+    # The same misconception where another function's steps hold it (an assert in the module's
+    # constructor instead of the raise head_dimension owns): function -> its forms there.
+    elsewhere: dict[str, tuple[Steps, ...]] = field(repr=False, default_factory=dict)
 
     @property
     def steps(self) -> frozenset[str]:
-        return frozenset(name for form in self.forms for name in form)
+        return self.steps_in(self.function)
+
+    @property
+    def functions(self) -> tuple[str, ...]:
+        """Every function the mistake can be found in, its own first."""
+        return (self.function, *self.elsewhere)
+
+    def forms_in(self, function: str) -> tuple[Steps, ...]:
+        return self.forms if function == self.function else self.elsewhere.get(function, ())
+
+    def steps_in(self, function: str) -> frozenset[str]:
+        return frozenset(name for form in self.forms_in(function) for name in form)
 
 
 # --- head_dimension ------------------------------------------------------------------------------
@@ -208,12 +222,18 @@ CONCATENATE_STEPS: Steps = {
 # ``parts`` is the grader's handle on those student results (grader/hidden/diagnosis.py).
 
 
-def module_forward(steps: Steps, parts, parameters: dict, given_mask):
-    """(weights, output) of the module, built from the student's parts."""
+def module_heads(steps: Steps, parts, parameters: dict, given_mask) -> tuple:
+    """(the mask the heads are given, which head's weights each position holds, the student's
+    head results): the module's forward up to the concatenation."""
     default = steps["default_mask"](parts)
     mask = steps["head_mask"](given_mask, default)
     head_parameters = steps["head_parameters"](parameters, parts.num_heads)
-    heads = [parts.head(index, mask) for index in head_parameters]  # the student's head results
+    return mask, head_parameters, [parts.head(index, mask) for index in head_parameters]
+
+
+def module_forward(steps: Steps, parts, parameters: dict, given_mask):
+    """(weights, output) of the module, built from the student's parts."""
+    _, _, heads = module_heads(steps, parts, parameters, given_mask)  # the student's head results
     concatenated = parts.concatenate(heads)  # by the student's concatenate_heads
     output = steps["project_output"](concatenated, parameters["output_projection.weight"], parameters["output_projection.bias"])
     return steps["stack_weights"]([head.weights for head in heads]), output
@@ -224,6 +244,13 @@ def module_construction(steps: Steps) -> tuple[bool, bool]:
     return steps["construct"]()
 
 
+def module_configuration(steps: Steps, head_dimension: Callable, model_dim: int, num_heads: int) -> str:
+    """What constructing the module with these sizes does before it builds anything:
+    "constructed", or the error it raises. ``head_dimension``: the student's own."""
+    steps["configure"](head_dimension, model_dim, num_heads)
+    return "constructed"
+
+
 MODULE_STEPS: Steps = {
     "default_mask": lambda parts: parts.causal_mask(parts.seq),
     "head_mask": lambda given, default: default if given is None else given,
@@ -232,6 +259,8 @@ MODULE_STEPS: Steps = {
     "project_output": lambda concatenated, weight, bias: F.linear(concatenated, weight, bias),
     "stack_weights": lambda weights: torch.stack(weights, dim=1),
     "construct": lambda: (False, False),
+    # The module checks its configuration by asking head_dimension, which raises.
+    "configure": lambda head_dimension, model_dim, num_heads: head_dimension(model_dim, num_heads),
 }
 
 
@@ -300,6 +329,12 @@ MISTAKES: tuple[Mistake, ...] = (
         "and it disappears entirely under python -O.",
         "Validate arguments with an explicit check that raises ValueError.",
         ({"refuse": lambda message: _raise(AssertionError(message))},),
+        elsewhere={MODULE: (
+            # The constructor asserts the configuration itself (its message naming both numbers)
+            # before head_dimension is asked.
+            {"configure": lambda head_dimension, model_dim, num_heads: _raise(AssertionError(_both_numbers(model_dim, num_heads)))
+             if HEAD_DIMENSION_STEPS["rejects"](model_dim, num_heads) else head_dimension(model_dim, num_heads)},
+        )},
     ),
     Mistake(
         "returns_instead_of_raising",
@@ -477,6 +512,16 @@ MISTAKES: tuple[Mistake, ...] = (
         signature=_normalised_over_queries,
     ),
     Mistake(
+        "softmax_over_batch",
+        HEAD,
+        "the softmax normalises over the batch axis (dim=0) instead of the key axis",
+        "Each query shares one unit of attention among its keys; over dim=0 the sequences of a batch "
+        "share it instead, so one sequence's weights depend on the others, and a key every sequence "
+        "hides gets 0/0, NaN.",
+        "Normalise over the keys, the last axis: softmax(scores, dim=-1).",
+        ({"normalise": lambda scores: torch.softmax(scores, dim=0)},),
+    ),
+    Mistake(
         "returns_scores",
         HEAD,
         "the head returns the scores (before the softmax) as its weights",
@@ -647,7 +692,8 @@ BY_ID: dict[str, Mistake] = {mistake.id: mistake for mistake in MISTAKES}
 
 
 def of_function(function: str) -> tuple[Mistake, ...]:
-    return tuple(mistake for mistake in MISTAKES if mistake.function == function)
+    """The mistakes that can be found in ``function``: its own, and those with forms there too."""
+    return tuple(mistake for mistake in MISTAKES if function in mistake.functions)
 
 
 def _check_library() -> None:
@@ -656,11 +702,12 @@ def _check_library() -> None:
     if len(set(ids)) != len(ids):
         raise ValueError(f"mistake ids are not unique: {sorted(i for i in ids if ids.count(i) > 1)}")
     for mistake in MISTAKES:
-        if mistake.function not in REFERENCE_STEPS:
-            raise ValueError(f"{mistake.id}: unknown function {mistake.function}")
-        unknown = mistake.steps - set(REFERENCE_STEPS[mistake.function])
-        if unknown or not mistake.forms:
-            raise ValueError(f"{mistake.id}: no forms, or unknown steps {sorted(unknown)}")
+        for function in mistake.functions:
+            if function not in REFERENCE_STEPS:
+                raise ValueError(f"{mistake.id}: unknown function {function}")
+            unknown = mistake.steps_in(function) - set(REFERENCE_STEPS[function])
+            if unknown or not mistake.forms_in(function):
+                raise ValueError(f"{mistake.id}: no forms in {function}, or unknown steps {sorted(unknown)}")
 
 
 _check_library()

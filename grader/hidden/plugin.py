@@ -18,7 +18,7 @@ import threading
 import pytest
 
 from grader.feedback import diagnosis_text, root_causes
-from grader.hidden import diagnosis
+from grader.hidden import counterfactual, diagnosis
 from grader.scoring import NOT_WRITTEN
 from grader.submission import InProcessBackend
 from grader.timeouts import CallTimedOut
@@ -124,16 +124,19 @@ class DiagnosisPlugin:
                 report.longrepr = f"{diagnosis_text.compact_message(report.longreprtext)}  [explained by the diagnosis above]"
 
 
-    def _passes(self, submission: str, test_name: str, replaced) -> bool:
+    def _passes(self, submission: str, test_name: str, replaced) -> bool | None:
         """Does the check pass when run again on ``replaced`` (the submission with one function
         the reference's)? The test function itself, with the same arguments (its parameters,
-        the grading seed), so the question is exactly the check's; any failure is a no."""
+        the grading seed), so the question is exactly the check's; any failure is a no, and a
+        counterfactual that could not be run is neither (None)."""
         if (submission, test_name) not in self.calls:
             return False
         function, arguments = self.calls[(submission, test_name)]
         arguments = {**arguments, "submission": replaced}
         try:
             function(**arguments)
+        except counterfactual.Unproven:
+            return None
         except (Exception, pytest.fail.Exception, pytest.skip.Exception):  # noqa: BLE001 - a failure, whatever its kind
             return False
         return True

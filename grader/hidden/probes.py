@@ -94,6 +94,22 @@ def trusted_outcome(call) -> tuple:
 # --- head_dimension ------------------------------------------------------------------------------
 
 
+def _refusal(error: str, type_name: str, numbers: tuple[int, ...]) -> tuple:
+    """An error refusing a configuration, as an outcome: its type, and which of ``numbers`` its
+    message names (a message is compared by what it tells)."""
+    return ("error", type_name, tuple(bool(re.search(rf"(?<!\d){n}(?!\d)", error)) for n in numbers))
+
+
+def _student_refusal(call, numbers: tuple[int, ...], answer) -> tuple:
+    """``answer(call())`` for the student's code, or the error it raised as a refusal."""
+    try:
+        return answer(call())
+    except StudentCodeError as error:
+        if error.error.kind != "raised":
+            return _failure(error)
+        return _refusal(error.error.message, error.error.type_name, numbers)
+
+
 @dataclass(frozen=True)
 class HeadDimensionProbe:
     model_dim: int
@@ -103,17 +119,11 @@ class HeadDimensionProbe:
         if error is None:
             number = value if type(value) in (int, float) else None
             return ("value", type(value).__name__, number)
-        # Which of the two numbers the message names: a message is compared by what it tells.
-        named = tuple(bool(re.search(rf"(?<!\d){n}(?!\d)", error)) for n in (self.model_dim, self.num_heads))
-        return ("error", type_name, named)
+        return _refusal(error, type_name, (self.model_dim, self.num_heads))
 
     def student(self, submission) -> tuple:
-        try:
-            return self._outcome(submission.head_dimension(self.model_dim, self.num_heads))
-        except StudentCodeError as error:
-            if error.error.kind != "raised":
-                return _failure(error)
-            return self._outcome(error=error.error.message, type_name=error.error.type_name)
+        return _student_refusal(lambda: submission.head_dimension(self.model_dim, self.num_heads),
+                                (self.model_dim, self.num_heads), self._outcome)
 
     def trusted(self, steps, context) -> tuple:
         try:
@@ -296,6 +306,19 @@ class HeadRun:
     output: torch.Tensor
 
 
+def _remembered(cache: dict, key, fetch):
+    """``fetch()``, asked of the student's code once per key: its answer, or its error raised again."""
+    if key not in cache:
+        try:
+            cache[key] = ("value", fetch())
+        except StudentCodeError as error:
+            cache[key] = ("error", error)
+    kind, value = cache[key]
+    if kind == "error":
+        raise value
+    return value
+
+
 class StudentParts:
     """The student's own heads, concatenate_heads and causal_mask on one module probe,
     fetched through the Submission when a candidate first needs them and kept for the next
@@ -317,15 +340,7 @@ class StudentParts:
         return ReferenceHelpers(self.submission, self.probe, self.parameters, self.inputs, self._cache)
 
     def _remember(self, key, fetch):
-        if key not in self._cache:
-            try:
-                self._cache[key] = ("value", fetch())
-            except StudentCodeError as error:
-                self._cache[key] = ("error", error)
-        kind, value = self._cache[key]
-        if kind == "error":
-            raise value
-        return value
+        return _remembered(self._cache, key, fetch)
 
     def causal_mask(self, seq_len: int) -> torch.Tensor:
         return self._remember(("mask", seq_len), lambda: self.submission.causal_mask(seq_len))
@@ -426,12 +441,59 @@ class ConstructionProbe:
         return trusted_outcome(lambda: mistakes.module_construction(steps))
 
 
+@dataclass(frozen=True)
+class ConfigurationProbe:
+    """What constructing the module with a width that does not divide does before it builds
+    anything, judged against what the student's own head_dimension does with those sizes (the
+    module checks its configuration by asking head_dimension: grader/hidden/mistakes.py)."""
+
+    model_dim: int
+    num_heads: int
+
+    def student(self, submission) -> tuple:
+        return _student_refusal(lambda: submission.construct_attention(self.model_dim, self.num_heads),
+                                (self.model_dim, self.num_heads), lambda _: ("value", "constructed"))
+
+    def trusted(self, steps, context) -> tuple:
+        parts = context[self]
+        try:
+            return ("value", mistakes.module_configuration(steps, parts.head_dimension, self.model_dim, self.num_heads))
+        except StudentCodeError as error:  # the student's head_dimension refused
+            if error.error.kind != "raised":
+                return _failure(error)
+            return _refusal(error.error.message, error.error.type_name, (self.model_dim, self.num_heads))
+        except Exception as error:  # noqa: BLE001 - a form's own refusal
+            return _refusal(str(error), type(error).__name__, (self.model_dim, self.num_heads))
+
+    def parts(self, submission) -> _HeadDimensionOf:
+        return _HeadDimensionOf(submission)
+
+
+class _HeadDimensionOf:
+    """The student's head_dimension for a configuration probe, each answer asked once."""
+
+    def __init__(self, submission) -> None:
+        self.submission, self.answers = submission, {}
+
+    def with_reference_helpers(self) -> _HeadDimensionOf:
+        return self  # the module's check of its configuration is head_dimension's, the student's in both
+
+    def head_dimension(self, model_dim: int, num_heads: int):
+        return _remembered(self.answers, (model_dim, num_heads), lambda: self.submission.head_dimension(model_dim, num_heads))
+
+
 def _module_probes(rng: random.Random) -> tuple:
     seed = rng.randrange(2**31)
+    odd = rng.choice((3, 5, 7))
     return (
         ConstructionProbe(Config(batch=1, seq=1, model_dim=3 * rng.randint(2, 5), num_heads=3), seed=seed),
         ModuleProbe(separating_config(rng), "default", seed=seed + 1),
         ModuleProbe(separating_config(rng), "custom", seed=seed + 2),
+        # Last: a candidate that missed an earlier probe never asks the student's head_dimension.
+        # A width that divides (the module is built: an answer, so that the refusal of the one
+        # that does not divide is evidence, not a crash alone) and one that does not.
+        ConfigurationProbe(odd * rng.randint(2, 4), odd),
+        ConfigurationProbe(odd * rng.randint(2, 4) + rng.randint(1, odd - 1), odd),
     )
 
 
