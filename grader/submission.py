@@ -139,6 +139,9 @@ class Submission:
         # tensors of that answer, so no check sees another's.
         self.answers: dict[tuple, tuple[Any, ErrorDescription | None]] | None = {} if reuse_answers else None
         self._afresh = 0
+        # The grader's biases the student's modules had no place for (bias=False where the
+        # contract has a bias: grader/operations.py ``_load``), as the runs reported them.
+        self.not_held: set[str] = set()
 
     def open(self) -> Submission:
         self.import_error = self.backend.open()
@@ -199,14 +202,36 @@ class Submission:
         self._call("construct_attention", model_dim=model_dim, num_heads=num_heads)
 
     def run_head(self, **arguments: Any) -> dict[str, Any]:
-        return _checked_run(self._call("run_head", **arguments), "AttentionHead.forward")
+        return self._held("run_head", _checked_run(self._call("run_head", **arguments), "AttentionHead.forward"), arguments)
 
     def concatenate_heads(self, head_outputs: list, head_weights: list) -> torch.Tensor:
         result = self._call("concatenate_heads", head_outputs=head_outputs, head_weights=head_weights)
         return _tensor(result, "concatenate_heads(...)")
 
     def run_attention(self, **arguments: Any) -> dict[str, Any]:
-        return _checked_run(self._call("run_attention", **arguments), "MultiHeadSelfAttention.forward")
+        result = self._call("run_attention", **arguments)
+        return self._held("run_attention", _checked_run(result, "MultiHeadSelfAttention.forward"), arguments)
+
+    def _held(self, operation: str, result: dict[str, Any], arguments: dict) -> dict[str, Any]:
+        """Note the grader's biases the module reported it has no place for: only biases the
+        grader sent, so a reply cannot make the grader hold anything else at zero."""
+        not_held = result.get("not_held", [])
+        sent = arguments.get("parameters") or {}
+        if not isinstance(not_held, list) or not all(type(n) is str and n in sent and n.endswith(".bias") for n in not_held):
+            raise _contract(operation, "the reply names parameters the grader did not send")
+        self.not_held.update(not_held)
+        return result
+
+    def as_held(self, parameters: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """The grader's weights as the student's module holds them: a bias the contract has and
+        the module has no place for (bias=False) is zero, which is what bias=False computes. The
+        reference computed from these is the reference in the student's layout, so a bias left
+        out costs the layout check its points and nothing else (the other side: a bias the
+        contract does not have is held at zero in the student's module, grader/operations.py).
+        The same dict when the module holds every weight."""
+        if not self.not_held & parameters.keys():
+            return parameters
+        return {name: torch.zeros_like(value) if name in self.not_held else value for name, value in parameters.items()}
 
     def initial_parameters(self, model_dim: int, num_heads: int, seed: int) -> dict[str, Any]:
         result = self._call("initial_parameters", model_dim=model_dim, num_heads=num_heads, seed=seed)

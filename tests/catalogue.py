@@ -584,7 +584,8 @@ MUTANTS: tuple[Implementation, ...] = (
                 "self.output_projection = nn.Linear(model_dim, model_dim, bias=False)",
             ),
         ),
-        losing_groups=(GRADIENT_FLOW, REFERENCE),
+        losing_groups=(HEAD_DISTINCTNESS,),
+        must_read=("output_projection.bias held at zero", "missing output_projection.bias"),
     ),
     Implementation(
         name="keys_detached",
@@ -1386,6 +1387,66 @@ MUTANTS = MUTANTS + SIZES_DTYPES_SHARING
 # --- end of sizes, dtypes and sharing --------------------------------------------------------
 
 
+# === Issue 37 (points in proportion): a bias on one side only, in each projection. A layout the
+# lesson does not teach: the layout check alone loses its points (LAYOUT_ONLY), and beside
+# another mistake (LAYOUT_PAIRS) the file loses what that mistake loses and the layout check.
+_OUTPUT_PROJECTION_LINE = "self.output_projection = nn.Linear(model_dim, model_dim)"
+
+
+def _with_bias(projection: str) -> Edit:
+    line = f"self.{projection} = nn.Linear(model_dim, head_dim, bias=False)"
+    return _edit(line, f"self.{projection} = nn.Linear(model_dim, head_dim)")
+
+
+MUTANTS += (
+    *(
+        Implementation(
+            name=f"{projection}_with_bias",
+            kind="contract",
+            mistake="parameter_layout",
+            description=f"Left out bias=False on the {projection} projection only.",
+            edits=(_with_bias(projection),),
+            losing_groups=(HEAD_DISTINCTNESS,),
+            must_read=("held at zero", f"unexpected heads.<h>.{projection}.bias"),
+        )
+        for projection in ("key", "value")  # query_with_bias is the first catalogue's
+    ),
+    Implementation(
+        name="every_bias_on_the_wrong_side",
+        kind="contract",
+        mistake="parameter_layout",
+        description="Swapped the biases: query, key and value with nn.Linear's default bias, the output projection with bias=False.",
+        edits=(
+            _with_bias("query"), _with_bias("key"), _with_bias("value"),
+            _edit(_OUTPUT_PROJECTION_LINE, "self.output_projection = nn.Linear(model_dim, model_dim, bias=False)"),
+        ),
+        losing_groups=(HEAD_DISTINCTNESS,),
+        must_read=("every extra bias of yours held at zero and the reference's output_projection.bias held at zero",),
+    ),
+)
+# Entries whose only difference from the solution is a bias on one side.
+LAYOUT_ONLY = (
+    "query_with_bias", "key_with_bias", "value_with_bias", "key_and_value_with_bias", "projections_with_bias",
+    "output_projection_without_bias", "every_bias_on_the_wrong_side",
+)
+# (a bias on one side, another mutant): in each projection, beside a mask mistake (the mask, the
+# head's use of it, the causal mask), and an output projection without a bias beside the module's
+# own mistakes about that projection, which the diagnosis must still name.
+LAYOUT_PAIRS: tuple[tuple[str, str], ...] = (
+    ("output_projection_without_bias", "mask_inverted"),
+    ("output_projection_without_bias", "mask_without_diagonal"),
+    ("output_projection_without_bias", "doubled_output_projection"),
+    ("output_projection_without_bias", "no_output_projection"),
+    ("query_with_bias", "mask_inverted"),
+    ("key_with_bias", "mask_filled_with_zero"),
+    ("value_with_bias", "mask_after_softmax"),
+    ("projections_with_bias", "no_mask"),
+    ("every_bias_on_the_wrong_side", "anti_causal_mask"),
+    ("every_bias_on_the_wrong_side", "custom_mask_ignored"),
+)
+# === end of issue 37's block
+
+
 # === Issue 26 (the diagnosis): mistakes in other forms, crashes beside mistakes, two mistakes in
 # every pair of functions. Kept in one block of its own: other families are appended elsewhere.
 MUTANTS += (
@@ -1523,7 +1584,7 @@ def without(name: str, has_it) -> str | None:
     for two mutants in one file, the one for which ``has_it(mutant)`` is false; None when that is
     the solution itself, which passes every check."""
     mutants = {m.name: m for m in MUTANTS}
-    for first, second in (*PAIRS, *UNKNOWN_PAIRS):
+    for first, second in (*PAIRS, *UNKNOWN_PAIRS, *LAYOUT_PAIRS):
         if paired(first, second).name == name:
             kept = [n for n in (first, second) if not has_it(mutants[n])]
             return kept[0] if len(kept) == 1 else None
@@ -1566,10 +1627,13 @@ def _check_catalogue() -> None:
         if unknown:
             raise ValueError(f"mutant {impl.name!r} names unknown groups {sorted(unknown)}")
     mutant_names = {impl.name for impl in MUTANTS}
-    for pair in (*PAIRS, *UNKNOWN_PAIRS):
+    for pair in (*PAIRS, *UNKNOWN_PAIRS, *LAYOUT_PAIRS):
         unknown = set(pair) - mutant_names
         if unknown:
             raise ValueError(f"pair {pair} names unknown mutants {sorted(unknown)}")
+    for name in LAYOUT_ONLY:
+        if name not in mutant_names:
+            raise ValueError(f"LAYOUT_ONLY names an unknown mutant {name!r}")
     for impl in VARIANTS:
         if impl.mistake or impl.losing_groups:
             raise ValueError(f"variant {impl.name!r} must not name losing groups or a mistake")

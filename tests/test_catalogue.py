@@ -22,7 +22,7 @@ from grader.hidden import mistakes
 @pytest.fixture(scope="module")
 def catalogue_paths(tmp_path_factory):
     folder = tmp_path_factory.mktemp("catalogue")
-    pairs = [catalogue.paired(*pair) for pair in (*catalogue.PAIRS, *catalogue.UNKNOWN_PAIRS)]
+    pairs = [catalogue.paired(*pair) for pair in (*catalogue.PAIRS, *catalogue.UNKNOWN_PAIRS, *catalogue.LAYOUT_PAIRS)]
     return [catalogue.write_implementation(impl, folder) for impl in (*catalogue.MUTANTS, *catalogue.VARIANTS, *pairs)]
 
 
@@ -152,7 +152,10 @@ def test_a_known_mistake_beside_an_unknown_one_is_named_and_the_other_called_unk
             assert mistakes.BY_ID[entry["mistake"]].function in {function_of(id) for id in MISTAKE_OF[mistake]}, entries
 
 
-ENTRIES = [*(m.name for m in catalogue.MUTANTS), *(catalogue.paired(*p).name for p in (*catalogue.PAIRS, *catalogue.UNKNOWN_PAIRS))]
+ENTRIES = [
+    *(m.name for m in catalogue.MUTANTS),
+    *(catalogue.paired(*p).name for p in (*catalogue.PAIRS, *catalogue.UNKNOWN_PAIRS, *catalogue.LAYOUT_PAIRS)),
+]
 
 
 def function_of(mistake: str) -> str:
@@ -178,3 +181,34 @@ def test_a_missing_scale_fails_every_draw_of_the_hidden_head_check_on_the_seed_t
     run = grade([path], tmp_path, "--grading-seed", "3")
     failed = {test["name"] for test in run.failed_tests(path.stem)}
     assert {f"test_head_matches_the_reference[{path.stem}-{draw}]" for draw in range(3)} <= failed, sorted(failed)
+
+
+# --- issue 37: points in proportion to what is wrong ---------------------------------------------
+LAYOUT_CHECK = "test_each_head_has_its_own_query_key_and_value_projections"
+
+
+def _layout_points(run, name: str) -> int:
+    return next(t["max_points"] for t in run.results[name]["tests"] if t["name"].startswith(LAYOUT_CHECK + "["))
+
+
+@pytest.mark.parametrize("name", catalogue.LAYOUT_ONLY)
+def test_a_bias_on_one_side_costs_the_layout_check_alone(catalogue_run, name):
+    """A layout the lesson does not teach: the reference checks judge the attention in the
+    student's layout, and the check that states the layout is the one that fails."""
+    assert [t["name"] for t in catalogue_run.failed_tests(name)] == [f"{LAYOUT_CHECK}[{name}]"]
+    assert catalogue_run.score(name) == catalogue_run.results[name]["max_score"] - _layout_points(catalogue_run, name)
+    (entry,) = catalogue_run.results[name]["diagnoses"]
+    assert entry["mistake"] == root_causes.PARAMETER_LAYOUT and entry["explains"] == [f"{LAYOUT_CHECK}[{name}]"]
+
+
+@pytest.mark.parametrize("pair", catalogue.LAYOUT_PAIRS, ids=["+".join(p) for p in catalogue.LAYOUT_PAIRS])
+def test_a_bias_on_one_side_beside_a_mistake_scores_as_that_mistake_less_the_layout_check(catalogue_run, pair):
+    layout, other = pair
+    name = catalogue.paired(*pair).name
+    failed = {t["name"].replace(name, "X") for t in catalogue_run.failed_tests(name)}
+    alone = {t["name"].replace(other, "X") for t in catalogue_run.failed_tests(other)}
+    assert failed == alone | {f"{LAYOUT_CHECK}[X]"}, sorted(failed ^ alone)
+    assert 0 < catalogue_run.score(other) - catalogue_run.score(name) == _layout_points(catalogue_run, name) <= 5
+    assert catalogue_run.diagnosed(name) == MISTAKE_OF[layout] | MISTAKE_OF[other]
+    (entry,) = [e for e in catalogue_run.results[name]["diagnoses"] if e["mistake"] == root_causes.PARAMETER_LAYOUT]
+    assert entry["explains"] == [f"{LAYOUT_CHECK}[{name}]"]

@@ -195,6 +195,10 @@ class RootCauses:
             self.unloadable.add(result.submission)
         if isinstance(error, LayoutSlip) or load_failure:
             entry = self._cause(result, PARAMETER_LAYOUT) or self._add(result, _layout_entry(_message(error)))
+            if isinstance(error, LayoutSlip):
+                # The check that states the layout fails for the layout alone, whatever else is
+                # wrong (grader/hidden/plugin.py keeps it under the layout).
+                entry["stated_in"] = test_name
         elif result.submission in self.unloadable and operations & MODULE_OPERATIONS:
             # The module as built (the grader's weights do not fit it) fails for the same reason.
             entry = self._cause(result, PARAMETER_LAYOUT)
