@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -28,6 +29,15 @@ TIMEOUTS_BEFORE_GIVING_UP = 2
 # it again without asking: a result, or an exception the code raised. A time-out, a crash or
 # a broken reply says something about that one run, and the next asking runs the code again.
 REUSABLE_ERRORS = ("raised", "not_written")
+# A remembered answer is given again only once the code has shown that it answers a question
+# it was asked before as it did the first time: its first reuses reach the code afresh and are
+# compared bit for bit (NaN with NaN) with the remembered answer. Until then every call reaches
+# the code, as with --ask-every-time; on a difference nothing is remembered any more, so a module
+# whose answers change from call to call (a counter, a cache of its own, a buffer it updates) is
+# graded exactly as if every call were asked afresh. The first reuses ask again the first
+# questions of the run (the shapes group's forward passes, reused by the group that follows), a
+# handful of calls after them; each costs one call of the few hundred a submission makes.
+REUSES_ASKED_AGAIN = 2
 
 
 class StudentCodeError(pytest.fail.Exception):
@@ -137,8 +147,16 @@ class Submission:
         # Answers by request: several checks ask the same question (one configuration's forward
         # pass, the same mask); the student's code answers it once, and each check gets fresh
         # tensors of that answer, so no check sees another's.
-        self.answers: dict[tuple, tuple[Any, ErrorDescription | None]] | None = {} if reuse_answers else None
+        # Each with the check that asked first (the evidence, should a later asking differ). Asked
+        # every time (``reuse_answers`` False), the first answers are remembered too, only to be
+        # compared: the same questions are then asked again and compared as when reusing, and the
+        # grade, the evidence included, is the same whether answers are reused or not.
+        self.reuse = reuse_answers
+        self.answers: dict[tuple, tuple[Any, ErrorDescription | None, str]] | None = {}
         self._afresh = 0
+        self.reuses_asked_again = 0
+        self.changed_answer: ChangedAnswer | None = None  # the first answer found to change, if any
+        self.current_check = ""  # the check making calls now (set by grader/conftest.py)
         # The grader's biases the student's modules had no place for (bias=False where the
         # contract has a bias: grader/operations.py ``_load``), as the runs reported them.
         self.not_held: set[str] = set()
@@ -165,8 +183,9 @@ class Submission:
     def _call(self, operation: str, **arguments: Any) -> Any:
         self.operations_called.add(operation)
         key = None if self.answers is None or self._afresh else _request_key(operation, arguments)
-        if key is not None and key in self.answers:
-            result, error = self.answers[key]
+        remembered = self.answers.get(key) if key is not None else None
+        if remembered is not None and self.reuse and self.reuses_asked_again >= REUSES_ASKED_AGAIN:
+            result, error, _ = remembered
             if error is not None:
                 raise StudentCodeError(operation, error)
             return _copied(result)
@@ -182,13 +201,28 @@ class Submission:
             self.timeouts[operation] = self.timeouts.get(operation, 0) + 1
             self.backend.abort()  # a worker still busy with this call must not answer the next one
             raise
-        if key is not None and (error is None or error.kind in REUSABLE_ERRORS):
-            self.answers[key] = (_copied(result), error)
+        if remembered is not None and (error is None or error.kind in REUSABLE_ERRORS):
+            self._compare(operation, arguments, remembered, result, error)
+        elif key is not None and (error is None or error.kind in REUSABLE_ERRORS):
+            self.answers[key] = (_copied(result), error, self.current_check)
         if error is not None:
             if error.kind == "timeout" and error.type_name != "BudgetExhausted":  # the worker's own per-call limit
                 self.timeouts[operation] = self.timeouts.get(operation, 0) + 1
             raise StudentCodeError(operation, error)
         return result
+
+    def _compare(self, operation: str, arguments: dict, remembered: tuple, result: Any, error: ErrorDescription | None) -> None:
+        """A remembered question asked again: an answer that differs ends the remembering."""
+        self.reuses_asked_again += 1
+        first_result, first_error, first_check = remembered
+        differences = answer_differences((first_result, first_error), (result, error))
+        if differences:
+            self.changed_answer = ChangedAnswer(
+                operation, _sizes(arguments), first_check, self.current_check, tuple(differences[:MAX_DIFFERENCES_SAID])
+            )
+            self.answers = None
+        elif not self.reuse and self.reuses_asked_again >= REUSES_ASKED_AGAIN:
+            self.answers = None  # compared as often as when reusing: nothing more to remember
 
     # The calls tests make. Each checks the kinds of what comes back, never the values.
 
@@ -240,6 +274,96 @@ class Submission:
         for name, value in result["parameters"].items():
             _tensor(value, f"parameter {name}")
         return result
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Where two answers to one question differ: ``field`` (``output``, ``weights``,
+    ``parameter_gradients.heads.0.query.weight``, ... or ``""`` for the answer itself) and how:
+    ``"values"`` at ``differing`` of ``total`` entries (``largest``: the largest difference
+    between two numbers, None when only NaN or an infinity differs), ``"shape"``, or
+    ``"outcome"`` (``first`` and ``then``: what each answer was, a value or the error raised)."""
+
+    field: str
+    how: str
+    differing: int = 0
+    total: int = 0
+    largest: float | None = None
+    first: str = ""
+    then: str = ""
+
+
+@dataclass(frozen=True)
+class ChangedAnswer:
+    """The evidence that the code's answers change from call to call: one question, asked by
+    ``first_check`` and again by ``again_check``, and how the two answers differ."""
+
+    operation: str
+    sizes: tuple[tuple[str, Any], ...]  # the call's numbers, and its tensors' shapes
+    first_check: str
+    again_check: str
+    differences: tuple[Difference, ...]
+
+
+MAX_DIFFERENCES_SAID = 2
+
+
+def answer_differences(first: tuple, then: tuple) -> list[Difference]:
+    """How two outcomes of one call differ, each ``(result, error)``: [] when they agree bit for bit
+    (a NaN agrees with a NaN; two errors agree when they are of one kind and type)."""
+    (first_result, first_error), (then_result, then_error) = first, then
+    if first_error is not None or then_error is not None:
+        if first_error is not None and then_error is not None and (first_error.kind, first_error.type_name) == (then_error.kind, then_error.type_name):
+            return []
+        said = [f"raised {e.type_name}" if e is not None else "returned" for e in (first_error, then_error)]
+        return [Difference("", "outcome", first=said[0], then=said[1])]
+    return _value_differences("", first_result, then_result)
+
+
+def _value_differences(field: str, a: Any, b: Any) -> list[Difference]:
+    if type(a) is torch.Tensor and type(b) is torch.Tensor:
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return [Difference(field, "shape", first=f"{tuple(a.shape)} {a.dtype}", then=f"{tuple(b.shape)} {b.dtype}")]
+        if a.dtype is torch.bool or not (a.is_floating_point() or a.is_complex()):
+            differing = a != b
+        else:
+            differing = ~((a == b) | (torch.isnan(a) & torch.isnan(b)))
+        count = int(differing.sum())
+        if not count:
+            return []
+        largest = None
+        if a.is_floating_point():
+            gaps = (a.double() - b.double()).abs()[differing]
+            gaps = gaps[torch.isfinite(gaps)]
+            largest = float(gaps.max()) if gaps.numel() else None
+        return [Difference(field, "values", count, a.numel(), largest)]
+    if type(a) is dict and type(b) is dict:
+        if a.keys() != b.keys():
+            return [Difference(field, "shape", first=", ".join(map(str, a)), then=", ".join(map(str, b)))]
+        return [d for name in a for d in _value_differences(f"{field}.{name}" if field else str(name), a[name], b[name])]
+    if type(a) in (list, tuple) and type(b) is type(a) and len(a) == len(b):
+        return [d for index, (x, y) in enumerate(zip(a, b)) for d in _value_differences(f"{field}[{index}]", x, y)]
+    if type(a) is not type(b) or a != b:
+        return [Difference(field, "values", 1, 1, None, first=_value_said(a), then=_value_said(b))]
+    return []
+
+
+def _value_said(value: Any) -> str:
+    """A value the student's code returned, in words the grader chose: a number, or its kind."""
+    if type(value) in (int, float, bool):
+        return repr(value)[:24]
+    return f"a {type(value).__name__}" if type(value) in (str, list, tuple, dict, type(None)) else "an object"
+
+
+def _sizes(arguments: dict) -> tuple[tuple[str, Any], ...]:
+    """A call's numbers and its tensors' shapes, as plain data (which call it was)."""
+    sizes = []
+    for name, value in arguments.items():
+        if type(value) is int:
+            sizes.append((name, value))
+        elif type(value) is torch.Tensor:
+            sizes.append((name, tuple(value.shape)))
+    return tuple(sizes)
 
 
 def _request_key(operation: str, arguments: dict) -> tuple:

@@ -73,7 +73,7 @@ class Implementation:
     must_read: tuple[str, ...] = ()
     # Which family of the catalogue it belongs to, for the report: "" (the first catalogue), "style"
     # (a known mistake or a valid rewrite in a student's own style), "contract" (a layout slip),
-    # "randomness", "in_place" (an in-place operation autograd trips on).
+    # "randomness", "state" (answers that change from call to call), "in_place" (an in-place operation autograd trips on).
     kind: str = ""
 
     @property
@@ -1422,6 +1422,38 @@ MUTANTS += (
         ),
         losing_groups=(HEAD_DISTINCTNESS,),
         must_read=("every extra bias of yours held at zero and the reference's output_projection.bias held at zero",),
+    ),
+)
+# Answers that change from call to call, graded as if every call were asked afresh
+# (grader/submission.py): with answers reused or not, the same grade (tests/test_answer_reuse.py).
+MUTANTS += (
+    Implementation(
+        name="calls_counted_on_the_head",
+        kind="state",
+        mistake="nondeterministic",
+        description="Counted the calls on the head (a debugging leftover) and scaled every other call's scores by 1.5.",
+        edits=(_edit(
+            _SCALE_LINE,
+            "self.calls = getattr(self, 'calls', 0) + 1  # how often forward ran\n"
+            "        scores = scores / math.sqrt(self.head_dim) * (1.5 if self.calls % 2 == 0 else 1.0)",
+        ),),
+        losing_groups=(PROBABILITIES, REFERENCE_EXAMPLES, REFERENCE),
+        must_read=("gives different answers to the same call", "had asked, and the answer differed"),
+    ),
+    Implementation(
+        name="scaled_on_first_sight",
+        kind="state",
+        mistake="nondeterministic",
+        description="Kept the inputs each head had seen (a cache of its own) and scaled the scores only the first time.",
+        edits=(_edit(
+            _SCALE_LINE,
+            "seen = self.__dict__.setdefault('seen', set())  # the inputs this head has seen\n"
+            "        if hash(inputs.detach().numpy().tobytes()) not in seen:\n"
+            "            scores = scores / math.sqrt(self.head_dim)\n"
+            "        seen.add(hash(inputs.detach().numpy().tobytes()))",
+        ),),
+        losing_groups=(GRADIENT_FLOW, REFERENCE_EXAMPLES),
+        must_read=("forward keeps state between calls", "had asked, and the answer differed"),
     ),
 )
 # Entries whose only difference from the solution is a bias on one side.

@@ -13,7 +13,7 @@ import random
 import pytest
 
 import catalogue
-from grading import grade
+from grading import grade, what_a_reader_sees
 
 from grader.feedback import diagnosis_text, root_causes
 from grader.hidden import mistakes
@@ -36,13 +36,6 @@ def catalogue_run(catalogue_paths, tmp_path_factory):
     return grade(catalogue_paths, tmp_path_factory.mktemp("results"), "--grading-seed", str(CATALOGUE_SEED), timeout=1800)
 
 
-def _what_a_reader_sees(result: dict) -> dict:
-    """A result without its timings: what every page, gradebook and diagnosis is made of."""
-    return {key: value for key, value in result.items() if key != "time_budget"} | {
-        "tests": [{key: value for key, value in test.items() if key != "duration"} for test in result["tests"]]
-    }
-
-
 def test_reusing_answers_changes_no_score_no_sentence_and_no_picture(catalogue_paths, catalogue_run, tmp_path):
     # The grader asks the student's code each distinct question once (grader/submission.py's
     # answers); asked every time instead, the whole catalogue must grade to the same bytes. A
@@ -55,7 +48,7 @@ def test_reusing_answers_changes_no_score_no_sentence_and_no_picture(catalogue_p
     assert random_modules, "the catalogue's random modules were not found random"
     differing = [
         name for name in catalogue_run.results if name not in random_modules
-        and _what_a_reader_sees(asked.results[name]) != _what_a_reader_sees(catalogue_run.results[name])
+        and what_a_reader_sees(asked.results[name]) != what_a_reader_sees(catalogue_run.results[name])
     ]
     assert not differing, f"graded differently when every call reached the code (seed {CATALOGUE_SEED}): {differing}"
     for name in random_modules:

@@ -211,6 +211,9 @@ SOFTMAX = "weights = torch.softmax(scores, dim=-1)  # (batch, seq, seq)"
 @pytest.mark.parametrize(("name", "code", "source"), [
     ("torch_generator", SOFTMAX + "\n        weights = torch.nn.functional.dropout(weights, 0.2)", "draws random numbers"),
     ("python_random", SOFTMAX + "\n        import random\n        weights = weights * (1 + random.random())", "another generator"),
+    # A count of calls that flips every other call agrees with itself two calls later: not randomness.
+    ("count_of_calls", SOFTMAX + "\n        self.calls = getattr(self, 'calls', 0) + 1\n        weights = weights * (1 + self.calls % 2)",
+     "keeps state between calls"),
 ])
 def test_randomness_is_told_from_its_source(tmp_path, name, code, source):
     handle = student_file(tmp_path, name, (SOFTMAX, code))

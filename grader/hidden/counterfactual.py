@@ -61,10 +61,13 @@ class Replaced(Submission):
     apply unchanged: only the transport of each call differs."""
 
     def __init__(self, submission: Submission, function: str, calls: list[int]) -> None:
-        super().__init__(submission.name, submission.source, submission.backend, reuse_answers=submission.answers is not None)
+        super().__init__(submission.name, submission.source, submission.backend, reuse_answers=submission.reuse and submission.answers is not None)
         self.original = submission
         self.timeouts = submission.timeouts  # a loop met in the checks is not run again
         self.not_held = submission.not_held  # the module's layout, as the checks met it
+        self.reuses_asked_again = submission.reuses_asked_again  # steady so far: its reuses need not be asked again
+        if not self.reuse:
+            self.answers = None  # nothing to compare: the checks' own calls did
         self.function = function
         self.calls = calls  # shared by every replacement of one submission: the budget
         self.sent: dict = {}  # the data of the call in progress (what a head may be asked about)
