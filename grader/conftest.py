@@ -492,7 +492,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         if target is not None and target.cells:
             report.longrepr = _in_notebook_terms(target, item.funcargs.get("submission"), call.excinfo.value.error, report.longrepr)
     handle = item.funcargs.get("submission") if hasattr(item, "funcargs") else None
-    if call.when == "call" and isinstance(handle, Submission) and handle.changed_answer is not None:
+    if call.when in ("call", "teardown") and isinstance(handle, Submission) and handle.changed_answer is not None:
         # Its answers change from call to call: said once, with the question asked twice.
         item.config.stash[causes_key].answers_changed(item.config.stash[scoreboard_key].submission_result(handle.name), handle)
     if report.failed and call.when == "call" and call.excinfo is not None and isinstance(handle, Submission):

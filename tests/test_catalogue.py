@@ -39,22 +39,18 @@ def catalogue_run(catalogue_paths, tmp_path_factory):
 def test_reusing_answers_changes_no_score_no_sentence_and_no_picture(catalogue_paths, catalogue_run, tmp_path):
     # The grader asks the student's code each distinct question once (grader/submission.py's
     # answers); asked every time instead, the whole catalogue must grade to the same bytes. A
-    # module that draws random numbers is the exception the grader itself names (its root
-    # cause): asked fewer times, it draws other numbers, so the numbers its messages quote
-    # differ, while its score, every check's outcome and its diagnosis stay the same.
+    # module whose answers change from call to call (random numbers, a count of calls, a cache
+    # of its own) is found at its first reused answer, before any was reused, and then asked
+    # every time: it too grades to the same bytes, its numbers and its evidence included.
     asked = grade(catalogue_paths, tmp_path, "--grading-seed", str(CATALOGUE_SEED), "--ask-every-time", timeout=1800)
     assert asked.results.keys() == catalogue_run.results.keys()
-    random_modules = {name for name in catalogue_run.results if root_causes.NONDETERMINISTIC in catalogue_run.diagnosed(name)}
-    assert random_modules, "the catalogue's random modules were not found random"
+    changing = {name for name in catalogue_run.results if root_causes.NONDETERMINISTIC in catalogue_run.diagnosed(name)}
+    assert {"dropout_on_the_weights", "calls_counted_on_the_head", "scaled_on_first_sight"} <= changing
     differing = [
-        name for name in catalogue_run.results if name not in random_modules
-        and what_a_reader_sees(asked.results[name]) != what_a_reader_sees(catalogue_run.results[name])
+        name for name in catalogue_run.results
+        if what_a_reader_sees(asked.results[name]) != what_a_reader_sees(catalogue_run.results[name])
     ]
     assert not differing, f"graded differently when every call reached the code (seed {CATALOGUE_SEED}): {differing}"
-    for name in random_modules:
-        reused, every_time = catalogue_run.results[name], asked.results[name]
-        assert reused["score"] == every_time["score"] and reused["diagnoses"] == every_time["diagnoses"], name
-        assert [(t["name"], t["outcome"]) for t in reused["tests"]] == [(t["name"], t["outcome"]) for t in every_time["tests"]], name
 
 
 def test_the_catalogue_is_large_enough():
