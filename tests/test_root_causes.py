@@ -21,6 +21,7 @@ import pytest
 import torch
 from torch import nn
 
+import browser
 import catalogue
 from grader import data, operations
 from grader.feedback import root_causes
@@ -294,3 +295,34 @@ def test_an_extra_bias_is_held_at_zero_and_any_other_extra_keeps_its_value():
     assert torch.equal(module.query.weight, parameters["query.weight"])
     with pytest.raises(operations.ContractViolation, match=r"missing other.weight .*shaped value.weight \(2, 4\) instead of \(3, 4\)"):
         operations._load(module, {**parameters, "value.weight": torch.randn(3, 4)} | {"other.weight": torch.randn(2, 4)})
+
+
+@pytest.mark.slow  # a batch, its report and Chromium: some 20 s
+@pytest.mark.skipif(not browser.available(), reason="Chromium or Playwright is not installed")
+def test_in_chromium_a_bias_left_out_beside_a_mask_mistake_reads_one_layout_diagnosis(tmp_path):
+    """The student's page, as a browser shows it: one block about the layout (not one a check),
+    which explains the layout check alone, beside the mask's block; the score that of the mask
+    mistake alone less the layout check's 2 points."""
+    folder = tmp_path / "class"
+    pair = catalogue.paired("output_projection_without_bias", "mask_inverted")
+    for implementation in (pair, mutant("mask_inverted")):
+        catalogue.write_implementation(implementation, folder)
+    out = tmp_path / "out"
+    finished = subprocess.run(
+        [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--quiet", "--jobs", "1"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    with browser.browser() as chromium:
+        shown = {}
+        for name in (pair.name, "mask_inverted"):
+            page = chromium.new_page()
+            page.goto((out / "feedback" / f"{name}.html").resolve().as_uri(), wait_until="load")
+            shown[name] = (page.locator("h3").all_inner_texts(), page.inner_text("body"))
+    headings, text = shown[pair.name]
+    layout = [h for h in headings if "names and shapes of the contract" in h]
+    assert len(layout) == 1 and sum("the head blocks the positions the mask allows" in h for h in headings) == 1, headings
+    assert "explains 1 failing check of 1 test: test_each_head_has_its_own_query_key_and_value_projections" in text
+    score = int(text.split("Score: ", 1)[1].split("/", 1)[0])
+    alone = int(shown["mask_inverted"][1].split("Score: ", 1)[1].split("/", 1)[0])
+    assert alone - score == 2
