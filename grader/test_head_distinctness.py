@@ -79,13 +79,10 @@ def graded_around(missing: list[str], extra: list[str], reshaped: list[str], par
     held = (["every extra bias of yours held at zero"] if extra_biases else []) + (
         [f"the reference's {', '.join(not_held)} held at zero, as your module has none"] if not_held else []
     )
-    said = (
-        f" The other checks ran with the grader's weights, {' and '.join(held)} (what bias=False means), so they grade "
-        "the attention itself." if held else ""
-    )
-    kept = [name for name in extra if name not in extra_biases]
-    if kept:
-        said += f" {operations.names_and_shapes(kept, parameters)}: kept at the values your constructor gave them."
+    said = " The other checks ran with the grader's weights"
+    said += f", {' and '.join(held)} (what bias=False means), so they grade the attention itself." if held else "."
+    if len(extra_biases) < len(extra):  # named in the "got" line
+        said += " Your other extra parameters kept the values your constructor gave them."
     return said
 
 

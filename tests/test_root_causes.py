@@ -286,6 +286,21 @@ def test_the_grader_holds_at_zero_only_the_biases_a_run_reported_and_it_sent(tmp
         handle._held("run_attention", {"not_held": ["heads.0.query.weight"]}, {"parameters": parameters})
 
 
+@pytest.mark.parametrize(("missing", "extra", "said", "not_said"), [
+    ([], ["heads.0.query.bias"], "every extra bias of yours held at zero (what bias=False means)", "kept the values"),
+    (["output_projection.bias"], [], "the reference's output_projection.bias held at zero, as your module has none", "every extra"),
+    (["output_projection.bias"], ["temperature"], "Your other extra parameters kept the values", "cannot load"),
+    ([], ["temperature"], "ran with the grader's weights. Your other extra parameters kept", "held at zero"),
+    (["heads.0.query.weight"], [], "cannot load its weights", "held at zero"),
+])
+def test_the_layout_check_says_what_the_other_checks_did_with_the_layout(missing, extra, said, not_said):
+    from grader.test_head_distinctness import graded_around
+
+    parameters = {"output_projection.weight": torch.zeros(2, 2), **{name: torch.zeros(2) for name in extra}}
+    text = graded_around(missing, extra, [], parameters)
+    assert said in text and not_said not in text, text
+
+
 def test_an_extra_bias_is_held_at_zero_and_any_other_extra_keeps_its_value():
     module = HeadWithExtras(4, 2)
     parameters = {f"{n}.weight": torch.randn(2, 4) for n in ("query", "key", "value")}
