@@ -463,7 +463,17 @@ def pytest_runtest_call(item: pytest.Item):
     handle = item.funcargs.get("submission")
     if isinstance(handle, Submission):
         handle.operations_called.clear()
+        handle.current_check = check_label(item, handle.name)  # the evidence, should an answer it reuses have changed
     return (yield)
+
+
+def check_label(item: pytest.Item, submission: str) -> str:
+    """The check's name without the submission's id (the student's text): ``test_x[b1-s4-d8-h2]``."""
+    name = getattr(item, "originalname", item.name)
+    given = item.callspec.id if hasattr(item, "callspec") else ""
+    if given.startswith(f"{submission}-"):  # the submission's id first (pytest_generate_tests), then the check's own
+        return f"{name}[{given.removeprefix(f'{submission}-')}]"
+    return name
 
 
 @pytest.hookimpl(wrapper=True)
@@ -482,6 +492,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         if target is not None and target.cells:
             report.longrepr = _in_notebook_terms(target, item.funcargs.get("submission"), call.excinfo.value.error, report.longrepr)
     handle = item.funcargs.get("submission") if hasattr(item, "funcargs") else None
+    if call.when in ("call", "teardown") and isinstance(handle, Submission) and handle.changed_answer is not None:
+        # Its answers change from call to call: said once, with the question asked twice.
+        item.config.stash[causes_key].answers_changed(item.config.stash[scoreboard_key].submission_result(handle.name), handle)
     if report.failed and call.when == "call" and call.excinfo is not None and isinstance(handle, Submission):
         result = item.config.stash[scoreboard_key].submission_result(handle.name)
         explained = item.config.stash[causes_key].account(

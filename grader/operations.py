@@ -73,14 +73,14 @@ def run_head(
 ) -> dict[str, Any]:
     """One AttentionHead with the grader's weights; optionally backpropagate. ``rng_seed``:
     torch's generator is seeded first (the grader asks the same question twice with it)."""
-    head = _with_parameters(student, "AttentionHead", (model_dim, head_dim), inputs.dtype, parameters)
+    head, held = _with_parameters(student, "AttentionHead", (model_dim, head_dim), inputs.dtype, parameters)
     if rng_seed is not None:
         _seed(rng_seed)
     inputs = inputs.clone().requires_grad_(output_gradient is not None)
     with torch.enable_grad():  # the grader may call this from inside a backward pass
         result = head(inputs, allowed_mask)
     output, weights = _fields(result, "AttentionHead.forward", "HeadResult")
-    return {"output": _plain(output), "weights": _plain(weights)} | _gradients(
+    return {"output": _plain(output), "weights": _plain(weights)} | held | _gradients(
         head, inputs, output, output_gradient, student, lambda: head(inputs, allowed_mask).output
     )
 
@@ -123,11 +123,12 @@ def run_attention(
     rng_seed: int | None = None,
 ) -> dict[str, Any]:
     """MultiHeadSelfAttention built under ``seed``; the grader's weights loaded if given."""
+    held: dict = {}
     if parameters is None:
         _seed(seed)
         module = _require(student, "MultiHeadSelfAttention")(model_dim, num_heads).to(inputs.dtype)
     else:
-        module = _with_parameters(student, "MultiHeadSelfAttention", (model_dim, num_heads), inputs.dtype, parameters)
+        module, held = _with_parameters(student, "MultiHeadSelfAttention", (model_dim, num_heads), inputs.dtype, parameters)
     if rng_seed is not None:
         _seed(rng_seed)
     inputs = inputs.clone().requires_grad_(output_gradient is not None)
@@ -139,7 +140,7 @@ def run_attention(
             raise
     output, weights = _fields(result, "MultiHeadSelfAttention.forward", "MultiHeadResult")
     rerun = lambda: (module(inputs) if allowed_mask is None else module(inputs, allowed_mask)).output  # noqa: E731
-    return {"output": _plain(output), "weights": _plain(weights)} | _gradients(
+    return {"output": _plain(output), "weights": _plain(weights)} | held | _gradients(
         module, inputs, output, output_gradient, student, rerun
     )
 
@@ -206,15 +207,17 @@ def initial_parameters(student: ModuleType, model_dim: int, num_heads: int, seed
 _built_modules: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _with_parameters(student: ModuleType, class_name: str, sizes: tuple, dtype, parameters: dict) -> torch.nn.Module:
+def _with_parameters(student: ModuleType, class_name: str, sizes: tuple, dtype, parameters: dict) -> tuple[torch.nn.Module, dict]:
+    """The module built for these sizes, the grader's weights loaded; and ``{"not_held": [...]}``,
+    the grader's biases it has no place for (see ``_load``), or {}."""
     built = _built_modules.setdefault(student, {})
     key = (class_name, sizes, dtype)
     module = built.get(key)
     if module is None:
         module = _require(student, class_name)(*sizes).to(dtype)
-    _load(module, parameters)
+    held = _load(module, parameters)
     built[key] = module  # only once its weights loaded: a module that refuses them is not kept
-    return module
+    return module, {"not_held": held["not_held"]} if held.get("not_held") else {}
 
 
 def _seed(seed: int) -> None:
@@ -238,30 +241,47 @@ def _load(module: torch.nn.Module, parameters: dict[str, torch.Tensor]) -> dict:
     """Load the grader's weights: every parameter by its name and shape.
     A buffer of the student's own (a stored mask, say) is not a weight and keeps its value.
 
-    A parameter the contract does not have (nn.Linear's default bias where the contract says
-    bias=False) does not stop the grading of the attention itself: a bias is held at zero,
-    which is what bias=False means, any other extra keeps the value the constructor gave it;
-    the layout check says so once (grader/test_head_distinctness.py). Returns which:
-    ``{"held_at_zero": [...], "kept": [...]}``, or {} when there is no extra. A parameter
-    missing or shaped otherwise cannot be graded around."""
+    A bias on one side only is a layout the lesson does not teach, and it does not stop the
+    grading of the attention itself: a bias the contract does not have (nn.Linear's default
+    where the contract says bias=False) is held at zero, which is what bias=False means; a
+    bias of the contract the module has no place for (bias=False where the contract has one)
+    is not loaded, and the grader holds it at zero in its own computation of the reference
+    (grader/submission.py ``Submission.as_held``). Both sides then compute with the same
+    weights, and the layout check alone says so (grader/test_head_distinctness.py). Any other
+    extra keeps the value the constructor gave it. Returns which:
+    ``{"held_at_zero": [...], "kept": [...], "not_held": [...]}``, empty lists left out ({}
+    for the contract's layout). A parameter missing (other than such a bias) or shaped
+    otherwise cannot be graded around."""
     found = dict(module.named_parameters(remove_duplicate=False))  # as state_dict() names them
-    if not set(parameters) <= set(found) or any(found[name].shape != parameters[name].shape for name in parameters):
+    not_held = [name for name in parameters if name not in found and bias_of_a_projection(name, found)]
+    loaded = {name: value for name, value in parameters.items() if name not in not_held}
+    if not set(loaded) <= set(found) or any(found[name].shape != loaded[name].shape for name in loaded):
         raise ContractViolation(_layout_problem(type(module).__name__, found, parameters))
     extra = [name for name in found if name not in parameters]
-    zeroed = [name for name in extra if name.rsplit(".", 1)[-1] == "bias"]
+    zeroed = [name for name in extra if is_bias(name)]
     # Names and shapes are checked above: copy each weight in place (load_state_dict does
     # the same with a module walk and hooks that cost more than the forward pass).
     try:
         with torch.no_grad():
-            for name, value in parameters.items():
+            for name, value in loaded.items():
                 found[name].copy_(value)
             for name in zeroed:
                 found[name].zero_()
     except RuntimeError:  # a parameter that cannot be written (an expanded view, say)
         raise ContractViolation(_layout_problem(type(module).__name__, found, parameters)) from None
-    if not extra:
-        return {}
-    return {"held_at_zero": zeroed, "kept": [name for name in extra if name not in zeroed]}
+    held = {"held_at_zero": zeroed, "kept": [name for name in extra if name not in zeroed], "not_held": not_held}
+    return {kind: names for kind, names in held.items() if names}
+
+
+def is_bias(name: str) -> bool:
+    return name.rpartition(".")[2] == "bias"
+
+
+def bias_of_a_projection(name: str, found: dict) -> bool:
+    """``name`` is a bias whose projection's weight is in ``found`` (``output_projection.bias``
+    beside ``output_projection.weight``): for a module without it, a projection built with bias=False."""
+    prefix = name.rpartition(".")[0]
+    return is_bias(name) and bool(prefix) and f"{prefix}.weight" in found
 
 
 def _layout_problem(class_name: str, found: dict[str, torch.Tensor], expected: dict[str, torch.Tensor]) -> str:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -28,6 +30,15 @@ TIMEOUTS_BEFORE_GIVING_UP = 2
 # it again without asking: a result, or an exception the code raised. A time-out, a crash or
 # a broken reply says something about that one run, and the next asking runs the code again.
 REUSABLE_ERRORS = ("raised", "not_written")
+# A remembered answer is given again only once the code has shown that it answers a question
+# it was asked before as it did the first time: its first reuses reach the code afresh and are
+# compared bit for bit (NaN with NaN) with the remembered answer. Until then every call reaches
+# the code, as with --ask-every-time; on a difference nothing is remembered any more, so a module
+# whose answers change from call to call (a counter, a cache of its own, a buffer it updates) is
+# graded exactly as if every call were asked afresh. The first reuses ask again the first
+# questions of the run (the shapes group's forward passes, reused by the group that follows), a
+# handful of calls after them; each costs one call of the few hundred a submission makes.
+REUSES_ASKED_AGAIN = 2
 
 
 class StudentCodeError(pytest.fail.Exception):
@@ -137,8 +148,19 @@ class Submission:
         # Answers by request: several checks ask the same question (one configuration's forward
         # pass, the same mask); the student's code answers it once, and each check gets fresh
         # tensors of that answer, so no check sees another's.
-        self.answers: dict[tuple, tuple[Any, ErrorDescription | None]] | None = {} if reuse_answers else None
+        # Each with the check that asked first (the evidence, should a later asking differ). Asked
+        # every time (``reuse_answers`` False), the first answers are remembered too, only to be
+        # compared: the same questions are then asked again and compared as when reusing, and the
+        # grade, the evidence included, is the same whether answers are reused or not.
+        self.reuse = reuse_answers
+        self.answers: dict[tuple, tuple[Any, ErrorDescription | None, str]] | None = {}
         self._afresh = 0
+        self.reuses_asked_again = 0
+        self.changed_answer: ChangedAnswer | None = None  # the first answer found to change, if any
+        self.current_check = ""  # the check making calls now (set by grader/conftest.py)
+        # The grader's biases the student's modules had no place for (bias=False where the
+        # contract has a bias: grader/operations.py ``_load``), as the runs reported them.
+        self.not_held: set[str] = set()
 
     def open(self) -> Submission:
         self.import_error = self.backend.open()
@@ -162,8 +184,9 @@ class Submission:
     def _call(self, operation: str, **arguments: Any) -> Any:
         self.operations_called.add(operation)
         key = None if self.answers is None or self._afresh else _request_key(operation, arguments)
-        if key is not None and key in self.answers:
-            result, error = self.answers[key]
+        remembered = self.answers.get(key) if key is not None else None
+        if remembered is not None and self.reuse and self.reuses_asked_again >= REUSES_ASKED_AGAIN:
+            result, error, _ = remembered
             if error is not None:
                 raise StudentCodeError(operation, error)
             return _copied(result)
@@ -179,13 +202,28 @@ class Submission:
             self.timeouts[operation] = self.timeouts.get(operation, 0) + 1
             self.backend.abort()  # a worker still busy with this call must not answer the next one
             raise
-        if key is not None and (error is None or error.kind in REUSABLE_ERRORS):
-            self.answers[key] = (_copied(result), error)
+        if remembered is not None and (error is None or error.kind in REUSABLE_ERRORS):
+            self._compare(operation, arguments, remembered, result, error)
+        elif key is not None and (error is None or error.kind in REUSABLE_ERRORS):
+            self.answers[key] = (_copied(result), error, self.current_check)
         if error is not None:
             if error.kind == "timeout" and error.type_name != "BudgetExhausted":  # the worker's own per-call limit
                 self.timeouts[operation] = self.timeouts.get(operation, 0) + 1
             raise StudentCodeError(operation, error)
         return result
+
+    def _compare(self, operation: str, arguments: dict, remembered: tuple, result: Any, error: ErrorDescription | None) -> None:
+        """A remembered question asked again: an answer that differs ends the remembering."""
+        self.reuses_asked_again += 1
+        first_result, first_error, first_check = remembered
+        differences = answer_differences((first_result, first_error), (result, error))
+        if differences:
+            self.changed_answer = ChangedAnswer(
+                operation, _sizes(arguments), first_check, self.current_check, tuple(differences[:MAX_DIFFERENCES_SAID])
+            )
+            self.answers = None
+        elif not self.reuse and self.reuses_asked_again >= REUSES_ASKED_AGAIN:
+            self.answers = None  # compared as often as when reusing: nothing more to remember
 
     # The calls tests make. Each checks the kinds of what comes back, never the values.
 
@@ -199,7 +237,7 @@ class Submission:
         self._call("construct_attention", model_dim=model_dim, num_heads=num_heads)
 
     def run_head(self, **arguments: Any) -> dict[str, Any]:
-        return _checked_run(self._call("run_head", **arguments), "AttentionHead.forward")
+        return self._held("run_head", _checked_run(self._call("run_head", **arguments), "AttentionHead.forward"), arguments)
 
     def concatenate_heads(self, head_outputs: list, head_weights: list) -> torch.Tensor:
         result = self._call("concatenate_heads", head_outputs=head_outputs, head_weights=head_weights)
@@ -215,7 +253,29 @@ class Submission:
         return [None if gradient is None else _tensor(gradient, "concatenate_heads(...) (gradient)") for gradient in gradients]
 
     def run_attention(self, **arguments: Any) -> dict[str, Any]:
-        return _checked_run(self._call("run_attention", **arguments), "MultiHeadSelfAttention.forward")
+        result = self._call("run_attention", **arguments)
+        return self._held("run_attention", _checked_run(result, "MultiHeadSelfAttention.forward"), arguments)
+
+    def _held(self, operation: str, result: dict[str, Any], arguments: dict) -> dict[str, Any]:
+        """Note the grader's biases the module reported it has no place for: only biases the
+        grader sent, so a reply cannot make the grader hold anything else at zero."""
+        not_held = result.get("not_held", [])
+        sent = arguments.get("parameters") or {}
+        if not isinstance(not_held, list) or not all(type(n) is str and n in sent and n.endswith(".bias") for n in not_held):
+            raise _contract(operation, "the reply names parameters the grader did not send")
+        self.not_held.update(not_held)
+        return result
+
+    def as_held(self, parameters: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """The grader's weights as the student's module holds them: a bias the contract has and
+        the module has no place for (bias=False) is zero, which is what bias=False computes. The
+        reference computed from these is the reference in the student's layout, so a bias left
+        out costs the layout check its points and nothing else (the other side: a bias the
+        contract does not have is held at zero in the student's module, grader/operations.py).
+        The same dict when the module holds every weight."""
+        if not self.not_held & parameters.keys():
+            return parameters
+        return {name: torch.zeros_like(value) if name in self.not_held else value for name, value in parameters.items()}
 
     def initial_parameters(self, model_dim: int, num_heads: int, seed: int) -> dict[str, Any]:
         result = self._call("initial_parameters", model_dim=model_dim, num_heads=num_heads, seed=seed)
@@ -224,6 +284,103 @@ class Submission:
         for name, value in result["parameters"].items():
             _tensor(value, f"parameter {name}")
         return result
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Where two answers to one question differ: ``field`` (``output``, ``weights``,
+    ``parameter_gradients.heads.0.query.weight``, ... or ``""`` for the answer itself) and how:
+    ``"values"`` at ``differing`` of ``total`` entries (``largest``: the largest difference
+    between two numbers, None when only NaN or an infinity differs; ``first`` and ``then``: a
+    value that is not a tensor, in the grader's words), ``"shape"`` (shape, dtype, names or
+    length), or ``"outcome"`` (``first`` and ``then``: returned, or raised and what)."""
+
+    field: str
+    how: str
+    differing: int = 0
+    total: int = 0
+    largest: float | None = None
+    first: str = ""
+    then: str = ""
+
+
+@dataclass(frozen=True)
+class ChangedAnswer:
+    """The evidence that the code's answers change from call to call: one question, asked by
+    ``first_check`` and again by ``again_check``, and how the two answers differ."""
+
+    operation: str
+    sizes: tuple[tuple[str, Any], ...]  # the call's numbers, and its tensors' shapes
+    first_check: str
+    again_check: str
+    differences: tuple[Difference, ...]
+
+
+MAX_DIFFERENCES_SAID = 2
+
+
+def answer_differences(first: tuple, then: tuple) -> list[Difference]:
+    """How two outcomes of one call differ, each ``(result, error)``: [] when they agree bit for bit
+    (a NaN agrees with a NaN; two errors agree when they are of one kind and type)."""
+    (first_result, first_error), (then_result, then_error) = first, then
+    if first_error is not None or then_error is not None:
+        if first_error is not None and then_error is not None and (first_error.kind, first_error.type_name) == (then_error.kind, then_error.type_name):
+            return []
+        said = [f"raised {e.type_name}" if e is not None else "returned" for e in (first_error, then_error)]
+        return [Difference("", "outcome", first=said[0], then=said[1])]
+    return _value_differences("", first_result, then_result)
+
+
+def _value_differences(field: str, a: Any, b: Any) -> list[Difference]:
+    if type(a) is torch.Tensor and type(b) is torch.Tensor:
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return [Difference(field, "shape")]
+        if a.dtype is torch.bool or not (a.is_floating_point() or a.is_complex()):
+            differing = a != b
+        else:
+            differing = ~((a == b) | (torch.isnan(a) & torch.isnan(b)))
+        count = int(differing.sum())
+        if not count:
+            return []
+        largest = None
+        if a.is_floating_point():
+            gaps = (a.double() - b.double()).abs()[differing]
+            gaps = gaps[torch.isfinite(gaps)]
+            largest = float(gaps.max()) if gaps.numel() else None
+        return [Difference(field, "values", count, a.numel(), largest)]
+    if type(a) is dict and type(b) is dict:
+        if a.keys() != b.keys():
+            return [Difference(field, "shape")]
+        return [d for name in a for d in _value_differences(f"{field}.{name}" if field else str(name), a[name], b[name])]
+    if type(a) in (list, tuple) and type(b) is type(a):
+        if len(a) != len(b):
+            return [Difference(field, "shape")]
+        return [d for index, (x, y) in enumerate(zip(a, b)) for d in _value_differences(f"{field}[{index}]", x, y)]
+    if type(a) is float and type(b) is float and math.isnan(a) and math.isnan(b):
+        return []
+    try:
+        same = type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001 - an object of the student's that cannot say: not shown to be the same
+        same = False
+    return [] if same else [Difference(field, "values", 1, 1, None, first=_value_said(a), then=_value_said(b))]
+
+
+def _value_said(value: Any) -> str:
+    """A value the student's code returned, in words the grader chose: a number, or its kind."""
+    if type(value) in (int, float, bool):
+        return repr(value)[:24]
+    return f"a {type(value).__name__}" if type(value) in (str, list, tuple, dict, type(None)) else "an object"
+
+
+def _sizes(arguments: dict) -> tuple[tuple[str, Any], ...]:
+    """A call's numbers and its tensors' shapes, as plain data (which call it was)."""
+    sizes = []
+    for name, value in arguments.items():
+        if type(value) is int:
+            sizes.append((name, value))
+        elif type(value) is torch.Tensor:
+            sizes.append((name, tuple(value.shape)))
+    return tuple(sizes)
 
 
 def _request_key(operation: str, arguments: dict) -> tuple:

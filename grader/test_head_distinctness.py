@@ -59,20 +59,31 @@ def test_each_head_has_its_own_query_key_and_value_projections(submission):
         got = [f"missing {', '.join(missing[:4])}"] if missing else []
         got += [f"unexpected {operations.names_and_shapes(extra, parameters)}"] if extra else []
         got += [f"{n} shaped {tuple(parameters[n].shape)} instead of {expected[n]}" for n in reshaped[:2]]
-        # grader/operations.py `_load`: with nothing missing or reshaped, the other checks
-        # loaded the grader's weights and held the extra biases at zero.
-        graded = (
-            " The other checks ran with the grader's weights and every extra bias held at zero (what "
-            "bias=False means), so they grade the attention itself."
-            if extra and not (missing or reshaped) else
-            " The grader cannot load its weights into this layout: the checks that need them cannot run."
-        )
         root_causes.layout_slip(
-            f"MultiHeadSelfAttention({config.model_dim}, {config.num_heads}) does not have the contract's parameters.{graded}\n"
+            f"MultiHeadSelfAttention({config.model_dim}, {config.num_heads}) does not have the contract's parameters."
+            f"{graded_around(missing, extra, reshaped, parameters)}\n"
             f"  expected: {operations.names_and_shapes(list(expected), {n: torch.empty(shape) for n, shape in expected.items()})}\n"
             f"  got:      {'; '.join(got)}\n"
             f"  fix:      {root_causes.LAYOUT_FIX}"
         )
+
+
+def graded_around(missing: list[str], extra: list[str], reshaped: list[str], parameters: dict) -> str:
+    """What the other checks did with this layout (grader/operations.py ``_load``, grader/submission.py
+    ``as_held``): a bias on one side only is held at zero on both, so they grade the attention itself;
+    any other difference keeps the grader's weights out."""
+    not_held = [name for name in missing if operations.bias_of_a_projection(name, parameters)]
+    if reshaped or len(not_held) < len(missing):
+        return " The grader cannot load its weights into this layout: the checks that need them cannot run."
+    extra_biases = [name for name in extra if operations.is_bias(name)]
+    held = (["every extra bias of yours held at zero"] if extra_biases else []) + (
+        [f"the reference's {', '.join(not_held)} held at zero, as your module has none"] if not_held else []
+    )
+    said = " The other checks ran with the grader's weights"
+    said += f", {' and '.join(held)} (what bias=False means), so they grade the attention itself." if held else "."
+    if len(extra_biases) < len(extra):  # named in the "got" line
+        said += " Your other extra parameters kept the values your constructor gave them."
+    return said
 
 
 @pytest.mark.points(4)

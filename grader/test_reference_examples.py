@@ -11,6 +11,7 @@ drawn when your work is graded.
 from __future__ import annotations
 
 import pytest
+import torch
 
 from grader import checks, data
 from grader.feedback import premises
@@ -73,13 +74,25 @@ def example_weights_hint(submission, example: data.ReferenceExample, weights) ->
     )
 
 
-def example_output_hint(result: dict, example: data.ReferenceExample) -> str:
+def expected_output(submission, example: data.ReferenceExample) -> torch.Tensor:
+    """The reference's output on the example in the student's layout: a module whose output
+    projection has no bias (bias=False) is compared with the reference whose bias is held at
+    zero (grader/submission.py ``as_held``), that is the shipped output less the bias, which
+    the reference's nn.Linear adds last."""
+    held = submission.as_held(example.parameters)
+    if held is example.parameters:
+        return example.expected_output
+    not_added = example.parameters["output_projection.bias"] - held["output_projection.bias"]
+    return example.expected_output - not_added.double()
+
+
+def example_output_hint(submission, result: dict, example: data.ReferenceExample) -> str:
     if not weights_match(result["weights"], example):
         return FIX_WEIGHTS_FIRST
     if example.runs == "head":
         return premises.head_output_hint(result["output"], example.expected_weights, example.inputs, example.parameters)
     return premises.module_output_hint(
-        result["output"], example.inputs, example.parameters, example.expected_weights, example.config.num_heads
+        result["output"], example.inputs, submission.as_held(example.parameters), example.expected_weights, example.config.num_heads
     )
 
 
@@ -97,7 +110,9 @@ def test_head_weights_agree_with_the_reference_example(submission, example):
 @pytest.mark.parametrize("example", HEAD_EXAMPLES, ids=[example.name for example in HEAD_EXAMPLES])
 def test_head_output_agrees_with_the_reference_example(submission, example):
     result = run(submission, example)
-    checks.expect_close(result["output"], example.expected_output, f"{what(example)}: the output", example_output_hint(result, example))
+    checks.expect_close(
+        result["output"], example.expected_output, f"{what(example)}: the output", example_output_hint(submission, result, example)
+    )
 
 
 @pytest.mark.points(1)
@@ -114,4 +129,7 @@ def test_module_weights_agree_with_the_reference_example(submission, example):
 @pytest.mark.parametrize("example", MODULE_EXAMPLES, ids=[example.name for example in MODULE_EXAMPLES])
 def test_module_output_agrees_with_the_reference_example(submission, example):
     result = run(submission, example)
-    checks.expect_close(result["output"], example.expected_output, f"{what(example)}: the output", example_output_hint(result, example))
+    checks.expect_close(
+        result["output"], expected_output(submission, example), f"{what(example)}: the output",
+        example_output_hint(submission, result, example),
+    )

@@ -73,7 +73,7 @@ class Implementation:
     must_read: tuple[str, ...] = ()
     # Which family of the catalogue it belongs to, for the report: "" (the first catalogue), "style"
     # (a known mistake or a valid rewrite in a student's own style), "contract" (a layout slip),
-    # "randomness", "in_place" (an in-place operation autograd trips on).
+    # "randomness", "state" (answers that change from call to call), "in_place" (an in-place operation autograd trips on).
     kind: str = ""
 
     @property
@@ -584,7 +584,8 @@ MUTANTS: tuple[Implementation, ...] = (
                 "self.output_projection = nn.Linear(model_dim, model_dim, bias=False)",
             ),
         ),
-        losing_groups=(GRADIENT_FLOW, REFERENCE),
+        losing_groups=(HEAD_DISTINCTNESS,),
+        must_read=("output_projection.bias held at zero", "missing output_projection.bias"),
     ),
     Implementation(
         name="keys_detached",
@@ -1388,6 +1389,98 @@ MUTANTS = MUTANTS + SIZES_DTYPES_SHARING
 # --- end of sizes, dtypes and sharing --------------------------------------------------------
 
 
+# === Issue 37 (points in proportion): a bias on one side only, in each projection. A layout the
+# lesson does not teach: the layout check alone loses its points (LAYOUT_ONLY), and beside
+# another mistake (LAYOUT_PAIRS) the file loses what that mistake loses and the layout check.
+_OUTPUT_PROJECTION_LINE = "self.output_projection = nn.Linear(model_dim, model_dim)"
+
+
+def _with_bias(projection: str) -> Edit:
+    line = f"self.{projection} = nn.Linear(model_dim, head_dim, bias=False)"
+    return _edit(line, f"self.{projection} = nn.Linear(model_dim, head_dim)")
+
+
+MUTANTS += (
+    *(
+        Implementation(
+            name=f"{projection}_with_bias",
+            kind="contract",
+            mistake="parameter_layout",
+            description=f"Left out bias=False on the {projection} projection only.",
+            edits=(_with_bias(projection),),
+            losing_groups=(HEAD_DISTINCTNESS,),
+            must_read=("held at zero", f"unexpected heads.<h>.{projection}.bias"),
+        )
+        for projection in ("key", "value")  # query_with_bias is the first catalogue's
+    ),
+    Implementation(
+        name="every_bias_on_the_wrong_side",
+        kind="contract",
+        mistake="parameter_layout",
+        description="Swapped the biases: query, key and value with nn.Linear's default bias, the output projection with bias=False.",
+        edits=(
+            _with_bias("query"), _with_bias("key"), _with_bias("value"),
+            _edit(_OUTPUT_PROJECTION_LINE, "self.output_projection = nn.Linear(model_dim, model_dim, bias=False)"),
+        ),
+        losing_groups=(HEAD_DISTINCTNESS,),
+        must_read=("every extra bias of yours held at zero and the reference's output_projection.bias held at zero",),
+    ),
+)
+# Answers that change from call to call, graded as if every call were asked afresh
+# (grader/submission.py): with answers reused or not, the same grade (tests/test_answer_reuse.py).
+MUTANTS += (
+    Implementation(
+        name="calls_counted_on_the_head",
+        kind="state",
+        mistake="nondeterministic",
+        description="Counted the calls on the head (a debugging leftover) and scaled every other call's scores by 1.5.",
+        edits=(_edit(
+            _SCALE_LINE,
+            "self.calls = getattr(self, 'calls', 0) + 1  # how often forward ran\n"
+            "        scores = scores / math.sqrt(self.head_dim) * (1.5 if self.calls % 2 == 0 else 1.0)",
+        ),),
+        losing_groups=(PROBABILITIES, REFERENCE_EXAMPLES, REFERENCE),
+        must_read=("gives different answers to the same call", "had asked, and the answer differed"),
+    ),
+    Implementation(
+        name="scaled_on_first_sight",
+        kind="state",
+        mistake="nondeterministic",
+        description="Kept the inputs each head had seen (a cache of its own) and scaled the scores only the first time.",
+        edits=(_edit(
+            _SCALE_LINE,
+            "seen = self.__dict__.setdefault('seen', set())  # the inputs this head has seen\n"
+            "        if hash(inputs.detach().numpy().tobytes()) not in seen:\n"
+            "            scores = scores / math.sqrt(self.head_dim)\n"
+            "        seen.add(hash(inputs.detach().numpy().tobytes()))",
+        ),),
+        losing_groups=(GRADIENT_FLOW, REFERENCE_EXAMPLES),
+        must_read=("forward keeps state between calls", "had asked, and the answer differed"),
+    ),
+)
+# Entries whose only difference from the solution is a bias on one side.
+LAYOUT_ONLY = (
+    "query_with_bias", "key_with_bias", "value_with_bias", "key_and_value_with_bias", "projections_with_bias",
+    "output_projection_without_bias", "every_bias_on_the_wrong_side",
+)
+# (a bias on one side, another mutant): in each projection, beside a mask mistake (the mask, the
+# head's use of it, the causal mask), and an output projection without a bias beside the module's
+# own mistakes about that projection, which the diagnosis must still name.
+LAYOUT_PAIRS: tuple[tuple[str, str], ...] = (
+    ("output_projection_without_bias", "mask_inverted"),
+    ("output_projection_without_bias", "mask_without_diagonal"),
+    ("output_projection_without_bias", "doubled_output_projection"),
+    ("output_projection_without_bias", "no_output_projection"),
+    ("query_with_bias", "mask_inverted"),
+    ("key_with_bias", "mask_filled_with_zero"),
+    ("value_with_bias", "mask_after_softmax"),
+    ("projections_with_bias", "no_mask"),
+    ("every_bias_on_the_wrong_side", "anti_causal_mask"),
+    ("every_bias_on_the_wrong_side", "custom_mask_ignored"),
+)
+# === end of issue 37's block
+
+
 # === Issue 26 (the diagnosis): mistakes in other forms, crashes beside mistakes, two mistakes in
 # every pair of functions. Kept in one block of its own: other families are appended elsewhere.
 MUTANTS += (
@@ -1705,7 +1798,7 @@ def without(name: str, has_it) -> str | None:
     for two mutants in one file, the one for which ``has_it(mutant)`` is false; None when that is
     the solution itself, which passes every check."""
     mutants = {m.name: m for m in MUTANTS}
-    for first, second in (*PAIRS, *UNKNOWN_PAIRS):
+    for first, second in (*PAIRS, *UNKNOWN_PAIRS, *LAYOUT_PAIRS):
         if paired(first, second).name == name:
             kept = [n for n in (first, second) if not has_it(mutants[n])]
             return kept[0] if len(kept) == 1 else None
@@ -1765,10 +1858,13 @@ def _check_catalogue() -> None:
         if unknown:
             raise ValueError(f"mutant {impl.name!r} names unknown groups {sorted(unknown)}")
     mutant_names = {impl.name for impl in MUTANTS}
-    for pair in (*PAIRS, *UNKNOWN_PAIRS):
+    for pair in (*PAIRS, *UNKNOWN_PAIRS, *LAYOUT_PAIRS):
         unknown = set(pair) - mutant_names
         if unknown:
             raise ValueError(f"pair {pair} names unknown mutants {sorted(unknown)}")
+    for name in LAYOUT_ONLY:
+        if name not in mutant_names:
+            raise ValueError(f"LAYOUT_ONLY names an unknown mutant {name!r}")
     for impl in VARIANTS:
         if impl.mistake or impl.losing_groups:
             raise ValueError(f"variant {impl.name!r} must not name losing groups or a mistake")

@@ -29,6 +29,7 @@ KINDS = {
     "style": "known mistakes and valid rewrites in a student's own style",
     "contract": "contract slips (biases, resized projections, missing attributes)",
     "randomness": "randomness (dropout, sampling)",
+    "state": "answers that change from call to call (a count of calls, a cache of its own)",
     "in_place": "in-place operations",
     "behaviour": "mistakes in other forms, crashes and unknown mistakes beside known ones",
     "fifth": "a fifth class: an AI assistant's style, fused QKV, einsum for every head, scaled_dot_product_attention",

@@ -35,16 +35,24 @@ class GradingRun:
         return {g for g, points in self.results[name]["groups"].items() if points["earned"] < points["max"]}
 
 
-def grade(submissions: list[Path], tmp_path: Path, *extra: str, timeout: float = 600, preexec_fn=None) -> GradingRun:
+def grade(submissions: list[Path], tmp_path: Path, *extra: str, timeout: float = 600, preexec_fn=None, cwd: Path = REPO_ROOT) -> GradingRun:
+    """``pytest grader`` on ``submissions`` in ``cwd`` (the repository, or a student release)."""
     results_path = tmp_path / "results.json"
     command = [sys.executable, "-m", "pytest", "grader", "-p", "no:cacheprovider", "-q", "--results-json", str(results_path)]
     for submission in submissions:
         command += ["--submission", str(submission)]
     completed = subprocess.run(
-        [*command, *extra], cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+        [*command, *extra], cwd=cwd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
         preexec_fn=preexec_fn,
     )
     output = completed.stdout + completed.stderr
     assert results_path.exists(), f"the grader wrote no results (exit {completed.returncode}):\n{output[-3000:]}"
     document = json.loads(results_path.read_text())
     return GradingRun(completed.returncode, output, document["submissions"])
+
+
+def what_a_reader_sees(result: dict) -> dict:
+    """A result without its timings: what every page, gradebook and diagnosis is made of."""
+    return {key: value for key, value in result.items() if key != "time_budget"} | {
+        "tests": [{key: value for key, value in test.items() if key != "duration"} for test in result["tests"]]
+    }

@@ -13,7 +13,7 @@ import random
 import pytest
 
 import catalogue
-from grading import grade
+from grading import grade, what_a_reader_sees
 from sentences import misnamed_non_numbers
 
 from grader.feedback import diagnosis_text, root_causes
@@ -23,7 +23,7 @@ from grader.hidden import mistakes
 @pytest.fixture(scope="module")
 def catalogue_paths(tmp_path_factory):
     folder = tmp_path_factory.mktemp("catalogue")
-    pairs = [catalogue.paired(*pair) for pair in (*catalogue.PAIRS, *catalogue.UNKNOWN_PAIRS)]
+    pairs = [catalogue.paired(*pair) for pair in (*catalogue.PAIRS, *catalogue.UNKNOWN_PAIRS, *catalogue.LAYOUT_PAIRS)]
     return [catalogue.write_implementation(impl, folder) for impl in (*catalogue.MUTANTS, *catalogue.VARIANTS, *pairs)]
 
 
@@ -37,32 +37,21 @@ def catalogue_run(catalogue_paths, tmp_path_factory):
     return grade(catalogue_paths, tmp_path_factory.mktemp("results"), "--grading-seed", str(CATALOGUE_SEED), timeout=1800)
 
 
-def _what_a_reader_sees(result: dict) -> dict:
-    """A result without its timings: what every page, gradebook and diagnosis is made of."""
-    return {key: value for key, value in result.items() if key != "time_budget"} | {
-        "tests": [{key: value for key, value in test.items() if key != "duration"} for test in result["tests"]]
-    }
-
-
 def test_reusing_answers_changes_no_score_no_sentence_and_no_picture(catalogue_paths, catalogue_run, tmp_path):
     # The grader asks the student's code each distinct question once (grader/submission.py's
     # answers); asked every time instead, the whole catalogue must grade to the same bytes. A
-    # module that draws random numbers is the exception the grader itself names (its root
-    # cause): asked fewer times, it draws other numbers, so the numbers its messages quote
-    # differ, while its score, every check's outcome and its diagnosis stay the same.
+    # module whose answers change from call to call (random numbers, a count of calls, a cache
+    # of its own) is found at its first reused answer, before any was reused, and then asked
+    # every time: it too grades to the same bytes, its numbers and its evidence included.
     asked = grade(catalogue_paths, tmp_path, "--grading-seed", str(CATALOGUE_SEED), "--ask-every-time", timeout=1800)
     assert asked.results.keys() == catalogue_run.results.keys()
-    random_modules = {name for name in catalogue_run.results if root_causes.NONDETERMINISTIC in catalogue_run.diagnosed(name)}
-    assert random_modules, "the catalogue's random modules were not found random"
+    changing = {name for name in catalogue_run.results if root_causes.NONDETERMINISTIC in catalogue_run.diagnosed(name)}
+    assert {"dropout_on_the_weights", "calls_counted_on_the_head", "scaled_on_first_sight"} <= changing
     differing = [
-        name for name in catalogue_run.results if name not in random_modules
-        and _what_a_reader_sees(asked.results[name]) != _what_a_reader_sees(catalogue_run.results[name])
+        name for name in catalogue_run.results
+        if what_a_reader_sees(asked.results[name]) != what_a_reader_sees(catalogue_run.results[name])
     ]
     assert not differing, f"graded differently when every call reached the code (seed {CATALOGUE_SEED}): {differing}"
-    for name in random_modules:
-        reused, every_time = catalogue_run.results[name], asked.results[name]
-        assert reused["score"] == every_time["score"] and reused["diagnoses"] == every_time["diagnoses"], name
-        assert [(t["name"], t["outcome"]) for t in reused["tests"]] == [(t["name"], t["outcome"]) for t in every_time["tests"]], name
 
 
 def test_the_catalogue_is_large_enough():
@@ -162,7 +151,10 @@ def test_a_known_mistake_beside_an_unknown_one_is_named_and_the_other_called_unk
             assert mistakes.BY_ID[entry["mistake"]].function in {function_of(id) for id in MISTAKE_OF[mistake]}, entries
 
 
-ENTRIES = [*(m.name for m in catalogue.MUTANTS), *(catalogue.paired(*p).name for p in (*catalogue.PAIRS, *catalogue.UNKNOWN_PAIRS))]
+ENTRIES = [
+    *(m.name for m in catalogue.MUTANTS),
+    *(catalogue.paired(*p).name for p in (*catalogue.PAIRS, *catalogue.UNKNOWN_PAIRS, *catalogue.LAYOUT_PAIRS)),
+]
 
 
 def function_of(mistake: str) -> str:
@@ -190,3 +182,34 @@ def test_a_missing_scale_fails_every_draw_of_the_hidden_head_check_on_the_seed_t
     run = grade([path], tmp_path, "--grading-seed", "3")
     failed = {test["name"] for test in run.failed_tests(path.stem)}
     assert {f"test_head_matches_the_reference[{path.stem}-{draw}]" for draw in range(3)} <= failed, sorted(failed)
+
+
+# --- issue 37: points in proportion to what is wrong ---------------------------------------------
+LAYOUT_CHECK = "test_each_head_has_its_own_query_key_and_value_projections"
+
+
+def _layout_points(run, name: str) -> int:
+    return next(t["max_points"] for t in run.results[name]["tests"] if t["name"].startswith(LAYOUT_CHECK + "["))
+
+
+@pytest.mark.parametrize("name", catalogue.LAYOUT_ONLY)
+def test_a_bias_on_one_side_costs_the_layout_check_alone(catalogue_run, name):
+    """A layout the lesson does not teach: the reference checks judge the attention in the
+    student's layout, and the check that states the layout is the one that fails."""
+    assert [t["name"] for t in catalogue_run.failed_tests(name)] == [f"{LAYOUT_CHECK}[{name}]"]
+    assert catalogue_run.score(name) == catalogue_run.results[name]["max_score"] - _layout_points(catalogue_run, name)
+    (entry,) = catalogue_run.results[name]["diagnoses"]
+    assert entry["mistake"] == root_causes.PARAMETER_LAYOUT and entry["explains"] == [f"{LAYOUT_CHECK}[{name}]"]
+
+
+@pytest.mark.parametrize("pair", catalogue.LAYOUT_PAIRS, ids=["+".join(p) for p in catalogue.LAYOUT_PAIRS])
+def test_a_bias_on_one_side_beside_a_mistake_scores_as_that_mistake_less_the_layout_check(catalogue_run, pair):
+    layout, other = pair
+    name = catalogue.paired(*pair).name
+    failed = {t["name"].replace(name, "X") for t in catalogue_run.failed_tests(name)}
+    alone = {t["name"].replace(other, "X") for t in catalogue_run.failed_tests(other)}
+    assert failed == alone | {f"{LAYOUT_CHECK}[X]"}, sorted(failed ^ alone)
+    assert 0 < catalogue_run.score(other) - catalogue_run.score(name) == _layout_points(catalogue_run, name) <= 5
+    assert catalogue_run.diagnosed(name) == MISTAKE_OF[layout] | MISTAKE_OF[other]
+    (entry,) = [e for e in catalogue_run.results[name]["diagnoses"] if e["mistake"] == root_causes.PARAMETER_LAYOUT]
+    assert entry["explains"] == [f"{LAYOUT_CHECK}[{name}]"]

@@ -21,13 +21,18 @@ import pytest
 import torch
 from torch import nn
 
+import browser
 import catalogue
-from grader import operations
+from grader import data, operations
 from grader.feedback import root_causes
-from grader.submission import InProcessBackend, Submission
+from grader.submission import InProcessBackend, StudentCodeError, Submission
 from grading import REPO_ROOT, grade
 
-DESK_MUTANTS = ("dropout_on_the_weights", "softmax_divided_in_place", "mask_from_model_dim", "projections_with_bias")
+DESK_MUTANTS = (
+    "dropout_on_the_weights", "softmax_divided_in_place", "mask_from_model_dim", "projections_with_bias",
+    "output_projection_without_bias",
+)
+LAYOUT_CHECK = "test_each_head_has_its_own_query_key_and_value_projections"
 
 
 def mutant(name: str):
@@ -54,7 +59,7 @@ def desk(tmp_path_factory):
 def section(output: str, title: str) -> str:
     """The terminal's section for one submission: from its title to the next section."""
     start = output.index(title)
-    end = output.find("\n===", start + len(title))
+    end = output.find("\n=", start + len(title))  # the next section's line (a long title gets a single "=")
     return output[start:end if end != -1 else None]
 
 
@@ -107,31 +112,72 @@ def test_a_default_mask_of_the_wrong_size_names_its_likely_cause_at_the_desk(des
     assert not [m for m in sized if f"mask_from_model_dim.py:{line} " in m][1:], "the same error was said in full twice"
 
 
-def test_a_bias_slip_at_the_desk_costs_the_layout_check_only(desk):
+@pytest.mark.parametrize("name", ["projections_with_bias", "output_projection_without_bias"])
+def test_a_bias_slip_at_the_desk_costs_the_layout_check_only(desk, name):
     _, results = desk
-    failed = [t for t in results["projections_with_bias"]["tests"] if t["outcome"] != "passed"]
-    assert [t["name"] for t in failed] == ["test_each_head_has_its_own_query_key_and_value_projections[projections_with_bias]"]
+    failed = [t for t in results[name]["tests"] if t["outcome"] != "passed"]
+    assert [t["name"] for t in failed] == [f"{LAYOUT_CHECK}[{name}]"]
     assert "held at zero" in failed[0]["message"]
+    assert results[name]["score"] == results[name]["max_score"] - failed[0]["max_points"]
+
+
+# A bias on one side beside another mistake (in the head, in the module's own use of the projection
+# that has no bias), and that mistake alone: graded alike but for the layout check.
+BESIDE_A_MISTAKE = (
+    ("output_projection_without_bias", "mask_inverted"), ("query_with_bias", "mask_inverted"),
+    ("output_projection_without_bias", "doubled_output_projection"),
+)
 
 
 @pytest.fixture(scope="module")
 def instructor_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("instructor")
-    names = ("projections_with_bias", "key_and_value_with_bias", "dropout_after_the_output_projection", "projections_renamed")
-    return grade([catalogue.write_implementation(mutant(name), folder) for name in names], folder)
+    names = (
+        "projections_with_bias", "key_and_value_with_bias", "dropout_after_the_output_projection", "projections_renamed",
+        "output_projection_without_bias", "mask_inverted", "doubled_output_projection",
+    )
+    paths = [catalogue.write_implementation(mutant(name), folder) for name in names]
+    paths += [catalogue.write_implementation(catalogue.paired(*pair), folder) for pair in BESIDE_A_MISTAKE]
+    return grade(paths, folder)
 
 
-@pytest.mark.parametrize("name", ["projections_with_bias", "key_and_value_with_bias"])
+@pytest.mark.parametrize("name", ["projections_with_bias", "key_and_value_with_bias", "output_projection_without_bias"])
 def test_a_bias_slip_keeps_three_quarters_of_the_points_with_one_message_about_the_layout(instructor_run, name):
     assert instructor_run.score(name) >= 75
     (entry,) = instructor_run.results[name]["diagnoses"]
-    assert entry["mistake"] == root_causes.PARAMETER_LAYOUT and entry["function"] == "AttentionHead.__init__"
+    function = "MultiHeadSelfAttention.__init__" if name.startswith("output_projection") else "AttentionHead.__init__"
+    assert entry["mistake"] == root_causes.PARAMETER_LAYOUT and entry["function"] == function
     assert "held at zero" in entry["why"] and "bias=False" in entry["fix"]
     assert entry["explains"] == [t["name"] for t in instructor_run.failed_tests(name)]
     layout_messages = [t for t in instructor_run.failed_tests(name) if "parameters" in t["message"]]
     assert len(layout_messages) == 1
     section_text = section(instructor_run.output, f"diagnosis: {name}")
     assert section_text.count("names and shapes of the contract") == 1
+
+
+@pytest.mark.parametrize("pair", BESIDE_A_MISTAKE, ids=["+".join(pair) for pair in BESIDE_A_MISTAKE])
+def test_a_bias_on_one_side_beside_a_mistake_costs_the_layout_check_and_nothing_more(instructor_run, pair):
+    """The reference checks judge the rest with the reference in the student's layout (a bias on
+    one side held at zero on both): the file fails what the other mistake alone fails, and the
+    layout check; it reads one layout diagnosis, which explains that check, and the other
+    mistake's diagnosis explains all the rest, as it does alone."""
+    layout, other = pair
+    name = catalogue.paired(*pair).name
+    failed = {t["name"].replace(name, "X") for t in instructor_run.failed_tests(name)}
+    alone = {t["name"].replace(other, "X") for t in instructor_run.failed_tests(other)}
+    assert failed == alone | {f"{LAYOUT_CHECK}[X]"}
+    layout_points = next(t["max_points"] for t in instructor_run.failed_tests(name) if t["name"].startswith(LAYOUT_CHECK))
+    assert instructor_run.score(other) - instructor_run.score(name) == layout_points <= 5
+    entries = instructor_run.results[name]["diagnoses"]
+    layouts = [entry for entry in entries if entry["mistake"] == root_causes.PARAMETER_LAYOUT]
+    assert len(layouts) == 1 and layouts[0]["explains"] == [f"{LAYOUT_CHECK}[{name}]"], entries
+    (mistake,) = [entry for entry in entries if entry["mistake"] != root_causes.PARAMETER_LAYOUT]
+    (alone,) = instructor_run.results[other]["diagnoses"]
+    assert mistake["mistake"] == alone["mistake"]
+    assert sorted(n.replace(name, "X") for n in mistake["explains"]) == sorted(n.replace(other, "X") for n in alone["explains"])
+    section_text = section(instructor_run.output, f"diagnosis: {name}")
+    assert section_text.count("names and shapes of the contract") == 1
+    assert len([t for t in instructor_run.failed_tests(name) if "contract's parameters" in t["message"]]) == 1
 
 
 def test_a_layout_the_weights_cannot_fit_is_said_once_and_explains_every_failure(instructor_run):
@@ -166,6 +212,9 @@ SOFTMAX = "weights = torch.softmax(scores, dim=-1)  # (batch, seq, seq)"
 @pytest.mark.parametrize(("name", "code", "source"), [
     ("torch_generator", SOFTMAX + "\n        weights = torch.nn.functional.dropout(weights, 0.2)", "draws random numbers"),
     ("python_random", SOFTMAX + "\n        import random\n        weights = weights * (1 + random.random())", "another generator"),
+    # A count of calls that flips every other call agrees with itself two calls later: not randomness.
+    ("count_of_calls", SOFTMAX + "\n        self.calls = getattr(self, 'calls', 0) + 1\n        weights = weights * (1 + self.calls % 2)",
+     "keeps state between calls"),
 ])
 def test_randomness_is_told_from_its_source(tmp_path, name, code, source):
     handle = student_file(tmp_path, name, (SOFTMAX, code))
@@ -206,6 +255,52 @@ class HeadWithExtras(nn.Module):
         self.temperature = nn.Parameter(torch.full((1,), 1.0))
 
 
+class ProjectionWithoutBias(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.output_projection = nn.Linear(4, 4, bias=False)
+
+
+def test_a_bias_the_module_has_no_place_for_is_not_held_and_the_rest_loads():
+    module = ProjectionWithoutBias()
+    parameters = {"output_projection.weight": torch.randn(4, 4), "output_projection.bias": torch.randn(4)}
+    assert operations._load(module, parameters) == {"not_held": ["output_projection.bias"]}
+    assert torch.equal(module.output_projection.weight, parameters["output_projection.weight"])
+    # Only a bias beside its projection's weight: any other parameter missing cannot be graded around.
+    with pytest.raises(operations.ContractViolation, match=r"missing output_projection.bias \(4,\), other.bias"):
+        operations._load(module, {**parameters, "other.bias": torch.randn(4)})
+
+
+def test_the_grader_holds_at_zero_only_the_biases_a_run_reported_and_it_sent(tmp_path):
+    path = catalogue.write_implementation(mutant("output_projection_without_bias"), tmp_path)
+    handle = Submission(path.stem, path, InProcessBackend(path)).open()
+    config = data.LESSON
+    parameters = data.attention_parameters(config, data.generator(1))
+    assert handle.as_held(parameters) is parameters  # nothing reported yet
+    got = handle.run_attention(model_dim=config.model_dim, num_heads=config.num_heads, inputs=data.random_inputs(config, data.generator(2)), parameters=parameters)
+    assert got["not_held"] == ["output_projection.bias"] and handle.not_held == {"output_projection.bias"}
+    held = handle.as_held(parameters)
+    assert not held["output_projection.bias"].any() and parameters["output_projection.bias"].any()
+    assert all(torch.equal(held[n], parameters[n]) for n in parameters if n != "output_projection.bias")
+    with pytest.raises(StudentCodeError, match="did not send"):  # a reply cannot name what the grader did not send
+        handle._held("run_attention", {"not_held": ["heads.0.query.weight"]}, {"parameters": parameters})
+
+
+@pytest.mark.parametrize(("missing", "extra", "said", "not_said"), [
+    ([], ["heads.0.query.bias"], "every extra bias of yours held at zero (what bias=False means)", "kept the values"),
+    (["output_projection.bias"], [], "the reference's output_projection.bias held at zero, as your module has none", "every extra"),
+    (["output_projection.bias"], ["temperature"], "Your other extra parameters kept the values", "cannot load"),
+    ([], ["temperature"], "ran with the grader's weights. Your other extra parameters kept", "held at zero"),
+    (["heads.0.query.weight"], [], "cannot load its weights", "held at zero"),
+])
+def test_the_layout_check_says_what_the_other_checks_did_with_the_layout(missing, extra, said, not_said):
+    from grader.test_head_distinctness import graded_around
+
+    parameters = {"output_projection.weight": torch.zeros(2, 2), **{name: torch.zeros(2) for name in extra}}
+    text = graded_around(missing, extra, [], parameters)
+    assert said in text and not_said not in text, text
+
+
 def test_an_extra_bias_is_held_at_zero_and_any_other_extra_keeps_its_value():
     module = HeadWithExtras(4, 2)
     parameters = {f"{n}.weight": torch.randn(2, 4) for n in ("query", "key", "value")}
@@ -215,3 +310,34 @@ def test_an_extra_bias_is_held_at_zero_and_any_other_extra_keeps_its_value():
     assert torch.equal(module.query.weight, parameters["query.weight"])
     with pytest.raises(operations.ContractViolation, match=r"missing other.weight .*shaped value.weight \(2, 4\) instead of \(3, 4\)"):
         operations._load(module, {**parameters, "value.weight": torch.randn(3, 4)} | {"other.weight": torch.randn(2, 4)})
+
+
+@pytest.mark.slow  # a batch, its report and Chromium: some 20 s
+@pytest.mark.skipif(not browser.available(), reason="Chromium or Playwright is not installed")
+def test_in_chromium_a_bias_left_out_beside_a_mask_mistake_reads_one_layout_diagnosis(tmp_path):
+    """The student's page, as a browser shows it: one block about the layout (not one a check),
+    which explains the layout check alone, beside the mask's block; the score that of the mask
+    mistake alone less the layout check's 2 points."""
+    folder = tmp_path / "class"
+    pair = catalogue.paired("output_projection_without_bias", "mask_inverted")
+    for implementation in (pair, mutant("mask_inverted")):
+        catalogue.write_implementation(implementation, folder)
+    out = tmp_path / "out"
+    finished = subprocess.run(
+        [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--quiet", "--jobs", "1"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    with browser.browser() as chromium:
+        shown = {}
+        for name in (pair.name, "mask_inverted"):
+            page = chromium.new_page()
+            page.goto((out / "feedback" / f"{name}.html").resolve().as_uri(), wait_until="load")
+            shown[name] = (page.locator("h3").all_inner_texts(), page.inner_text("body"))
+    headings, text = shown[pair.name]
+    layout = [h for h in headings if "names and shapes of the contract" in h]
+    assert len(layout) == 1 and sum("the head blocks the positions the mask allows" in h for h in headings) == 1, headings
+    assert "explains 1 failing check of 1 test: test_each_head_has_its_own_query_key_and_value_projections" in text
+    score = int(text.split("Score: ", 1)[1].split("/", 1)[0])
+    alone = int(shown["mask_inverted"][1].split("Score: ", 1)[1].split("/", 1)[0])
+    assert alone - score == 2

@@ -17,7 +17,9 @@ messages shrinks to its first line. The hidden diagnosis then diagnoses only wha
 
 from __future__ import annotations
 
+import builtins
 import random
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -25,7 +27,7 @@ import torch
 
 from grader import data
 from grader.data import Config
-from grader.submission import StudentCodeError
+from grader.submission import ChangedAnswer, Difference, StudentCodeError
 
 PARAMETER_LAYOUT = "parameter_layout"
 NONDETERMINISTIC = "nondeterministic"
@@ -79,21 +81,85 @@ def _randomness_entry(function: str, reseeded_agree: bool) -> dict:
     why = (
         "asked the same question twice, it answered differently, and the same answer again when "
         "torch's random generator was reseeded before each call: forward draws random numbers "
-        "(dropout left on in training mode, sampling, torch.rand)."
+        "(dropout left on in training mode, sampling, torch.rand). No check of its numbers can pass except by luck."
         if reseeded_agree
         else "asked the same question twice, it answered differently even with torch's random generator "
         "reseeded before each call: forward keeps state between calls, or draws from another generator "
-        "(random, numpy)."
+        "(random, numpy). What a check of its numbers gets depends on the calls before it."
     )
+    return _changing_answers_entry(function, why)
+
+
+def _changing_answers_entry(function: str, why: str) -> dict:
     return {
         "function": function,
         "mistake": NONDETERMINISTIC,
         "title": "your module gives different answers to the same call",
-        "why": why + " No check of its numbers can pass except by luck.",
+        "why": why,
         "fix": "attention is a function of its inputs and weights: no dropout, sampling or random numbers in forward "
         "(this layer has none), and nothing carried from one call to the next.",
         "explains": [],
     }
+
+
+def _plain_outcome(said: str) -> str:
+    """"returned", or "raised ValueError" for one of Python's own exceptions (a class of the
+    student's is only "raised an exception")."""
+    kind = said.removeprefix("raised ")
+    if kind == said:
+        return said
+    return said if isinstance(getattr(builtins, kind, None), type) and issubclass(getattr(builtins, kind), BaseException) else "raised an exception"
+
+
+# The function a call of the grader runs, for an answer found to change (grader/submission.py).
+FUNCTION_OF_OPERATION = {
+    "run_head": "AttentionHead.forward", "run_attention": "MultiHeadSelfAttention.forward", "causal_mask": "causal_mask",
+    "head_dimension": "head_dimension", "concatenate_heads": "concatenate_heads",
+    "initial_parameters": "MultiHeadSelfAttention.__init__", "construct_attention": "MultiHeadSelfAttention.__init__",
+}
+AFRESH = (
+    "Every call before that one had reached your code, and from it on every call did too: your grade is what "
+    "asking every question afresh gives, none of your answers reused."
+)
+
+
+def changed_answer_evidence(changed: ChangedAnswer) -> str:
+    """The question asked twice and how the answers differ, as a sentence (from the handle's record).
+    The checks' names carry no submission id (grader/conftest.py ``check_label``), the sizes are the
+    grader's; what the student's code named (a parameter, an exception's type) is said only in
+    the plain words of a Python name, else in general terms: the sentence is read as Markdown."""
+    function = FUNCTION_OF_OPERATION.get(changed.operation, changed.operation)
+    sizes = ", ".join(f"{name} of shape {value}" if isinstance(value, tuple) else f"{name}={value}" for name, value in changed.sizes)
+    asked = (
+        f"asked your {function} ({sizes}) the question {changed.first_check} had asked"
+        if changed.first_check != changed.again_check else f"asked your {function} ({sizes}) the same question twice"
+    )
+    return f"{changed.again_check} {asked}, and the answer differed: {'; '.join(map(_difference_said, changed.differences))}."
+
+
+# A name the student's code gave (a parameter, a field): said when it is dotted snake case.
+_PLAIN_NAME = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*(\.[a-z0-9]+(_[a-z0-9]+)*)*")
+
+
+def _plain(text: str, otherwise: str) -> str:
+    return text if len(text) <= 80 and _PLAIN_NAME.fullmatch(text) else otherwise
+
+
+def _difference_said(difference: Difference) -> str:
+    fields = {"": "the answer", "output": "the output", "weights": "the weights"}
+    what = fields.get(difference.field) or _plain(difference.field.replace("[", ".").replace("]", ""), "a part of the answer")
+    if difference.how == "outcome":
+        first, then = (_plain_outcome(said) for said in (difference.first, difference.then))
+        return f"first your code {first}, then it {then}"
+    if difference.how == "shape":
+        return f"{what} changed its shape, dtype or names"
+    if difference.first or difference.then:  # words the grader chose (grader/submission.py ``_value_said``)
+        return f"{what} was {difference.first}, then {difference.then}"
+    largest = (
+        f"largest difference {difference.largest:.3g}" if difference.largest is not None
+        else "a NaN or an infinity where the other answer has another number"
+    )
+    return f"{difference.differing} of {difference.total} entries of {what} differ ({largest})"
 
 
 def _answers_differ(first: dict, second: dict) -> bool:
@@ -108,8 +174,8 @@ def _answers_differ(first: dict, second: dict) -> bool:
 
 @dataclass(frozen=True)
 class RandomnessQuestion:
-    """The question asked three times: its sizes, the seed of its data, and the two seeds of
-    torch's generator (asked under ``first``, ``second``, then ``first`` again)."""
+    """The question asked four times: its sizes, the seed of its data, and the two seeds of
+    torch's generator (asked under ``first``, ``second``, then ``first`` twice more)."""
 
     config: Config
     data_seed: int
@@ -133,9 +199,12 @@ def randomness_question(grading_seed: int) -> RandomnessQuestion:
 
 
 def find_randomness(handle, grading_seed: int = 0) -> dict | None:
-    """Ask the head, then the module, the same question three times (torch's generator seeded
-    with two seeds drawn from the grading seed, the first again last): answers that differ are
-    randomness, named with its likely source."""
+    """Ask the head, then the module, the same question four times (torch's generator seeded
+    with two seeds drawn from the grading seed, the first again for the last two): answers that
+    differ are randomness, named with its likely source. The first seed's three answers agree
+    when forward draws from torch's generator; state kept between calls shows as answers that
+    differ under one seed (a count of calls that flips every other call agrees with itself two
+    calls later, never on the next call)."""
     question = randomness_question(grading_seed)
     config = question.config
     rng = data.generator(question.data_seed)
@@ -153,11 +222,12 @@ def find_randomness(handle, grading_seed: int = 0) -> dict | None:
     for function, call, arguments in questions:
         try:
             with handle.afresh():  # the same question asked again must reach the code again
-                answers = [call(**_copies(arguments), rng_seed=seed) for seed in (question.first, question.second, question.first)]
+                answers = [call(**_copies(arguments), rng_seed=seed) for seed in (question.first, question.second, question.first, question.first)]
         except StudentCodeError:
             continue  # a call that fails is not randomness; its checks say what it is
-        if _answers_differ(answers[0], answers[1]) or _answers_differ(answers[0], answers[2]):
-            return _randomness_entry(function, reseeded_agree=not _answers_differ(answers[0], answers[2]))
+        reseeded_agree = not (_answers_differ(answers[0], answers[2]) or _answers_differ(answers[2], answers[3]))
+        if _answers_differ(answers[0], answers[1]) or not reseeded_agree:
+            return _randomness_entry(function, reseeded_agree=reseeded_agree)
     return None
 
 
@@ -175,6 +245,7 @@ class RootCauses:
         self.grading_seed = grading_seed  # the randomness question is drawn from it
         self.looked_for_randomness: set[str] = set()
         self.unloadable: set[str] = set()  # submissions whose layout the grader's weights do not fit
+        self.said_changed: set[str] = set()  # submissions told that an answer changed (its evidence given)
         self.first_raised: dict[tuple, str] = {}  # (submission, error type, student's line) -> first check
 
     def repeated_error(self, submission: str, test_name: str, error: BaseException) -> str | None:
@@ -195,21 +266,47 @@ class RootCauses:
             self.unloadable.add(result.submission)
         if isinstance(error, LayoutSlip) or load_failure:
             entry = self._cause(result, PARAMETER_LAYOUT) or self._add(result, _layout_entry(_message(error)))
+            if isinstance(error, LayoutSlip):
+                # The check that states the layout fails for the layout alone, whatever else is
+                # wrong (grader/hidden/plugin.py keeps it under the layout).
+                entry["stated_in"] = test_name
         elif result.submission in self.unloadable and operations & MODULE_OPERATIONS:
             # The module as built (the grader's weights do not fit it) fails for the same reason.
             entry = self._cause(result, PARAMETER_LAYOUT)
         elif not isinstance(error, StudentCodeError) and operations & {"run_head", "run_attention"}:
-            entry = self._cause(result, NONDETERMINISTIC)
-            if entry is None and result.submission not in self.looked_for_randomness and not handle.timeouts:
+            if result.submission not in self.looked_for_randomness and not handle.timeouts:
                 self.looked_for_randomness.add(result.submission)
                 found = find_randomness(handle, self.grading_seed)
-                entry = self._add(result, found) if found else None
-            if entry is not None and not operations & RANDOM_OPERATIONS[entry["function"]]:
+                if found:  # its source, in place of what an answer that changed told alone
+                    changed = self._cause(result, NONDETERMINISTIC)
+                    if changed is None:
+                        self._add(result, found)
+                    else:
+                        changed.update(function=found["function"], why=found["why"])
+                    self._with_evidence(result, handle)
+            entry = self._cause(result, NONDETERMINISTIC)
+            if entry is not None and not operations & RANDOM_OPERATIONS.get(entry["function"], set()):
                 entry = None
         if entry is None:
             return None
         entry["explains"].append(test_name)
         return entry["title"]
+
+    def answers_changed(self, result, handle) -> None:
+        """The handle asked a remembered question again and got another answer (grader/submission.py):
+        one entry says so, with that question and how the answers differ, once."""
+        if handle.changed_answer is None or result.submission in self.said_changed:
+            return
+        self.said_changed.add(result.submission)
+        if self._cause(result, NONDETERMINISTIC) is None:
+            function = FUNCTION_OF_OPERATION.get(handle.changed_answer.operation, handle.changed_answer.operation)
+            self._add(result, _changing_answers_entry(function, "its answers change from call to call."))
+        self._with_evidence(result, handle)
+
+    def _with_evidence(self, result, handle) -> None:
+        entry = self._cause(result, NONDETERMINISTIC)
+        if entry is not None and handle.changed_answer is not None and result.submission in self.said_changed:
+            entry["why"] = f"{entry['why']} {changed_answer_evidence(handle.changed_answer)} {AFRESH}"
 
     @staticmethod
     def _cause(result, mistake: str) -> dict | None:

@@ -45,6 +45,8 @@ from grader.hidden.probes import StudentParts
 from grader.hidden.reference import reference
 from grader.submission import Submission
 
+HEAD_WEIGHTS = ("query.weight", "key.weight", "value.weight")  # a head's parameters, as the contract names them
+HEAD_BIASES = ("query.bias", "key.bias", "value.bias")
 # A call of the module with its heads replaced takes three rounds: the heads' calls, their
 # answers (and the gradients that reach them), the gradients' answers.
 MAX_ROUNDS = 4
@@ -63,9 +65,13 @@ class Replaced(Submission):
     apply unchanged: only the transport of each call differs."""
 
     def __init__(self, submission: Submission, function: str, calls: list[int], mistake_ids: tuple[str, ...] = ()) -> None:
-        super().__init__(submission.name, submission.source, submission.backend, reuse_answers=submission.answers is not None)
+        super().__init__(submission.name, submission.source, submission.backend, reuse_answers=submission.reuse and submission.answers is not None)
         self.original = submission
         self.timeouts = submission.timeouts  # a loop met in the checks is not run again
+        self.not_held = submission.not_held  # the module's layout, as the checks met it
+        self.reuses_asked_again = submission.reuses_asked_again  # steady so far: its reuses need not be asked again
+        if not self.reuse:
+            self.answers = None  # nothing to compare: the checks' own calls did
         self.function = function
         # Whether the module's construction is the student's own and right (its mistakes change
         # only the forward): a module built from a seed can then be replayed.
@@ -172,16 +178,25 @@ class Replaced(Submission):
         ]
         if not (type(inputs) is torch.Tensor and type(sent_inputs) is torch.Tensor and _equal(inputs, sent_inputs)):
             return {"unanswerable": True}
-        if set(parameters) != {"query.weight", "key.weight", "value.weight"} or not any(
-            head.keys() == parameters.keys() and all(_equal(head[n], parameters[n]) for n in head) for head in heads
+        weights = {n: v for n, v in parameters.items() if n in HEAD_WEIGHTS} if isinstance(parameters, dict) else {}
+        # A bias the student's head has beside the contract's weights is held at zero there
+        # (grader/operations.py ``_load``): the reference's forward on that head adds it too.
+        biases = {n: v for n, v in parameters.items() if n not in weights} if isinstance(parameters, dict) else {}
+        if set(weights) != set(HEAD_WEIGHTS) or not any(
+            head.keys() == weights.keys() and all(_equal(head[n], weights[n]) for n in head) for head in heads
         ):
+            return {"unanswerable": True}
+        if not all(n in HEAD_BIASES and type(v) is torch.Tensor and v.dtype == inputs.dtype and not v.any() for n, v in biases.items()):
             return {"unanswerable": True}
         if type(mask) is not torch.Tensor or mask.dtype is not torch.bool:
             return {"unanswerable": True}
         head_dim, model_dim = parameters["query.weight"].shape
-        key = (model_dim, head_dim, inputs.dtype)
+        key = (model_dim, head_dim, inputs.dtype, tuple(sorted(biases)))
         if key not in self.heads:  # building a head costs more than running it
-            self.heads[key] = reference().AttentionHead(model_dim, head_dim).to(inputs.dtype)
+            head = reference().AttentionHead(model_dim, head_dim).to(inputs.dtype)
+            for name in biases:  # the student's layout: nn.Linear's bias, which the reference builds without
+                setattr(getattr(head, name.removesuffix(".bias")), "bias", torch.nn.Parameter(torch.zeros(head_dim, dtype=inputs.dtype)))
+            self.heads[key] = head
         head = self.heads[key]
         head.load_state_dict(parameters)
         if not with_gradients:
@@ -212,6 +227,11 @@ class Replaced(Submission):
                 raise Unproven("the module's construction is part of the mistake: it cannot be replayed")
             built = self.original.initial_parameters(arguments["model_dim"], arguments["num_heads"], arguments.get("seed", 0))
             parameters = {name: value.to(inputs.dtype) for name, value in built["parameters"].items()}
+            if self.original.not_held - parameters.keys():  # a bias the module has no place for
+                raise Unproven("the module built from a seed lacks a parameter the reference's forward needs")
+        else:
+            # The reference's forward on the student's module holds the weights as that module does.
+            parameters = self.original.as_held(parameters)
         config = Config(batch=inputs.shape[0], seq=inputs.shape[1], model_dim=arguments["model_dim"], num_heads=arguments["num_heads"])
         student = _Counted(self.original, self)
         parts = StudentParts(student, _Shape(config), parameters, inputs)

@@ -100,7 +100,10 @@ class DiagnosisPlugin:
                     raise CallTimedOut("the diagnosis ran out of its budget", pytrace=False)  # probes refused: no verdict
                 wrong = {d.function for d in found}
                 for entry in layouts:
-                    moved = [n for n in entry["explains"] if n in checks and diagnosis.functions_used(checks[n]) & wrong]
+                    moved = [
+                        n for n in entry["explains"]
+                        if n in checks and n != entry.get("stated_in") and diagnosis.functions_used(checks[n]) & wrong
+                    ]
                     entry["explains"] = [n for n in entry["explains"] if n not in moved]
                     failed += [checks[n] for n in moved]
                 # Within the same budget: a check refused for want of it does not pass, so it is

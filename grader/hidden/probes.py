@@ -398,11 +398,12 @@ class ModuleProbe:
         )
 
     def trusted(self, steps, context) -> tuple:
-        """The module's steps applied to the student's own parts (``context``: this probe's parts)."""
+        """The module's steps applied to the student's own parts (``context``: this probe's parts),
+        with the weights as the student's module held them (a bias it has no place for at zero)."""
         arguments = self.data()
-        return trusted_outcome(
-            lambda: mistakes.module_forward(steps, context[self], arguments["parameters"], arguments["allowed_mask"])
-        )
+        parts = context[self]
+        parameters = parts.submission.as_held(arguments["parameters"])
+        return trusted_outcome(lambda: mistakes.module_forward(steps, parts, parameters, arguments["allowed_mask"]))
 
     def parts(self, submission) -> StudentParts:
         arguments = self.data()

@@ -103,6 +103,7 @@ def test_module_matches_the_reference(submission, grading_seed, draw):
     got = submission.run_attention(
         model_dim=config.model_dim, num_heads=config.num_heads, inputs=inputs, parameters=parameters, allowed_mask=allowed
     )
+    parameters = submission.as_held(parameters)  # the reference in the student's layout
     with torch.no_grad():
         expected = reference_module(config, parameters)(inputs, allowed)
     what = f"MultiHeadSelfAttention ({config.describe()}, {'causal' if allowed is None else 'custom'} mask)"
@@ -138,10 +139,11 @@ def test_module_gradients_match_the_reference(submission, grading_seed):
         parameters=parameters,
         output_gradient=output_gradient,
     )
-    module = reference_module(config, parameters)
+    module = reference_module(config, submission.as_held(parameters))  # the reference in the student's layout
     leaf = inputs.clone().requires_grad_()
     (module(leaf).output * output_gradient).sum().backward()
-    expected = {name: parameter.grad for name, parameter in module.named_parameters()}
+    # A bias the student's module has no place for has no gradient there: its layout check says so.
+    expected = {name: parameter.grad for name, parameter in module.named_parameters() if name not in submission.not_held}
     expected["inputs"] = leaf.grad
     got_gradients = dict(got["parameter_gradients"], inputs=got["input_gradient"])
     with torch.no_grad():
