@@ -91,3 +91,18 @@ def test_a_diagnosis_counts_its_failing_checks_and_their_tests_and_the_report_sa
         Misconception(function="f", mistake="m", title="t", why="w", explains=("test_a", "test_b", "test_c", "test_d"), students=("zoe",)), 1
     )
     assert "the tests it explains (4 tests)" in item, item
+
+
+def test_a_layout_diagnosis_quoting_the_students_parameter_names_renders_them_as_text():
+    """A module's parameter names are the student's text (register_parameter takes any name
+    without a dot): the layout root cause's why quotes them, so they must not become markup."""
+    from grader.feedback import root_causes
+
+    message = (f"your module's parameters do not match the contract.\n  expected: heads.0.query.weight\n"
+               f"  got:      heads.0.{HOSTILE_ID}, heads.0.*loud*")
+    result = SubmissionResult("zoe")
+    result.tests.append(TestRecord("test_layout[zoe]", "shapes", "zoe", 2, "failed", message))
+    result.diagnoses = [root_causes._layout_entry(message) | {"explains": ["test_layout[zoe]"]}]
+    page = render_markdown(result)
+    assert elements_of(page) <= PAGE_ELEMENTS - {"em"}, elements_of(page) - PAGE_ELEMENTS
+    assert "img" not in elements_of(page) and "em" not in elements_of(page), page

@@ -77,9 +77,11 @@ def text_lines(entries: list[dict]) -> list[str]:
 
 def markdown_lines(entries: list[dict]) -> list[str]:
     """The diagnosis section of a feedback page. Titles, whys and fixes come from the
-    instructors' library; function and check names sit in code spans, since a check's
+    instructors' library (read as written); a root cause's why that quotes the student's code
+    (``quotes_student_code``: a layout's parameter names) passes through ``markdown_words``, so
+    none of it starts markup; function and check names sit in code spans, since a check's
     parameters hold the submission's id, which is the student's text."""
-    from grader.untrusted import markdown_code_span
+    from grader.untrusted import markdown_code_span, markdown_words
 
     if not entries:
         return []
@@ -95,7 +97,8 @@ def markdown_lines(entries: list[dict]) -> list[str]:
         lines += [f"### {markdown_code_span(function)}: " + " and ".join(entry["title"] for entry in known) + ".", ""]
         for entry in known:
             prefix = f"[{entry['mistake']}] " if len(known) > 1 else ""
-            lines += [f"- {prefix}why: {entry.get('why', '')}", f"- {prefix}fix: {entry.get('fix', '')}"]
+            why = markdown_words(entry.get("why", "")) if entry.get("quotes_student_code") else entry.get("why", "")
+            lines += [f"- {prefix}why: {why}", f"- {prefix}fix: {entry.get('fix', '')}"]
         explains = known[0].get("explains", [])
         if explains:
             lines.append(f"- {explains_count(explains)}: {checks_in_short(explains, markdown_code_span)}")

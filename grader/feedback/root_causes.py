@@ -72,6 +72,7 @@ def _layout_entry(message: str) -> dict:
         "mistake": PARAMETER_LAYOUT,
         "title": "the module's parameters do not have the names and shapes of the contract",
         "why": "; ".join(line.rstrip(".") for line in lines) + ".",
+        "quotes_student_code": True,  # its got: names the module's own parameters (grader/feedback/diagnosis_text.py)
         "fix": LAYOUT_FIX,
         "explains": [],
     }
