@@ -27,21 +27,44 @@ def test_an_overrides_file_is_read_with_its_reasons(tmp_path):
     assert read["eve"].score == 87.5 and read["eve"].line == 3
 
 
+def test_a_reason_without_a_score_is_a_comment_for_that_student(tmp_path):
+    path = tmp_path / "overrides.csv"
+    path.write_text("student,score,reason\nbob,,Good use of masks; see me about the scale.\n", encoding="utf-8")
+    comment = overrides.read_overrides(path)["bob"]
+    assert comment.is_comment and comment.score is None and comment.line == 2
+    assert comment.to_dict() == {"score": None, "reason": "Good use of masks; see me about the scale."}
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
         ("name,points\nbob,50\n", r":1: the first line must be the header student,score,reason"),
-        ("student,score,reason\nbob,fifty,why\n", r":2: needs a student and a score of 0 or more"),
-        ("student,score,reason\nbob,-5,why\n", r":2: needs a student and a score of 0 or more"),
-        ("student,score,reason\nbob,50,\n", r":2: bob's override needs a reason"),
-        ("student,score,reason\nbob,50,a\nbob,60,b\n", r":3: a second override for bob \(the first is on line 2\)"),
+        ("student,score,reason\nbob,fifty,why\n", r":2: bob: the score must be a number of 0 or more \(found 'fifty'\)"),
+        ("student,score,reason\nbob,-5,why\n", r":2: bob: the score must be a number of 0 or more"),
+        ("student,score,reason\nbob,nan,why\n", r":2: bob: the score must be a number of 0 or more"),
+        ("student,score,reason\nbob,inf,why\n", r":2: bob: the score must be a number of 0 or more"),
+        ("student,score,reason\nbob,50,\n", r":2: bob: an override needs a reason"),
+        ("student,score,reason\nbob,,\n", r":2: bob: a row needs a score and a reason, or a reason alone"),
+        ("student,score,reason\n,50,why\n", r":2: a row needs a student"),
+        ("student,score,reason\nbob,50,a\nBob ,60,b\n", r":3: a second override for Bob \(the first is on line 2\)"),
+        ("student,score,reason\nbob,50,a\neve," + "x" * 200_000 + ",b\n", r":3: cannot be read as CSV \(field larger than field limit"),
+        (b"student,score,reason\nb\xf6b,50,a\n", r"not UTF-8 text"),
     ],
 )
 def test_a_bad_overrides_file_names_its_line(tmp_path, text, message):
     path = tmp_path / "overrides.csv"
-    path.write_text(text, encoding="utf-8")
-    with pytest.raises(overrides.OverrideError, match=message):
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    with pytest.raises(overrides.OverrideError, match=message) as refused:
         overrides.read_overrides(path)
+    assert str(refused.value).count("\n") == 0  # one message
+
+
+def test_every_bad_row_is_named_at_once(tmp_path):
+    path = tmp_path / "overrides.csv"
+    path.write_text("student,score,reason\nbob,fifty,why\neve,50,\ncarl,40,fine\n", encoding="utf-8")
+    with pytest.raises(overrides.OverrideError) as refused:
+        overrides.read_overrides(path)
+    assert [line.split("overrides.csv", 1)[1][:3] for line in str(refused.value).splitlines()] == [":2:", ":3:"]
 
 
 def overridden_out(tmp_path):
@@ -65,7 +88,7 @@ def test_the_export_sends_the_overridden_score_and_the_plain_file_shows_its_trai
     target = tmp_path / "grades.csv"
     assert main(["export", str(out), "--roster", str(roster), "--assignment", "HW3 (777)", "--out", str(target)]) == 0
     assert target.read_text(encoding="utf-8").splitlines()[3] == '"Two, S",1002,U2,s2,A,100'  # 5 of 5, not 3 of 5
-    assert "1 overridden scores sent (the overrides file): s2" in capsys.readouterr().out
+    assert "1 overridden scores sent (the overrides file): Two, S" in capsys.readouterr().out
     assert json.loads((out / "export.json").read_text(encoding="utf-8"))["overrides_sent"] == ["s2"]
     assert main(["export", str(out), "--roster", str(roster), "--assignment", "HW3 (777)", "--out", str(target), "--format", "plain"]) == 0
     row = target.read_text(encoding="utf-8").splitlines()[2]

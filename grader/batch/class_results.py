@@ -17,6 +17,14 @@ from grader.scoring import TEST_FIELDS
 PICTURES_SHOWN = 3
 
 
+def student_name(student_id: str, result: dict) -> str:
+    """A student as people read them: the roster's name the batch recorded (``student``), else
+    the entry's id (a file's name, which may be Canvas's 50 characters)."""
+    student = result.get("student") if isinstance(result, dict) else None
+    name = student.get("name") if isinstance(student, dict) else None
+    return name if isinstance(name, str) and name.strip() else student_id
+
+
 def has_picture(test: dict) -> bool:
     """A failed weights check that drew the student's matrix beside the reference's."""
     return isinstance(test, dict) and test.get("outcome") == "failed" and bool(test.get("attention"))

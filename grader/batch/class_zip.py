@@ -44,6 +44,7 @@ class Unpacked:
     folder: Path  # the submissions folder to grade
     ignored: list[intake.Ignored] = field(default_factory=list)  # OS leftovers, not written
     not_written: list[intake.Ignored] = field(default_factory=list)  # students' files that could not be written
+    restored: list[str] = field(default_factory=list)  # files in the folder that differed from the zip, rewritten from it
 
 
 def unpack_class_zip(zip_path: Path, out: Path) -> Unpacked:
@@ -86,7 +87,8 @@ def unpack_class_zip(zip_path: Path, out: Path) -> Unpacked:
                     continue
                 target = folder.joinpath(*parts)
                 try:
-                    _write_if_changed(folder, target, data)
+                    if _write_if_changed(folder, target, data):
+                        result.restored.append(printable("/".join(parts)))
                 except OSError as error:  # a name this file system cannot hold (too long, a NUL)
                     if error.errno in DISK_FULL:
                         raise _DiskFull(error) from error
@@ -123,15 +125,19 @@ def _common_top_folder(files: list[zipfile.ZipInfo]) -> tuple[str, ...]:
     return (paths[0][0],)
 
 
-def _write_if_changed(folder: Path, target: Path, data: bytes) -> None:
+def _write_if_changed(folder: Path, target: Path, data: bytes) -> bool:
+    """Write ``data`` unless the file holds it already; True when a file that differed (edited
+    by hand in OUT/unpacked/) was overwritten: the batch names it, never restores it silently."""
     # Only folders this function made lie between folder and target: check_archive refused
     # links and "..", and the folder is the batch's own, so no path can lead outside it.
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.is_symlink() or (target.exists() and not target.is_file()):
         raise OSError(17, "a folder or link of that name is in the way")
-    if target.is_file() and target.read_bytes() == data:
-        return
+    existed = target.is_file()
+    if existed and target.read_bytes() == data:
+        return False
     target.write_bytes(data)
+    return existed
 
 
 def _remove_all_but(folder: Path, wanted: set[Path]) -> None:

@@ -141,7 +141,7 @@ def render_report(document: dict, assignment: str, date: str, match: dict | None
         _score_section(numbers),
         _items_section("Groups", "groups", numbers.groups, show_group=False),
         _items_section("Checks", "checks", numbers.checks, show_group=True),
-        _misconception_section(numbers),
+        _misconception_section(numbers, {sid: class_results.student_name(sid, result) for sid, result in submissions.items()}),
         _match_section(match) if match else "",
         _intake_section(document),
         _similarity_section(document.get("similar_submissions") or {}, similar),
@@ -171,14 +171,23 @@ def _header(document: dict, assignment: str, date: str) -> str:
         "grader version": _text(document.get("grader_version", "?")),
         "grading seed": _text(document.get("grading_seed", "?")),
         "sandbox": sandbox,
-        "submissions graded": f'<span id="graded-count">{len(submissions)}</span>',
+        "students graded": f'<span id="graded-count">{len(submissions)}</span>',
         "refused at intake": f'<span id="refused-count">{len(refused)}</span>' + (f" ({_text(', '.join(refused))})" if refused else ""),
         "failures of the grader": f'<span id="grader-failures">{failures}</span>',
     }
-    unmatched = [entry for entry in document.get("overrides_without_submission") or [] if isinstance(entry, dict)]
-    if unmatched:
-        names = ", ".join(f"{entry.get('student', '')} ({entry.get('reason', '')})" for entry in unmatched)
-        facts["overrides without a submission"] = f'<span class="warning" id="overrides-without-submission">{_text(names)}</span>'
+    not_applied = [row for row in document.get("not_applied") or [] if isinstance(row, dict)]
+    if not_applied:  # rows of the instructor's files that changed no grade (grader/batch/run.py)
+        items = "".join(
+            f"<li>{_text(row.get('file', ''))}:{_text(row.get('line', ''))}: {_text(row.get('what', ''))} for "
+            f"<code>{_text(row.get('key', ''))}</code>: {_text(row.get('reason', ''))}</li>" for row in not_applied
+        )
+        facts["not applied"] = f'<ul class="warning" id="not-applied">{items}</ul>'
+    superseded = [str(path) for path in document.get("superseded") or []]
+    if superseded:
+        facts["moved to superseded/"] = (
+            f'<span id="superseded">{len(superseded)} files of entries no longer graded (an earlier attempt, or gone from '
+            f"the submissions): {_text(', '.join(superseded))}</span>"
+        )
 
     rows = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in facts.items())
     return f'<header><h1>Class report: {_text(assignment)}</h1><dl class="facts">{rows}</dl></header>'
@@ -236,11 +245,11 @@ def _items_section(title: str, anchor: str, items: list[ItemStatistics], show_gr
 <div class="figure">{table}{chart}</div></section>"""
 
 
-def _misconception_section(numbers: ClassStatistics) -> str:
+def _misconception_section(numbers: ClassStatistics, names: dict[str, str]) -> str:
     found = numbers.misconceptions
     unexplained = "".join(
         f"<li>{_text(function)}: {len(students)} {_students_noun(len(students))} "
-        f"({', '.join(_feedback_link(sid) for sid in students)})</li>"
+        f"({', '.join(_feedback_link(sid, names.get(sid)) for sid in students)})</li>"
         for function, students in numbers.unexplained.items()
     )
     if unexplained:
@@ -254,14 +263,14 @@ def _misconception_section(numbers: ClassStatistics) -> str:
     most = max(len(m.students) for m in found)
     return f"""<section id="misconceptions"><h2>Misconceptions</h2>
 <p class="muted">Known mistakes the diagnosis recognised, the most held first; a bar's length is the number of students holding it.</p>
-<ul class="misconceptions">{''.join(_misconception_item(m, most) for m in found)}</ul>{unexplained}</section>"""
+<ul class="misconceptions">{''.join(_misconception_item(m, most, names) for m in found)}</ul>{unexplained}</section>"""
 
 
-def _misconception_item(m: Misconception, most: int) -> str:
+def _misconception_item(m: Misconception, most: int, names: dict[str, str]) -> str:
     """Its title in full beside a bar of its students; who they are, why it matters, and the
     checks it explains (often a dozen names: folded away until asked for)."""
     count = len(m.students)
-    links = ", ".join(_feedback_link(sid) for sid in m.students)
+    links = ", ".join(_feedback_link(sid, names.get(sid)) for sid in m.students)
     why = f'<p class="muted">{_text(m.why)}</p>' if m.why else ""
     explains = ""
     if m.explains:
@@ -380,7 +389,7 @@ def _students_section(submissions: dict[str, dict]) -> str:
             f'<td class="override text">{_text(_override_text(override))}</td>',
         ] if adjusted else []
         cells = [
-            f'<td class="student text name">{_text(sid)}</td>',
+            f'<td class="student text name">{_text(class_results.student_name(sid, result))}</td>',
             f'<td class="text name">{_text(result.get("graded_from", ""))}</td>',
             f"<td>{_feedback_link(sid, 'feedback')}</td>",
             f'<td class="status text">{_text(result.get("status") or status_of(result))}</td>',

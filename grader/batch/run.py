@@ -60,7 +60,8 @@ from tqdm import tqdm
 
 from grader import __version__, results, settings, untrusted
 from grader.batch import course as course_file
-from grader.batch import class_results, class_zip, grade_trail, intake, late_work, overrides, similarity, summary
+from grader.batch import class_intake, class_results, class_zip, course_inputs, grade_trail, intake, late_work, similarity, summary
+from grader.batch.identity import normal as identity_normal
 from grader.batch.status import NO_RESULT, status_of
 from grader.sandbox import processes
 from grader.scoring import GROUPS
@@ -95,8 +96,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the hidden tests' data (default: the course file's, else the one recorded in OUT, else drawn once and recorded)",
     )
     parser.add_argument(
-        "--only", nargs="+", metavar="ID", default=None,
-        help="regrade these students (their ids as in the gradebook) and leave every other result as it is",
+        "--only", nargs="+", metavar="ID[=FILE]", default=None,
+        help="regrade these students (any of their names: the gradebook's id, login, SIS id, Canvas id, roster name) and "
+        "leave every other result as it is; ID=FILE grades FILE in place of that student's entry, in this run and every "
+        "later one (kept in OUT/replacements/), ID= drops it",
     )
     parser.add_argument("--quiet", action="store_true", help="print only the summary at the end (no progress bar, no notes)")
     parser.add_argument("--assignment", default=None, help="the title shown in the report (default: the folder's name)")
@@ -119,6 +122,16 @@ def run(arguments: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         print(f"error: --out {out} is a file, not a folder", file=sys.stderr)
         return EXIT_GRADER_FAILED
+    # The course's files and every name in them, checked before anything is written: a
+    # problem stops the batch with every line named (a class zip is checked once unpacked).
+    inputs = course_inputs.read(getattr(arguments, "course_settings", None))
+    prepared = None
+    if not _is_class_zip(arguments.submissions):
+        try:
+            prepared = class_intake.prepare(arguments.submissions, inputs, arguments.only)
+        except class_intake.Refused as refused:
+            _say_refused(refused)
+            return EXIT_GRADER_FAILED
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o700)  # other students' results are not for the worker's unprivileged user
     _start_log(out / "batch.log")
@@ -131,7 +144,7 @@ def run(arguments: argparse.Namespace) -> int:
     # Ctrl-C does: shards stopped and cleaned up, staging removed, what was graded kept.
     previous = {number: signal.signal(number, signal.default_int_handler) for number in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        return _run_locked(arguments, out)
+        return _run_locked(arguments, out, inputs, prepared)
     except KeyboardInterrupt:
         log.warning("interrupted before grading began; run the same command again")
         return EXIT_INTERRUPTED
@@ -139,6 +152,13 @@ def run(arguments: argparse.Namespace) -> int:
         for number, handler in previous.items():
             signal.signal(number, handler)
         lock.close()
+
+
+def _say_refused(refused: class_intake.Refused) -> None:
+    for problem in refused.problems:
+        print(f"error: {untrusted.printable(problem)}", file=sys.stderr)
+    count = len(refused.problems)
+    print(f"{count} problem{'s' if count != 1 else ''} in the course's files or --only: nothing graded, nothing written", file=sys.stderr)
 
 
 def _is_class_zip(path: Path) -> bool:
@@ -168,7 +188,7 @@ def lock_out(out: Path):
     return handle
 
 
-def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
+def _run_locked(arguments: argparse.Namespace, out: Path, inputs: course_inputs.Inputs, prepared) -> int:
     given, unpacked = arguments.submissions, None
     if _is_class_zip(given):
         try:
@@ -181,7 +201,19 @@ def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
             log.info("ignored %s: %s", item.name, item.reason)
         for item in unpacked.not_written:
             log.warning("%s in %s: not graded, %s", item.name, given.name, item.reason)
+        for name in unpacked.restored:
+            log.warning(
+                "%s in %s differed from the class zip and was rewritten from it: a file changed there is not graded; "
+                "give a corrected file with --only ID=FILE", name, unpacked.folder,
+            )
         arguments = argparse.Namespace(**vars(arguments) | {"submissions": unpacked.folder})
+        try:
+            prepared = class_intake.prepare(unpacked.folder, inputs, arguments.only)
+        except class_intake.Refused as refused:
+            for problem in refused.problems:
+                log.error("%s", problem)
+            log.error("nothing graded: fix the course's files (python -m grader course check) or --only")
+            return EXIT_GRADER_FAILED
     _remove_leftovers("a run that ended without cleaning up")
     try:
         sandbox, fallback_note = processes.resolve_sandbox(arguments.sandbox)
@@ -191,31 +223,31 @@ def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
     if fallback_note:
         log.warning("%s", fallback_note)
     course = getattr(arguments, "course_settings", None)
+    if course is not None and course.deadline is None and (inputs.times or course.extensions):
+        log.warning("%s: submission times or extensions but no [assignment] deadline: no late penalty applied", course.path)
     try:
-        adjustments = _read_adjustments(course)
         seed = _assignment_seed(arguments, out, course)
-    except (OSError, ValueError) as error:  # the course's files, as the instructor wrote them
+    except (OSError, ValueError) as error:  # the course file, as the instructor wrote it
         log.error("%s", error)
         return EXIT_GRADER_FAILED
     # 0o700: invisible to the worker's user; named for its owner, so that the next run can
     # tell a folder left by a killed run from one in use.
     staging = processes.owned_temporary_folder("mha-staging-")
     try:
-        entries, ignored = _intake(arguments, out, staging, seed)
-        if unpacked is not None:
-            ignored = unpacked.ignored + ignored
+        entries, moved = _intake(arguments, out, staging, seed, prepared)
+        ignored = (unpacked.ignored if unpacked is not None else []) + prepared.ignored
         log.info("grader %s, sandbox %s, seed %d: %d submissions in %s", __version__, sandbox, seed, len(entries), arguments.submissions)
         try:
-            to_grade = _to_grade(arguments, out, entries, seed)
+            to_grade = _to_grade(arguments, out, entries, seed, prepared.only)
         except ValueError as error:
             log.error("%s", error)
             return EXIT_GRADER_FAILED
         log.info("%d to grade, %d already graded", len(to_grade), len(entries) - len(to_grade))
         status = _grade(to_grade, out, staging, arguments, seed, sandbox)
         assignment = arguments.assignment or (given.stem if unpacked else given.resolve().name)
-        documents, unmatched = _write_class_files(
+        documents, not_applied = _write_class_files(
             out, entries, seed, (sandbox, fallback_note), assignment, arguments.submissions,
-            ignored, unpacked.not_written if unpacked else [], adjustments,
+            ignored, unpacked.not_written if unpacked else [], prepared, moved,
         )
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -223,7 +255,7 @@ def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
         # folder and cgroup: they are gone now, not at the next run.
         _remove_leftovers("a grading shard that was killed")
     report_path = None if arguments.no_report else _write_report(out)
-    print(summary.summary(documents, report_path, out, len(to_grade), unmatched), flush=True)
+    print(summary.summary(documents, report_path, out, len(to_grade), not_applied, moved), flush=True)
     return status
 
 
@@ -278,53 +310,68 @@ INTAKE_RECORD = "intake.json"
 
 
 def _intake(
-    arguments: argparse.Namespace, out: Path, staging: Path, seed: int
-) -> tuple[list[intake.Entry], list[intake.Ignored]]:
-    """Every entry as an ``intake.Entry``, and what was not a submission. An entry whose fingerprint is the one recorded when
+    arguments: argparse.Namespace, out: Path, staging: Path, seed: int, prepared: class_intake.Prepared
+) -> tuple[list[intake.Entry], list[str]]:
+    """Every graded entry (one per student) as an ``intake.Entry``, and the files of entries no
+    longer graded that were moved to OUT/superseded/. An entry whose fingerprint is the one recorded when
     it was last read, and whose result for that content is there, is not read again: it is
     already graded, and reading (a big notebook above all) is the costly part of a rerun."""
-    listed, ignored = intake.survey(arguments.submissions)
-    for item in ignored:
+    for item in prepared.ignored:
         log.info("ignored %s: %s", item.name, item.reason)
-    students = intake.one_entry_per_student(listed)
-    paths = students.entries
-    ids = intake.unique_ids([intake.student_id_of(path) for path in paths])
-    id_of = dict(zip(paths, ids))
-    for chosen, merge in students.merged.items():
-        log.info("%s: %s", untrusted.printable(intake.student_id_of(chosen)), merge.sentence())
-    for path, note in students.kept_apart.items():
-        log.warning("%s: %s", untrusted.printable(intake.student_id_of(path)), note)
+    students = prepared.students
+    for chosen, attempts in students.attempts.items():
+        log.info("%s: %s", untrusted.printable(prepared.ids[chosen]), attempts.sentence())
+    for said in class_intake.save_replacements(out, prepared):
+        log.warning("%s", said)
+    replaced = class_intake.read_replacements(out)
+    for unused in class_intake.unused_replacements(replaced, prepared):
+        log.warning("the replacement of %s is not used: that entry is no longer graded (a later attempt, or gone from the submissions)", unused)
+    moved = class_intake.set_aside_gone(out, list(prepared.ids.values()))
+    if moved:
+        log.warning(
+            "%d files of entries no longer graded (an earlier attempt, or a file gone from the submissions) moved to %s: %s",
+            len(moved), out / class_intake.SUPERSEDED, ", ".join(moved),
+        )
     record = _read_intake_record(out)
     entries, fresh = [], {}
-    for path, student_id in zip(paths, ids):
-        fingerprint = intake.fingerprint(path)
+    for path, student_id in prepared.ids.items():
+        source = class_intake.replacement_of(out, path.name, replaced) or path
+        read_from = str(source.relative_to(out)) if source != path else ""
+        fingerprint = intake.fingerprint(source)
         known = record.get(student_id, {})
         if (
             not arguments.force
-            and student_id not in (arguments.only or ())  # --only: these are graded again, from their file
+            and student_id not in (prepared.only or ())  # --only: these are graded again, from their file
             and known.get("entry") == path.name
+            and known.get("read_from", "") == read_from
             and known.get("fingerprint") == fingerprint
             and _has_result(out, student_id, known.get("content_hash", ""), seed=seed)
         ):
             entry = intake.Entry(student_id, None, known["content_hash"], "", entry_name=path.name)
         else:
-            entry = intake.stage_entry(path, staging, student_id=student_id)
+            entry = dataclasses.replace(intake.stage_entry(source, staging, student_id=student_id), entry_name=path.name)
             similarity.keep_graded_code(out, student_id, entry.source_path)
         if untrusted.file_stem(student_id) != student_id:
             log.info("%s: result files named %s", student_id, untrusted.file_stem(student_id))
-        if path in students.merged:  # said with the result too: which file of this student's was graded, and why
-            sentence = students.merged[path].sentence()
-            entry = dataclasses.replace(entry, graded_file=sentence, note=sentence)
-        elif path in students.kept_apart:
-            note, partner = students.kept_apart[path], id_of[students.beside[path]]
-            entry = dataclasses.replace(entry, graded_file=note, note=note, same_student_as=partner)
+        notes = []
+        if path in students.attempts:  # said with the result too: which file of this student's was graded, and why
+            notes.append(students.attempts[path].sentence())
+        if read_from:
+            given = replaced[path.name]
+            notes.append(
+                f"graded from {read_from}, the file the instructor gave on {given.get('at', '?')} in place of {path.name} "
+                f"(--only {student_id}= grades {path.name} again)"
+            )
+            log.warning("%s: %s", untrusted.printable(student_id), notes[-1])
+        if notes:
+            entry = dataclasses.replace(entry, graded_file="; ".join(notes), note="; ".join(notes))
         entries.append(entry)
-        fresh[student_id] = {"entry": path.name, "fingerprint": fingerprint, "content_hash": _entry_hash(entry)}
-        if path in students.merged:
-            fresh[student_id]["not_graded"] = [dataclasses.asdict(other) for other in students.merged[path].not_graded]
+        fresh[student_id] = {"entry": path.name, "read_from": read_from, "fingerprint": fingerprint, "content_hash": _entry_hash(entry)}
+        if path in students.attempts:
+            fresh[student_id]["not_graded"] = [dataclasses.asdict(other) for other in students.attempts[path].not_graded]
     document = {"grader_version": __version__, "entries": fresh}
     results.write_atomically(out / INTAKE_RECORD, json.dumps(document, indent=1, ensure_ascii=True) + "\n")
-    return sorted(entries, key=lambda entry: entry.student_id), ignored
+    return sorted(entries, key=lambda entry: entry.student_id), moved
 
 
 def _read_intake_record(out: Path) -> dict:
@@ -342,10 +389,10 @@ def _already_graded(out: Path, entry: intake.Entry, seed: int) -> bool:
     return _has_result(out, entry.student_id, _entry_hash(entry), seed=seed)
 
 
-def _to_grade(arguments: argparse.Namespace, out: Path, entries: list[intake.Entry], seed: int) -> list[intake.Entry]:
+def _to_grade(arguments: argparse.Namespace, out: Path, entries: list[intake.Entry], seed: int, only: list[str] | None) -> list[intake.Entry]:
     """Who is graded in this run: everyone not yet graded for this file, grader and seed (all
-    with --force), or the students --only names, on the assignment's seed."""
-    if not arguments.only:
+    with --force), or the students --only names (``only``: their entries' ids), on the assignment's seed."""
+    if not only:
         other_seed = sorted(sid for sid in (e.student_id for e in entries) if _result_seed(out, sid) not in (None, seed))
         if other_seed and not arguments.force:
             note = (
@@ -354,14 +401,7 @@ def _to_grade(arguments: argparse.Namespace, out: Path, entries: list[intake.Ent
             )
             log.warning("%s", note)
         return [entry for entry in entries if arguments.force or not _already_graded(out, entry, seed)]
-    known = {entry.student_id for entry in entries}
-    unknown = [sid for sid in arguments.only if sid not in known]
-    if unknown:
-        raise ValueError(
-            f"--only: no submission for {', '.join(map(untrusted.printable, unknown))} in {arguments.submissions} "
-            "(the ids are the gradebook's first column)"
-        )
-    others = [entry.student_id for entry in entries if entry.student_id not in arguments.only]
+    others = [entry.student_id for entry in entries if entry.student_id not in only]
     other_seeds = {sid: _result_seed(out, sid) for sid in others}
     mixed = sorted(sid for sid, other in other_seeds.items() if other is not None and other != seed)
     if mixed:
@@ -370,7 +410,7 @@ def _to_grade(arguments: argparse.Namespace, out: Path, entries: list[intake.Ent
             f"were graded on another seed than this run's {seed}, and one gradebook holds one seed; run without --only "
             f"to regrade everyone on {seed}, or give the others' seed with --grading-seed"
         )
-    return [entry for entry in entries if entry.student_id in arguments.only]
+    return [entry for entry in entries if entry.student_id in only]
 
 
 def _result_seed(out: Path, student_id: str) -> int | None:
@@ -430,37 +470,16 @@ def _result_documents(out: Path) -> list[dict]:
     return documents
 
 
-@dataclasses.dataclass
-class Adjustments:
-    """What the course adds to the tests' scores: the deadline, its policy, the overrides."""
-
-    course: object = None
-    submitted_at: dict = dataclasses.field(default_factory=dict)
-    overrides: dict = dataclasses.field(default_factory=dict)
-
-
-def _read_adjustments(course) -> Adjustments:
-    if course is None:
-        return Adjustments()
-    adjustments = Adjustments(course)
-    if (path := course.file("overrides")) is not None:
-        adjustments.overrides = overrides.read_overrides(path)
-    if (path := course.file("submitted_at")) is not None:
-        adjustments.submitted_at = late_work.read_submitted_at(path)
-    if course.deadline is None and (adjustments.submitted_at or course.extensions):
-        log.warning("%s: submission times or extensions but no [assignment] deadline: no late penalty applied", course.path)
-    return adjustments
-
-
-def _lateness(adjustments: Adjustments, student_id: str, entry_name: str) -> late_work.Lateness | None:
-    course = adjustments.course
-    if course is None or course.deadline is None:
+def _lateness(prepared: class_intake.Prepared, entry: intake.Entry) -> late_work.Lateness | None:
+    adjustments = prepared.adjustments
+    student = prepared.student(entry.student_id)
+    deadline = adjustments.deadline(student)
+    if deadline is None:
         return None
-    extended = student_id in course.extensions
-    deadline = course.extensions.get(student_id, course.deadline)
+    submitted_at = adjustments.submitted_at(student, intake.student_id_of(prepared.path_of(entry.student_id)))
     return late_work.lateness(
-        adjustments.submitted_at.get(student_id), late_work.canvas_marked_late(entry_name),
-        "submitted_at", deadline, course.late, extended=extended,
+        submitted_at, late_work.canvas_marked_late(entry.entry_name), "submitted_at", deadline[0], adjustments.course.late,
+        extended=deadline[1], times_file=adjustments.times_file,
     )
 
 
@@ -591,19 +610,17 @@ def _similar_submissions(out: Path, documents: dict) -> dict:
 def _write_class_files(
     out: Path, entries: list[intake.Entry], seed: int, sandbox: tuple[str, str], assignment: str, submissions: Path,
     ignored: list[intake.Ignored] = (), not_unpacked: list[intake.Ignored] = (),
-    adjustments: Adjustments | None = None,
-) -> tuple[dict[str, dict], list[str]]:
+    prepared: class_intake.Prepared | None = None, moved: list[str] = (),
+) -> tuple[dict[str, dict], list[dict]]:
     """gradebook.csv and results.json; returns every student's result (or why there is none)
-    and the overrides that match no submission."""
-    adjustments = adjustments or Adjustments()
+    and the rows of the instructor's files that were not applied (each said in the log too)."""
     documents, not_graded = {}, {}
     for entry in entries:
-        # Which entry each id was graded from: dup.py, dup.ipynb and dup.zip become dup, dup-2, dup-3.
-        trace = {"graded_from": entry.entry_name, "intake_problem": entry.problem}
+        student = prepared.student(entry.student_id)
+        # Which entry each id was graded from, and who that is (the roster's name, when there is one).
+        trace = {"graded_from": entry.entry_name, "intake_problem": entry.problem, "student": {"name": student.name, "on_roster": student.on_roster}}
         if entry.note:
-            trace["intake_note"] = entry.note  # one student's several entries: what was graded, what not, why
-        if entry.same_student_as:  # the export matches it to the other's roster row (and warns if it scored higher)
-            trace["same_student_as"] = entry.same_student_as
+            trace["intake_note"] = entry.note  # one student's several entries, a replaced file: what was graded, why
         try:
             document = json.loads(_result_path(out, entry.student_id).read_text(encoding="utf-8")) | trace
         except (OSError, ValueError):
@@ -611,21 +628,23 @@ def _write_class_files(
             not_graded[entry.student_id] = trace | {"status": NO_RESULT}
             continue
         # The trail from the tests' score to the final one (grader/batch/grade_trail.py).
-        late = _lateness(adjustments, entry.student_id, entry.entry_name)
-        override = adjustments.overrides.get(entry.student_id)
-        if override is not None and override.score > document["max_score"]:
-            log.warning("%s: override %s is above max_score %s; not applied", entry.student_id, override.score, document["max_score"])
-            override = None
+        late = _lateness(prepared, entry)
+        found = prepared.adjustments.override(student)
+        override, comment = None, None
+        if found is not None and found[1].is_comment:
+            comment = found[1].reason  # the instructor's words for this student, no change of score
+        elif found is not None and found[1].score > document["max_score"]:
+            row = found[0]
+            log.warning("%s: %s %s is above max_score %s; not applied", row.where, row.what, found[1].score, document["max_score"])
+            prepared.unmatched.append((row, f"its score {found[1].score} is above max_score {document['max_score']}"))
+        elif found is not None:
+            override = found[1].to_dict()
         documents[entry.student_id] = class_results.as_kept_in_the_class_file(
-            document | grade_trail.trail(document, late, override.to_dict() if override else None) | {"status": status_of(document)},
+            document | grade_trail.trail(document, late, override) | {"status": status_of(document)}
+            | ({"comment": comment} if comment else {}),
             entry.student_id,
         )
-    without_submission = sorted(set(adjustments.overrides) - set(documents) - set(not_graded))
-    for student_id in without_submission:
-        log.warning(
-            "override for %s (line %d of the overrides file): no submission by that id, so it is not in the gradebook",
-            untrusted.printable(student_id), adjustments.overrides[student_id].line,
-        )
+    not_applied = _not_applied(prepared)
     groups = [g for g in GROUPS if any(g in d.get("groups", {}) for d in documents.values())]
     table = io.StringIO()
     writer = csv.writer(table)
@@ -650,10 +669,8 @@ def _write_class_files(
     results.write_atomically(out / "gradebook.csv", table.getvalue())
     run = {
         "assignment": assignment, "graded_at": time.strftime("%Y-%m-%d %H:%M %Z"), "not_graded": not_graded,
-        "overrides_without_submission": [
-            {"student": sid, "score": adjustments.overrides[sid].score, "reason": adjustments.overrides[sid].reason}
-            for sid in without_submission
-        ],
+        "not_applied": not_applied,  # rows of the instructor's files that changed no grade, and why
+        "superseded": list(moved),  # files of entries no longer graded, moved to OUT/superseded/ by this run
         "submissions_folder": str(submissions.resolve()),  # where export --feedback-zip finds each student's file
         "similar_submissions": _similar_submissions(out, documents),
     }
@@ -673,4 +690,26 @@ def _write_class_files(
     scores = [d["score"] for d in documents.values()]
     if scores:
         log.info("gradebook: %d submissions, mean score %.1f, written to %s", len(scores), sum(scores) / len(scores), out)
-    return documents | not_graded, without_submission
+    return documents | not_graded, not_applied
+
+
+def _not_applied(prepared: class_intake.Prepared) -> list[dict]:
+    """The rows of the instructor's files that apply to no graded entry: a name that matches no
+    submission (without a roster), a student on the roster who handed nothing in, an override
+    above the points; each said in the log here, and in the summary and the report."""
+    rows = [(keyed, reason) for keyed, reason in prepared.unmatched]
+    resolved = prepared.adjustments.resolved
+    if resolved is not None:
+        graded = {prepared.students.student_of[path].key for path in prepared.ids}
+        for assigned in (resolved.extensions, resolved.times, resolved.overrides):
+            for student_key, (keyed, _) in assigned.by_student.items():
+                if student_key not in graded:
+                    rows.append((keyed, f"{assigned.students[student_key].name} has no submission"))
+            for entry, (keyed, _) in assigned.by_entry.items():
+                if identity_normal(entry) not in {identity_normal(intake.student_id_of(path)) for path in prepared.students.student_of}:
+                    rows.append((keyed, "no submission has that file name"))
+    said = []
+    for keyed, reason in sorted(rows, key=lambda item: (item[0].file, item[0].line)):
+        log.warning("%s: %s for %s: %s; not applied", keyed.where, keyed.what, untrusted.printable(keyed.key), reason)
+        said.append({"file": keyed.file, "line": keyed.line, "key": keyed.key, "what": keyed.what, "reason": reason})
+    return said

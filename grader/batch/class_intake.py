@@ -1,0 +1,256 @@
+"""Before a batch grades: who is in the class, which entry of each student is graded, and what
+the instructor's files say about each student, all checked before anything is written.
+
+``prepare`` lists the submissions, resolves every entry to a student (grader/batch/identity.py,
+with the course's roster when it names one), keeps one entry per student (the latest attempt:
+grader/batch/intake.py ``one_entry_per_student``), resolves every name in the course's
+extensions, ``submitted_at.csv``, ``overrides.csv`` and ``--only`` to one of those students,
+and raises ``Refused`` with every problem (each with its file and line) when a name matches
+nobody on the roster, more than one student, or a student a second time. Without a roster a
+name that matches no submission may be a student who handed nothing in: it is not applied, and
+said in the log, the summary and the report (``Prepared.unmatched``).
+
+``--only ID=FILE`` regrades one student from a corrected file the instructor gives: the file is
+kept in ``OUT/replacements/`` (``save_replacements``), graded in place of the student's own
+entry in this run and every later one (each says so), until ``--only ID=`` drops it. Nothing in
+the submissions folder (nor the class zip's ``OUT/unpacked/``) is edited.
+
+Results and feedback of entries no longer graded (an earlier attempt, a file gone from a new
+download) leave ``OUT/results`` and ``OUT/feedback`` for ``OUT/superseded/`` (``set_aside_gone``),
+and the run says which.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import shutil
+import stat
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import results, untrusted
+from grader.batch import course_inputs, intake, similarity
+from grader.batch.identity import Identities, Keyed, Student, normal
+
+REPLACEMENTS = "replacements"  # OUT/replacements/<stem>/<the file given>
+REPLACEMENTS_RECORD = "replacements.json"  # entry name -> what replaces it
+SUPERSEDED = "superseded"  # OUT/superseded/results/, feedback/, graded/
+REPLACEABLE = (".py", ".ipynb", ".zip")
+
+
+class Refused(ValueError):
+    """Inputs the batch will not grade with: ``problems`` are one line each, with file and line."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@dataclass
+class Adjustments:
+    """What the course adds to each student's score: their deadline, time and override."""
+
+    inputs: course_inputs.Inputs
+    resolved: course_inputs.Resolved | None = None
+
+    @property
+    def course(self):
+        return self.inputs.course
+
+    def deadline(self, student: Student) -> tuple[datetime.datetime, bool] | None:
+        """The deadline that applies, and whether it is an extension; None without a deadline."""
+        course = self.course
+        if course is None or course.deadline is None:
+            return None
+        extension = self.resolved.extensions.by_student.get(student.key) if self.resolved else None
+        return (extension[1], True) if extension else (course.deadline, False)
+
+    def submitted_at(self, student: Student, entry_name_stem: str) -> datetime.datetime | None:
+        if self.resolved is None:
+            return None
+        own = self.resolved.times.by_entry.get(_entry_key(self.resolved.times.by_entry, entry_name_stem))
+        if own is not None:
+            return own[1]
+        general = self.resolved.times.by_student.get(student.key)
+        return general[1] if general else None
+
+    def override(self, student: Student):
+        """(row, Override) for this student, or None."""
+        return self.resolved.overrides.by_student.get(student.key) if self.resolved else None
+
+    @property
+    def times_file(self) -> str | None:
+        course = self.course
+        return str(course.file("submitted_at")) if course is not None and course.file("submitted_at") else None
+
+
+def _entry_key(by_entry: dict, stem: str) -> str | None:
+    wanted = normal(stem)
+    return next((key for key in by_entry if normal(key) == wanted), None)
+
+
+@dataclass
+class Prepared:
+    folder: Path
+    ignored: list[intake.Ignored]
+    identities: Identities
+    students: intake.Students
+    ids: dict[Path, str]  # graded entry -> its id (the gradebook's first column)
+    adjustments: Adjustments
+    only: list[str] | None = None  # ids to regrade (--only)
+    replacements: dict[str, Path | None] = field(default_factory=dict)  # id -> the file given now (None: drop)
+    unmatched: list[tuple[Keyed, str]] = field(default_factory=list)  # names of no submission (no roster)
+
+    def path_of(self, student_id: str) -> Path:
+        return next(path for path, sid in self.ids.items() if sid == student_id)
+
+    def student(self, student_id: str) -> Student:
+        return self.students.student_of[self.path_of(student_id)]
+
+    def entries_of(self, student: Student) -> list[str]:
+        return [sid for path, sid in self.ids.items() if self.students.student_of[path].key == student.key]
+
+
+def prepare(folder: Path, inputs: course_inputs.Inputs, only: list[str] | None) -> Prepared:
+    """See the module's docstring; raises ``Refused`` naming every problem."""
+    if inputs.problems:
+        raise Refused(inputs.problems)
+    listed, ignored = intake.survey(folder)
+    stems = [intake.student_id_of(path) for path in listed]
+    identities = Identities(inputs.rows, stems)
+    resolved = course_inputs.resolve(inputs, identities) if inputs.course is not None else None
+    problems = list(resolved.errors) if resolved else []
+    if problems:
+        raise Refused(problems)
+    adjustments = Adjustments(inputs, resolved)
+
+    def time_of_file(stem: str) -> datetime.datetime | None:
+        own = resolved.times.by_entry.get(_entry_key(resolved.times.by_entry, stem)) if resolved else None
+        return own[1] if own else None
+
+    students = intake.one_entry_per_student(listed, identities, time_of_file)
+    ids = dict(zip(students.entries, intake.unique_ids([intake.student_id_of(path) for path in students.entries])))
+    prepared = Prepared(folder, ignored, identities, students, ids, adjustments, unmatched=resolved.unmatched if resolved else [])
+    if only:
+        prepared.only, prepared.replacements = _only(only, prepared, folder)
+    return prepared
+
+
+def _only(words: list[str], prepared: Prepared, folder: Path) -> tuple[list[str], dict[str, Path | None]]:
+    """``--only KEY`` and ``--only KEY=FILE`` resolved to the ids of the students' graded entries."""
+    ids, replacements, problems = [], {}, []
+    for word in words:
+        key, given, file_text = word.partition("=")
+        resolution = prepared.identities.resolve(key)
+        student = resolution.student
+        entries = prepared.entries_of(student) if student else []
+        if len(resolution.students) > 1:
+            problems.append(f"--only {key}: {resolution.problem(prepared.identities.has_roster)}")
+            continue
+        if not entries:
+            problems.append(
+                f"--only: no submission for {untrusted.printable(key)} in {folder} (a student's id in the gradebook, their "
+                "login, SIS id, Canvas id or name, or a submission's file name)"
+            )
+            continue
+        sid = entries[0]
+        ids.append(sid)
+        if not given:
+            continue
+        if not file_text:
+            replacements[sid] = None
+            continue
+        path = Path(file_text)
+        mode = path.lstat().st_mode if path.exists() or path.is_symlink() else None
+        if mode is None or not stat.S_ISREG(mode):
+            problems.append(f"--only {key}={file_text}: {'no such file' if mode is None else 'not a regular file'}")
+        elif path.suffix.lower() not in REPLACEABLE:
+            problems.append(f"--only {key}={file_text}: give a {', '.join(REPLACEABLE)} file, as a student hands in")
+        else:
+            replacements[sid] = path
+    if problems:
+        raise Refused(problems)
+    return list(dict.fromkeys(ids)), replacements
+
+
+# --- an instructor's replacement of one student's file -----------------------------------------
+
+
+def read_replacements(out: Path) -> dict[str, dict]:
+    try:
+        record = json.loads((out / REPLACEMENTS_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def save_replacements(out: Path, prepared: Prepared) -> list[str]:
+    """Keep the files given with ``--only ID=FILE`` in OUT (dropping those ``--only ID=``
+    names); the sentences that say what was kept, replaced or dropped."""
+    if not prepared.replacements:
+        return []
+    record, said = read_replacements(out), []
+    names = {sid: path.name for path, sid in prepared.ids.items()}
+    for sid, given in prepared.replacements.items():
+        entry = names[sid]
+        folder = out / REPLACEMENTS / untrusted.file_stem(sid)
+        earlier = record.pop(entry, None)
+        if folder.exists():
+            shutil.rmtree(folder)
+        if given is None:
+            said.append(f"{sid}: the replacement {earlier['file'] if earlier else ''} dropped; graded from {entry} again"
+                        if earlier else f"{sid}: no replacement to drop; graded from {entry}")
+            continue
+        data = given.read_bytes()
+        target = folder / given.name
+        folder.mkdir(parents=True)
+        target.write_bytes(data)
+        record[entry] = {
+            "file": str(target.relative_to(out)), "given": str(given.resolve()), "sha256": hashlib.sha256(data).hexdigest(),
+            "at": time.strftime("%Y-%m-%d %H:%M %Z"),
+        }
+        also = f" (it replaces the earlier replacement {earlier['file']})" if earlier else ""
+        said.append(f"{sid}: {given} kept as {target}{also}; graded in place of {entry} from now on (--only {sid}= drops it)")
+    results.write_atomically(out / REPLACEMENTS_RECORD, json.dumps(record, indent=1, ensure_ascii=True) + "\n")
+    return said
+
+
+def replacement_of(out: Path, entry_name: str, record: dict) -> Path | None:
+    """The file an instructor gave in place of ``entry_name``, if it is still there."""
+    kept = record.get(entry_name)
+    if not isinstance(kept, dict) or not isinstance(kept.get("file"), str):
+        return None
+    path = out / kept["file"]
+    return path if path.is_file() and not path.is_symlink() and (out / REPLACEMENTS) in path.parents else None
+
+
+def unused_replacements(record: dict, prepared: Prepared) -> list[str]:
+    """Replacements of entries that are no longer graded (a later attempt came, the file left)."""
+    graded = {path.name for path in prepared.ids}
+    return [f"{entry} (replaced by {kept.get('file')})" for entry, kept in record.items() if entry not in graded and isinstance(kept, dict)]
+
+
+# --- results of entries no longer graded ---------------------------------------------------------
+
+
+def set_aside_gone(out: Path, ids: list[str]) -> list[str]:
+    """Move the results, feedback and graded code of entries no longer in the class (an earlier
+    attempt, a file gone from a new download) into OUT/superseded/; the paths moved."""
+    kept = {untrusted.file_stem(sid) for sid in ids}
+    moved = []
+    for folder, suffixes in (("results", (".json",)), ("feedback", (".md", ".html")), (similarity.GRADED_CODE_FOLDER, (".py",))):
+        source = out / folder
+        if not source.is_dir():
+            continue
+        for path in sorted(source.iterdir()):
+            stem = next((path.name[: -len(suffix)] for suffix in suffixes if path.name.endswith(suffix)), None)
+            if stem is None or stem in kept or path.name.startswith(".") or not path.is_file():
+                continue
+            target = out / SUPERSEDED / folder / path.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            path.replace(target)
+            moved.append(f"{folder}/{path.name}")
+    return moved
