@@ -82,6 +82,13 @@ def test_a_canvas_marker_with_no_time_counts_the_policys_unknown_delay_and_says_
     assert "no submission time known" in result["late"]["note"] and "unknown delay" in result["late"]["note"]
 
 
+def test_a_canvas_marker_with_no_time_takes_nothing_from_a_student_with_an_extension():
+    extension = datetime.datetime.fromisoformat("2026-12-07T23:59:00-05:00")
+    result = final(None, deadline=extension, marked_late=True, extended=True)
+    assert result["score"] == 100 and result["late"]["percent"] == 0
+    assert "has an extension (2026-12-07T23:59:00-05:00) and no submission time is known: nothing taken" in result["late"]["note"]
+
+
 def test_nothing_known_is_no_lateness():
     assert late_work.lateness(None, False, "submitted_at", DEADLINE, POLICY) is None
 

@@ -114,17 +114,43 @@ class Prepared:
         return [sid for path, sid in self.ids.items() if self.students.student_of[path].key == student.key]
 
 
-def prepare(folder: Path, inputs: course_inputs.Inputs, only: list[str] | None) -> Prepared:
-    """See the module's docstring; raises ``Refused`` naming every problem."""
+def check_names(stems: list[str], inputs: course_inputs.Inputs, only: list[str] | None) -> tuple[Identities, course_inputs.Resolved | None]:
+    """Every name in the course's files and ``--only`` resolved against the roster and the
+    submissions' names (``stems``, their ids before one is kept per student); raises ``Refused``
+    naming every problem. Reads no submission and writes nothing: the batch runs it before it
+    makes OUT (for a class zip, on the zip's listing)."""
     if inputs.problems:
         raise Refused(inputs.problems)
-    listed, ignored = intake.survey(folder)
-    stems = [intake.student_id_of(path) for path in listed]
     identities = Identities(inputs.rows, stems)
     resolved = course_inputs.resolve(inputs, identities) if inputs.course is not None else None
     problems = list(resolved.errors) if resolved else []
+    owners = {identities.student_of(stem).key for stem in stems}
+    for word in only or ():
+        key, given, file_text = word.partition("=")
+        resolution = identities.resolve(key)
+        if len(resolution.students) > 1:
+            problems.append(f"--only {key}: {resolution.problem(identities.has_roster)}")
+        elif resolution.student is None or resolution.student.key not in owners:
+            problems.append(
+                f"--only: no submission for {untrusted.printable(key)} (a student's id in the gradebook, their login, "
+                "SIS id, Canvas id or name, or a submission's file name)"
+            )
+        elif file_text:
+            path = Path(file_text)
+            mode = path.lstat().st_mode if path.exists() or path.is_symlink() else None
+            if mode is None or not stat.S_ISREG(mode):
+                problems.append(f"--only {key}={file_text}: {'no such file' if mode is None else 'not a regular file'}")
+            elif path.suffix.lower() not in REPLACEABLE:
+                problems.append(f"--only {key}={file_text}: give a {', '.join(REPLACEABLE)} file, as a student hands in")
     if problems:
         raise Refused(problems)
+    return identities, resolved
+
+
+def prepare(folder: Path, inputs: course_inputs.Inputs, only: list[str] | None) -> Prepared:
+    """See the module's docstring; raises ``Refused`` naming every problem."""
+    listed, ignored = intake.survey(folder)
+    identities, resolved = check_names([intake.student_id_of(path) for path in listed], inputs, only)
     adjustments = Adjustments(inputs, resolved)
 
     def time_of_file(stem: str) -> datetime.datetime | None:
@@ -135,45 +161,14 @@ def prepare(folder: Path, inputs: course_inputs.Inputs, only: list[str] | None) 
     ids = dict(zip(students.entries, intake.unique_ids([intake.student_id_of(path) for path in students.entries])))
     prepared = Prepared(folder, ignored, identities, students, ids, adjustments, unmatched=resolved.unmatched if resolved else [])
     if only:
-        prepared.only, prepared.replacements = _only(only, prepared, folder)
+        for word in only:
+            key, given, file_text = word.partition("=")
+            sid = prepared.entries_of(identities.resolve(key).student)[0]
+            prepared.only = [*(prepared.only or []), sid]
+            if given:
+                prepared.replacements[sid] = Path(file_text) if file_text else None
+        prepared.only = list(dict.fromkeys(prepared.only))
     return prepared
-
-
-def _only(words: list[str], prepared: Prepared, folder: Path) -> tuple[list[str], dict[str, Path | None]]:
-    """``--only KEY`` and ``--only KEY=FILE`` resolved to the ids of the students' graded entries."""
-    ids, replacements, problems = [], {}, []
-    for word in words:
-        key, given, file_text = word.partition("=")
-        resolution = prepared.identities.resolve(key)
-        student = resolution.student
-        entries = prepared.entries_of(student) if student else []
-        if len(resolution.students) > 1:
-            problems.append(f"--only {key}: {resolution.problem(prepared.identities.has_roster)}")
-            continue
-        if not entries:
-            problems.append(
-                f"--only: no submission for {untrusted.printable(key)} in {folder} (a student's id in the gradebook, their "
-                "login, SIS id, Canvas id or name, or a submission's file name)"
-            )
-            continue
-        sid = entries[0]
-        ids.append(sid)
-        if not given:
-            continue
-        if not file_text:
-            replacements[sid] = None
-            continue
-        path = Path(file_text)
-        mode = path.lstat().st_mode if path.exists() or path.is_symlink() else None
-        if mode is None or not stat.S_ISREG(mode):
-            problems.append(f"--only {key}={file_text}: {'no such file' if mode is None else 'not a regular file'}")
-        elif path.suffix.lower() not in REPLACEABLE:
-            problems.append(f"--only {key}={file_text}: give a {', '.join(REPLACEABLE)} file, as a student hands in")
-        else:
-            replacements[sid] = path
-    if problems:
-        raise Refused(problems)
-    return list(dict.fromkeys(ids)), replacements
 
 
 # --- an instructor's replacement of one student's file -----------------------------------------

@@ -105,6 +105,25 @@ def unpack_class_zip(zip_path: Path, out: Path) -> Unpacked:
     return result
 
 
+def top_level_entries(zip_path: Path) -> list[tuple[str, bool]] | None:
+    """The entries ``unpack_class_zip`` would write at the top of OUT/unpacked/, as (name, is a
+    folder), read from the zip's listing alone (nothing unpacked, nothing written: the batch checks
+    the course's names against them before it writes anything); None when it cannot be listed."""
+    try:
+        with open(zip_path, "rb") as raw, zipfile.ZipFile(raw) as archive:
+            files = [member for member in archive.infolist() if not member.is_dir()]
+    except Exception:  # noqa: BLE001 - unpack_class_zip says what is wrong with it
+        return None
+    top = _common_top_folder(files)
+    entries: dict[str, bool] = {}
+    for member in files:
+        parts = PurePosixPath(member.filename.replace("\\", "/")).parts
+        parts = parts[len(top):] if parts[: len(top)] == top else parts
+        if parts and not any(_is_leftover(part) for part in parts):
+            entries[parts[0]] = entries.get(parts[0], False) or len(parts) > 1
+    return sorted(entries.items())
+
+
 def _is_leftover(part: str) -> bool:
     """An OS or archiver leftover inside the zip (never written), as opposed to an instructor's
     stray file such as a README, which is written and listed by intake like any other."""

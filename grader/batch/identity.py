@@ -203,7 +203,7 @@ class Identities:
         for stem, canvas in self.canvas.items():  # Canvas's user id or name, as the files say them
             if wanted in (normal(canvas.user_id), normal(canvas.name)):
                 add(self.student_of(stem), "Canvas user id" if wanted == normal(canvas.user_id) else NAME_IN_FILES)
-        students = tuple(student for student, _ in found.values())
+        students = tuple(sorted((student for student, _ in found.values()), key=lambda student: (student.row is None, student.row or 0, student.key)))
         by = {student.key: tuple(dict.fromkeys(hows)) for student, hows in found.values()}
         return Resolution(key, students, by, entry if entry is not None and len(students) == 1 else None)
 

@@ -131,7 +131,12 @@ def not_a_submission(name: str, is_folder: bool = False) -> str | None:
 
 def student_id_of(entry: Path) -> str:
     """``alice.py`` -> ``alice``; a folder keeps its whole name (a dot in it is not an extension)."""
-    name = entry.name if stat.S_ISDIR(_lstat_mode(entry) or 0) else entry.stem
+    return id_of_name(entry.name, stat.S_ISDIR(_lstat_mode(entry) or 0))
+
+
+def id_of_name(name: str, is_folder: bool) -> str:
+    """``student_id_of`` for an entry known by its name alone (a class zip's listing)."""
+    name = name if is_folder else Path(name).stem
     # Control characters and bytes that are not UTF-8 are escaped: the id is shown in logs,
     # on terminals and in the gradebook (grader/untrusted.py).
     # One spelling per name: macOS writes NFD (e + combining accent), most others NFC, and

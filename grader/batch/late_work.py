@@ -138,12 +138,20 @@ def lateness(
     if submitted_at is None:
         if not marked_late:
             return None
+        give = f"{times_file} has no row for this student" if times_file else "give submitted_at.csv for the exact time"
+        if extended:
+            # Canvas judged the submission against Canvas's due date, not this course file's
+            # extension: nothing says it was late against the extension, so nothing is taken.
+            note = (
+                f"marked late by Canvas, but this student has an extension ({deadline.isoformat()}) and no submission time "
+                f"is known: nothing taken; {give}"
+            )
+            return Lateness("canvas marker", "", deadline.isoformat(), 0, 0.0, note)
         days = policy.unknown_delay_days
         percent = _percent(days, policy)
         note = (
             f"marked late by Canvas, with no submission time known: counted as {days} day{'s' if days != 1 else ''} late "
-            f"by the course's rule for an unknown delay ({percent:g}% of the points); "
-            + (f"{times_file} has no row for this student" if times_file else "give submitted_at.csv for the exact time")
+            f"by the course's rule for an unknown delay ({percent:g}% of the points); {give}"
         )
         return Lateness("canvas marker", "", deadline.isoformat(), days, percent, note)
     past = submitted_at - deadline - datetime.timedelta(minutes=policy.grace_minutes)

@@ -126,12 +126,15 @@ def run(arguments: argparse.Namespace) -> int:
     # problem stops the batch with every line named (a class zip is checked once unpacked).
     inputs = course_inputs.read(getattr(arguments, "course_settings", None))
     prepared = None
-    if not _is_class_zip(arguments.submissions):
-        try:
+    try:
+        if not _is_class_zip(arguments.submissions):
             prepared = class_intake.prepare(arguments.submissions, inputs, arguments.only)
-        except class_intake.Refused as refused:
-            _say_refused(refused)
-            return EXIT_GRADER_FAILED
+        elif (listing := class_zip.top_level_entries(arguments.submissions)) is not None:
+            stems = [intake.id_of_name(name, folder) for name, folder in listing if intake.not_a_submission(name, folder) is None]
+            class_intake.check_names(stems, inputs, arguments.only)
+    except class_intake.Refused as refused:
+        _say_refused(refused)
+        return EXIT_GRADER_FAILED
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o700)  # other students' results are not for the worker's unprivileged user
     _start_log(out / "batch.log")
