@@ -266,11 +266,11 @@ def _misconception_section(numbers: ClassStatistics, names: dict[str, str]) -> s
 <ul class="misconceptions">{''.join(_misconception_item(m, most, names) for m in found)}</ul>{unexplained}</section>"""
 
 
-def _misconception_item(m: Misconception, most: int, names: dict[str, str]) -> str:
+def _misconception_item(m: Misconception, most: int, names: dict[str, str] | None = None) -> str:
     """Its title in full beside a bar of its students; who they are, why it matters, and the
     checks it explains (often a dozen names: folded away until asked for)."""
     count = len(m.students)
-    links = ", ".join(_feedback_link(sid, names.get(sid)) for sid in m.students)
+    links = ", ".join(_feedback_link(sid, (names or {}).get(sid)) for sid in m.students)
     why = f'<p class="muted">{_text(m.why)}</p>' if m.why else ""
     explains = ""
     if m.explains:
