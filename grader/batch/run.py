@@ -135,6 +135,9 @@ def run(arguments: argparse.Namespace) -> int:
     except class_intake.Refused as refused:
         _say_refused(refused)
         return EXIT_GRADER_FAILED
+    except OSError as error:  # a submissions folder that cannot be listed
+        print(f"error: {arguments.submissions} cannot be read ({error.strerror or error})", file=sys.stderr)
+        return EXIT_GRADER_FAILED
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o700)  # other students' results are not for the worker's unprivileged user
     _start_log(out / "batch.log")
@@ -340,6 +343,8 @@ def _intake(
     for path, student_id in prepared.ids.items():
         source = class_intake.replacement_of(out, path.name, replaced) or path
         read_from = str(source.relative_to(out)) if source != path else ""
+        if path.name in replaced and not read_from:
+            log.warning("%s: the replacement recorded in %s is gone; graded from %s", student_id, class_intake.REPLACEMENTS_RECORD, path.name)
         fingerprint = intake.fingerprint(source)
         known = record.get(student_id, {})
         if (
