@@ -107,6 +107,13 @@ def test_every_bad_value_is_named_at_once(tmp_path):
     assert [line.split("course.toml", 1)[1][:3] for line in str(refused.value).splitlines()] == [":2:", ":3:"]
 
 
+def test_a_huge_key_is_named_in_a_line_of_its_own(tmp_path):
+    path = write(tmp_path, f'[extensions]\n"{"x" * 200_000}" = "next week"\n')
+    with pytest.raises(course.CourseError, match=r"course\.toml:2: \[extensions\] x+\.\.\. must be a date and time") as refused:
+        course.load(path)
+    assert len(str(refused.value)) < 400
+
+
 def test_the_edges_of_each_range_are_accepted(tmp_path):
     path = write(tmp_path, "[late]\npenalty_per_day = 100\ngrace_minutes = 0\nmax_days = 0\nunknown_delay_days = 365\n")
     assert course.load(path).late == course.LatePolicy(penalty_per_day=100, max_days=0, grace_minutes=0, unknown_delay_days=365)

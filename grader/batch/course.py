@@ -42,12 +42,12 @@ max_days = 3                        # later than that: 0
 grace_minutes = 15                  # a submission this close after the deadline is on time
 unknown_delay_days = 1              # late by Canvas's marker alone (no time known): counted as this many days
 
-[extensions]                        # student id = their own deadline
-# smith = "2026-12-07T23:59:00-05:00"
+[extensions]                        # a student's name = their own deadline (any name: login, SIS id, Canvas id, "Last, First")
+# jsmith = "2026-12-07T23:59:00-05:00"
 
 [files]                             # relative to this file's folder
-# roster = "roster.csv"             # the gradebook CSV exported from Canvas (for `export`)
-# overrides = "overrides.csv"       # student,score,reason: applied after grading, kept through regrades
+# roster = "roster.csv"             # the gradebook CSV exported from Canvas: every student's name checked against it
+# overrides = "overrides.csv"       # student,score,reason: applied after grading, kept through regrades; no score: a comment
 # submitted_at = "submitted_at.csv" # student,submitted_at (ISO 8601), as any LMS can export
 
 [handout]                           # what the hand-outs need
@@ -211,11 +211,11 @@ def load(path: Path) -> Course:
             line = lines[(section, key)] = line_of(text, section, key)
             check = _moment if keys is None else keys.get(key)
             if check is None:
-                problems.append(f"{path}:{line}: unknown key {key!r} in [{section}] (known: {', '.join(keys)})")
+                problems.append(f"{path}:{line}: unknown key {_cut(key)!r} in [{section}] (known: {', '.join(keys)})")
                 continue
             checked = check(value)
             if checked is None:
-                problems.append(f"{path}:{line}: [{section}] {key} must be {kind_of(check)}, not {_shown(value)}")
+                problems.append(f"{path}:{line}: [{section}] {_cut(key)} must be {kind_of(check)}, not {_shown(value)}")
             elif keys is None:
                 extensions[key] = checked
             else:
@@ -226,8 +226,14 @@ def load(path: Path) -> Course:
 
 
 def _shown(value) -> str:
+    """A value in a message: its repr, cut short."""
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _cut(key: str) -> str:
+    """A key in a message, cut short (a 200,000-character key still makes a line)."""
+    return key if len(key) <= 60 else key[:57] + "..."
 
 
 def line_of(text: str, section: str | None, key: str | None = None) -> int:

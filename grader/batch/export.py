@@ -139,7 +139,8 @@ def higher_grades_not_sent(found: identity.Match, submissions: dict[str, dict]) 
             best, fraction = max(better, key=lambda item: item[1])
             warnings.append(
                 f"{roster.describe(found.rows[row])}: exported {sent} ({score:.0%}), but {best} scored {fraction:.0%}; "
-                "the higher grade was NOT sent. Keep one entry per student in the submissions folder and grade again."
+                "the higher grade was NOT sent. Give the batch this roster ([files] roster in the course file): it grades one entry "
+                "per student, the latest attempt; then grade again."
             )
     return warnings
 

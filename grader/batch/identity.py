@@ -248,6 +248,11 @@ def match(submission_ids: list[str], rows: list[dict[str, str]]) -> Match:
     return found
 
 
+def shown(text: str, limit: int = 60) -> str:
+    """A name or a cell an instructor wrote, cut short for a message (a field may be 100,000 characters)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 # --- the instructor's per-student files -------------------------------------------------------
 
 
@@ -268,6 +273,10 @@ class Keyed:
     @property
     def where(self) -> str:
         return f"{self.file}:{self.line}"
+
+    @property
+    def shown(self) -> str:
+        return repr(shown(self.key))
 
 
 @dataclass
@@ -295,7 +304,7 @@ def assign(identities: Identities, rows: list[tuple[Keyed, object]], per_submiss
         resolution = identities.resolve(keyed.key)
         problem = resolution.problem(identities.has_roster)
         if problem and (resolution.students or identities.has_roster):
-            done.errors.append(f"{keyed.where}: {keyed.what} for {keyed.key!r} {problem}")
+            done.errors.append(f"{keyed.where}: {keyed.what} for {keyed.shown} {problem}")
             continue
         if problem:
             done.unmatched.append((keyed, problem))
@@ -318,8 +327,8 @@ def assign(identities: Identities, rows: list[tuple[Keyed, object]], per_submiss
         first, *others = keyed_rows
         for keyed in others:
             done.errors.append(
-                f"{keyed.where}: a second {keyed.what} for {done.students[student_key].name} ({keyed.key!r}; the first is "
-                f"{first.key!r} on line {first.line}): one row per student"
+                f"{keyed.where}: a second {keyed.what} for {done.students[student_key].name} ({keyed.shown}; the first is "
+                f"{first.shown} on line {first.line}): one row per student"
             )
     return done
 

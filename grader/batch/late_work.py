@@ -26,7 +26,7 @@ from pathlib import Path
 
 from grader.batch import canvas_names
 from grader.batch.course import LatePolicy
-from grader.batch.identity import InstructorFileError, Keyed, normal, read_csv
+from grader.batch.identity import InstructorFileError, Keyed, normal, read_csv, shown
 
 def canvas_marked_late(file_name: str) -> bool:
     """Whether a Canvas "Download Submissions" file name carries Canvas's late marker (read
@@ -46,8 +46,7 @@ def parse_moment(text: str, where: str) -> datetime.datetime:
     except ValueError:
         moment = None
     if moment is None or moment.tzinfo is None:
-        shown = text if len(text) <= 40 else text[:37] + "..."
-        raise LateWorkError(f"{where}: {shown!r} is not a date and time in ISO 8601 with its UTC offset (2026-12-05T23:59:00-05:00)")
+        raise LateWorkError(f"{where}: {shown(text, 40)!r} is not a date and time in ISO 8601 with its UTC offset (2026-12-05T23:59:00-05:00)")
     return moment
 
 
@@ -80,12 +79,12 @@ def read_submitted_at(path: Path) -> dict[str, SubmittedAt]:
             continue
         student = row[0].strip()
         try:
-            moment = parse_moment(row[1], f"{path}:{number}: {student}")
+            moment = parse_moment(row[1], f"{path}:{number}: {shown(student)}")
         except LateWorkError as error:
             problems.append(str(error))
             continue
         if normal(student) in first_line:
-            problems.append(f"{path}:{number}: a second submission time for {student} (the first is on line {first_line[normal(student)]})")
+            problems.append(f"{path}:{number}: a second submission time for {shown(student)} (the first is on line {first_line[normal(student)]})")
             continue
         first_line[normal(student)] = number
         times[student] = SubmittedAt(moment, number)

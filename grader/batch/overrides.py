@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.batch.identity import InstructorFileError, Keyed, normal, read_csv
+from grader.batch.identity import InstructorFileError, Keyed, normal, read_csv, shown
 
 HEADER = ("student", "score", "reason")
 WHAT = "override"
@@ -58,23 +58,21 @@ def read_overrides(path: Path) -> dict[str, Override]:
         student = row[0].strip()
         score_text = row[1].strip() if len(row) > 1 else ""
         reason = ",".join(row[2:]).strip()
-        shown = ",".join(row)
-        shown = shown if len(shown) <= 80 else shown[:77] + "..."
         if not student:
-            problems.append(f"{path}:{number}: a row needs a student (found {shown!r})")
+            problems.append(f"{path}:{number}: a row needs a student (found {shown(','.join(row))!r})")
             continue
         score = _score(score_text)
         if score_text and score is None:
-            problems.append(f"{path}:{number}: {student}: the score must be a number of 0 or more (found {score_text[:40]!r})")
+            problems.append(f"{path}:{number}: {shown(student)}: the score must be a number of 0 or more (found {shown(score_text)!r})")
             continue
         if not reason:
             problems.append(
-                f"{path}:{number}: {student}: " + ("an override needs a reason (the third column)" if score_text else
-                                                     "a row needs a score and a reason, or a reason alone (a comment)")
+                f"{path}:{number}: {shown(student)}: " + ("an override needs a reason (the third column)" if score_text else
+                                                           "a row needs a score and a reason, or a reason alone (a comment)")
             )
             continue
         if normal(student) in first_line:
-            problems.append(f"{path}:{number}: a second override for {student} (the first is on line {first_line[normal(student)]})")
+            problems.append(f"{path}:{number}: a second override for {shown(student)} (the first is on line {first_line[normal(student)]})")
             continue
         first_line[normal(student)] = number
         overrides[student] = Override(score, reason, number)

@@ -158,14 +158,15 @@ def render_report(document: dict, assignment: str, date: str, match: dict | None
 
 def _header(document: dict, assignment: str, date: str) -> str:
     submissions = document.get("submissions", {})
-    refused = sorted(sid for sid, result in submissions.items() if result.get("intake_problem"))
+    refused = sorted(class_results.student_name(sid, result) for sid, result in submissions.items() if result.get("intake_problem"))
     not_graded = document.get("not_graded") or {}
     sandbox = _text(document.get("sandbox", "?"))
     if document.get("sandbox_note"):
         sandbox += f' <span class="warning">({_text(document["sandbox_note"])})</span>'
     failures = str(len(not_graded))
     if not_graded:
-        failures = f'<span class="warning">{len(not_graded)}: {_text(", ".join(sorted(not_graded)))} (no result; see batch.log)</span>'
+        names = sorted(class_results.student_name(sid, result) for sid, result in not_graded.items())
+        failures = f'<span class="warning">{len(not_graded)}: {_text(", ".join(names))} (no result; see batch.log)</span>'
     facts = {
         "date": _text(date),
         "grader version": _text(document.get("grader_version", "?")),
@@ -337,7 +338,9 @@ def _intake_section(document: dict) -> str:
     """What intake set aside: one student's files not graded (and why), what was not a
     submission, and students' files the class zip could not give."""
     submissions = document.get("submissions", {})
-    notes = [(sid, result["intake_note"]) for sid, result in sorted(submissions.items()) if result.get("intake_note")]
+    notes = [
+        (class_results.student_name(sid, result), result["intake_note"]) for sid, result in sorted(submissions.items()) if result.get("intake_note")
+    ]
     ignored = [item for item in document.get("ignored") or [] if isinstance(item, dict)]
     not_unpacked = [item for item in document.get("not_unpacked") or [] if isinstance(item, dict)]
     if not (notes or ignored or not_unpacked):
