@@ -246,3 +246,16 @@ def test_a_bad_course_value_stops_the_batch_naming_its_file_line_and_key_writing
     assert not (folder / "out").exists()
     check = run(folder, "course", "check")
     assert check.returncode == 2 and f"course.toml{said}" in check.stderr
+
+
+def test_results_of_entries_no_longer_graded_are_moved_aside_and_each_named_a_second_time_too(tmp_path):
+    from grader.batch import class_intake
+
+    for folder, name in (("results", "old.json"), ("feedback", "old.md"), ("feedback", "old.html"), ("results", "kept.json"), ("graded", "old.py")):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        (tmp_path / folder / name).write_text("{}", encoding="utf-8")
+    moved = class_intake.set_aside_gone(tmp_path, ["kept"])
+    assert moved == ["results/old.json", "feedback/old.html", "feedback/old.md", "graded/old.py"]
+    assert (tmp_path / "results" / "kept.json").is_file() and (tmp_path / "superseded" / "results" / "old.json").is_file()
+    (tmp_path / "results" / "old.json").write_text("{}", encoding="utf-8")  # graded again, then gone again
+    assert class_intake.set_aside_gone(tmp_path, ["kept"]) == ["results/old.json (in place of the copy an earlier run set aside)"]

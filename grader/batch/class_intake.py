@@ -246,6 +246,7 @@ def set_aside_gone(out: Path, ids: list[str]) -> list[str]:
                 continue
             target = out / SUPERSEDED / folder / path.name
             target.parent.mkdir(parents=True, exist_ok=True)
+            again = " (in place of the copy an earlier run set aside)" if target.exists() else ""
             path.replace(target)
-            moved.append(f"{folder}/{path.name}")
+            moved.append(f"{folder}/{path.name}{again}")
     return moved
