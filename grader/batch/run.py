@@ -123,7 +123,7 @@ def run(arguments: argparse.Namespace) -> int:
         print(f"error: --out {out} is a file, not a folder", file=sys.stderr)
         return EXIT_GRADER_FAILED
     # The course's files and every name in them, checked before anything is written: a
-    # problem stops the batch with every line named (a class zip is checked once unpacked).
+    # problem stops the batch with every line named (a class zip by its listing of entries).
     inputs = course_inputs.read(getattr(arguments, "course_settings", None))
     prepared = None
     try:
@@ -622,7 +622,7 @@ def _write_class_files(
 ) -> tuple[dict[str, dict], list[dict]]:
     """gradebook.csv and results.json; returns every student's result (or why there is none)
     and the rows of the instructor's files that were not applied (each said in the log too)."""
-    documents, not_graded = {}, {}
+    documents, not_graded, too_high = {}, {}, []
     for entry in entries:
         student = prepared.student(entry.student_id)
         # Which entry each id was graded from, and who that is (the roster's name, when there is one).
@@ -642,9 +642,7 @@ def _write_class_files(
         if found is not None and found[1].is_comment:
             comment = found[1].reason  # the instructor's words for this student, no change of score
         elif found is not None and found[1].score > document["max_score"]:
-            row = found[0]
-            log.warning("%s: %s %s is above max_score %s; not applied", row.where, row.what, found[1].score, document["max_score"])
-            prepared.unmatched.append((row, f"its score {found[1].score} is above max_score {document['max_score']}"))
+            too_high.append((found[0], f"its score {found[1].score} is above max_score {document['max_score']}"))
         elif found is not None:
             override = found[1].to_dict()
         documents[entry.student_id] = class_results.as_kept_in_the_class_file(
@@ -652,7 +650,7 @@ def _write_class_files(
             | ({"comment": comment} if comment else {}),
             entry.student_id,
         )
-    not_applied = _not_applied(prepared)
+    not_applied = _not_applied(prepared, too_high)
     groups = [g for g in GROUPS if any(g in d.get("groups", {}) for d in documents.values())]
     table = io.StringIO()
     writer = csv.writer(table)
@@ -697,24 +695,25 @@ def _write_class_files(
         log.info("%s: %s/%s%s", student_id, document["score"], document["max_score"], problem)
     scores = [d["score"] for d in documents.values()]
     if scores:
-        log.info("gradebook: %d submissions, mean score %.1f, written to %s", len(scores), sum(scores) / len(scores), out)
+        log.info("gradebook: %d students, mean score %.1f, written to %s", len(scores), sum(scores) / len(scores), out)
     return documents | not_graded, not_applied
 
 
-def _not_applied(prepared: class_intake.Prepared) -> list[dict]:
+def _not_applied(prepared: class_intake.Prepared, too_high: list = ()) -> list[dict]:
     """The rows of the instructor's files that apply to no graded entry: a name that matches no
     submission (without a roster), a student on the roster who handed nothing in, an override
-    above the points; each said in the log here, and in the summary and the report."""
-    rows = [(keyed, reason) for keyed, reason in prepared.unmatched]
+    above the points (``too_high``); each said in the log here, and in the summary and the report."""
+    rows = [*prepared.unmatched, *too_high]
     resolved = prepared.adjustments.resolved
     if resolved is not None:
         graded = {prepared.students.student_of[path].key for path in prepared.ids}
+        files = {identity_normal(intake.student_id_of(path)) for path in prepared.students.student_of}
         for assigned in (resolved.extensions, resolved.times, resolved.overrides):
             for student_key, (keyed, _) in assigned.by_student.items():
                 if student_key not in graded:
                     rows.append((keyed, f"{assigned.students[student_key].name} has no submission"))
             for entry, (keyed, _) in assigned.by_entry.items():
-                if identity_normal(entry) not in {identity_normal(intake.student_id_of(path)) for path in prepared.students.student_of}:
+                if identity_normal(entry) not in files:
                     rows.append((keyed, "no submission has that file name"))
     said = []
     for keyed, reason in sorted(rows, key=lambda item: (item[0].file, item[0].line)):
