@@ -296,8 +296,8 @@ def assign(identities: Identities, rows: list[tuple[Keyed, object]], per_submiss
     nobody is refused with a roster (a typo: the roster lists everyone), and without one listed as
     unmatched (it may be a student without a submission). A second row for one student is refused,
     whichever names the two rows use; with ``per_submission`` (submission times, which order one
-    student's attempts) rows that each name another submission of one student by its file stem are
-    kept apart, by submission."""
+    student's attempts) rows that each name another of one student's files by its Canvas download
+    name (one name, one uploaded file) are kept apart, by file."""
     done = Assigned()
     seen: dict[str, list[Keyed]] = {}
     for keyed, value in rows:
@@ -312,8 +312,7 @@ def assign(identities: Identities, rows: list[tuple[Keyed, object]], per_submiss
         student = resolution.student
         done.students[student.key] = student
         seen.setdefault(student.key, []).append(keyed)
-        entry = resolution.entry if per_submission and resolution.entry is not None else None
-        entry = entry or (_canvas_file(keyed.key) if per_submission else None)
+        entry = _canvas_file(keyed.key) if per_submission else None
         if entry is not None:
             done.by_entry.setdefault(entry, (keyed, value))
         else:
@@ -321,7 +320,7 @@ def assign(identities: Identities, rows: list[tuple[Keyed, object]], per_submiss
     for student_key, keyed_rows in seen.items():
         if len(keyed_rows) < 2:
             continue
-        files = [identities_entry(identities, keyed.key) if per_submission else None for keyed in keyed_rows]
+        files = [_canvas_file(keyed.key) if per_submission else None for keyed in keyed_rows]
         if per_submission and all(files) and len({normal(name) for name in files}) == len(files):
             continue  # each names another submission of this student: their times order the attempts
         first, *others = keyed_rows
@@ -331,12 +330,6 @@ def assign(identities: Identities, rows: list[tuple[Keyed, object]], per_submiss
                 f"{first.shown} on line {first.line}): one row per student"
             )
     return done
-
-
-def identities_entry(identities: Identities, key: str) -> str | None:
-    """The submission ``key`` names by its file stem (one of this class's, or a Canvas
-    download name), else None."""
-    return identities.entries.get(normal(key)) or _canvas_file(key)
 
 
 def _canvas_file(key: str) -> str | None:

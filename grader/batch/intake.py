@@ -231,7 +231,7 @@ def one_entry_per_student(
     and no syntax error where one was being written: an untouched notebook, a helpers module,
     a scratch file) are set aside. Of the others, the latest attempt is graded and the rest are
     superseded, all said: the latest by the submission time of each file where one is known
-    (``submitted_at``: a time by the file's own name, grader/batch/late_work.py), else by
+    (``submitted_at``: a time given for the file by its Canvas download name), else by
     Canvas's order (an uploaded file's attachment id is the database id Canvas gives it as it is
     uploaded, so a later upload has a higher one; a file uploaded again under the same name is
     renamed ``name-1.py``, ``name-2.py``: canvas-lms Attachment.make_unique_filename), else, when
