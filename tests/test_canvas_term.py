@@ -82,6 +82,7 @@ def test_each_students_trail_says_which_rule_applied(term):
     assert "extension" in by_name["Doe, Jane"]["late"]["note"] and by_name["Doe, Jane"]["late"]["penalty"] == 0
     assert by_name["Smith, Ann"]["late"]["days_late"] == 2 and by_name["Smith, Ann"]["late"]["source"] == "submitted_at"
     assert "unknown delay" in by_name["O'Neil, Sam"]["late"]["note"]  # Canvas's marker alone
+    assert by_name["O'Neil, Sam"]["late"]["note"].endswith("submitted_at.csv has no row for this student")  # not "give one"
     assert by_name["Ng, Eve"]["override"] == {"score": 55, "reason": "presented the work in office hours"}
     assert by_name["Lee, Kim"]["comment"] == "Your first upload did not parse; the second is graded."
     assert "override" not in by_name["Lee, Kim"] and by_name["Lee, Kim"]["score"] == 100
