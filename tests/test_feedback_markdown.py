@@ -77,7 +77,19 @@ def test_checks_that_fail_alike_are_folded_into_one_box():
     result.tests.append(TestRecord("test_other[zoe]", "shapes", "zoe", 2, "failed", "something else entirely"))
     page = render_markdown(result)
     assert page.count("### ") == 2, page
-    assert "The same failure (numbers aside) in 44 more checks (44 points): `test_rows_sum_to_one[zoe-b1]`" in page, page
+    assert "The same failure (numbers aside) in 44 more checks (44 points): `test_rows_sum_to_one[b1]`" in page, page
+
+
+def test_check_names_do_not_carry_the_submissions_file_name():
+    stem = "smithjane_LATE_123456_7890123_multi_head_attention"
+    result = SubmissionResult(stem)
+    result.tests.append(TestRecord(f"test_rows_sum_to_one[{stem}-b3-s5]", "probabilities", stem, 1, "failed", "not a distribution"))
+    result.tests.append(TestRecord(f"test_other[{stem}]", "shapes", stem, 2, "failed", "something else entirely"))
+    result.diagnoses = [{"function": "f", "mistake": "unknown", "title": "t", "first_failing_check": f"test_other[{stem}]"}]
+    page = render_markdown(result)
+    assert "### `test_rows_sum_to_one[b3-s5]` (1 point)" in page and "### `test_other` (2 points)" in page, page
+    assert "the first failing check is `test_other`" in page, page
+    assert page.count(stem) == 1  # the page's title alone
 
 
 def test_a_diagnosis_counts_its_failing_checks_and_their_tests_and_the_report_says_tests():

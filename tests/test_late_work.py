@@ -81,6 +81,13 @@ def test_a_canvas_marker_with_no_time_counts_the_policys_unknown_delay_and_says_
     assert "no submission time known" in result["late"]["note"] and "unknown delay" in result["late"]["note"]
 
 
+def test_a_canvas_marker_with_no_time_takes_nothing_from_a_student_with_an_extension():
+    extension = datetime.datetime.fromisoformat("2026-12-07T23:59:00-05:00")
+    result = final(None, deadline=extension, marked_late=True, extended=True)
+    assert result["score"] == 100 and result["late"]["percent"] == 0
+    assert "has an extension (2026-12-07T23:59:00-05:00) and no submission time is known: nothing taken" in result["late"]["note"]
+
+
 def test_nothing_known_is_no_lateness():
     assert late_work.lateness(None, False, "submitted_at", DEADLINE, POLICY) is None
 
@@ -89,13 +96,31 @@ def test_submitted_at_csv_is_read_and_a_bad_row_names_its_line(tmp_path):
     path = tmp_path / "submitted_at.csv"
     path.write_text("student,submitted_at\nalice,2026-12-07T10:00:00-05:00\n\nbob,2026-12-05T12:00:00Z\n", encoding="utf-8")
     times = late_work.read_submitted_at(path)
-    assert times["alice"].isoformat() == "2026-12-07T10:00:00-05:00" and times["bob"].utcoffset() == datetime.timedelta(0)
+    assert times["alice"].at.isoformat() == "2026-12-07T10:00:00-05:00" and times["bob"].at.utcoffset() == datetime.timedelta(0)
+    assert (times["alice"].line, times["bob"].line) == (2, 4)
     path.write_text("student,submitted_at\nalice,2026-12-07T10:00:00-05:00\nbob,yesterday\n", encoding="utf-8")
-    with pytest.raises(late_work.LateWorkError, match=r"submitted_at\.csv:3: 'yesterday' is not a date and time"):
+    with pytest.raises(late_work.LateWorkError, match=r"submitted_at\.csv:3: bob: 'yesterday' is not a date and time"):
         late_work.read_submitted_at(path)
     path.write_text("student,submitted_at\nbob,2026-12-05T12:00:00\n", encoding="utf-8")  # no offset: which zone?
     with pytest.raises(late_work.LateWorkError, match=r":2: .* with its UTC offset"):
         late_work.read_submitted_at(path)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        # The last row used to win silently: four days late, then "on time".
+        ("alice,2026-12-09T10:00:00-05:00\nAlice ,2026-12-05T10:00:00-05:00\n", r":3: a second submission time for Alice \(the first is on line 2\)"),
+        ("alice,2026-12-09T10:00:00-05:00\nbob," + "x" * 200_000 + "\n", r":3: cannot be read as CSV \(field larger than field limit"),
+        ("alice\n", r":2: a row needs a student and a time"),
+    ],
+)
+def test_a_bad_submission_times_file_is_refused_in_one_message_naming_its_line(tmp_path, text, message):
+    path = tmp_path / "submitted_at.csv"
+    path.write_text("student,submitted_at\n" + text, encoding="utf-8")
+    with pytest.raises(late_work.LateWorkError, match=message) as refused:
+        late_work.read_submitted_at(path)
+    assert "\n" not in str(refused.value) and len(str(refused.value)) < 400
 
 
 def test_gradescopes_submission_metadata_gives_the_time(tmp_path):

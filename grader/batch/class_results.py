@@ -11,12 +11,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grader.batch import grade_trail
+from grader.batch import course_inputs, grade_trail
 from grader.scoring import TEST_FIELDS
 
 # The failed weights checks whose pictures a feedback page draws (grader/batch/feedback_pages.py);
 # one mistake usually fails many, and the rest say the same on other data.
 PICTURES_SHOWN = 3
+
+
+def student_name(student_id: str, result: dict) -> str:
+    """A student as people read them: the roster's name the batch recorded (``student``), else
+    the entry's id (a file's name, which may be Canvas's 50 characters)."""
+    student = result.get("student") if isinstance(result, dict) else None
+    name = student.get("name") if isinstance(student, dict) else None
+    return name if isinstance(name, str) and name.strip() else student_id
 
 
 def has_picture(test: dict) -> bool:
@@ -132,23 +140,36 @@ def _as_test(row: list, check: list, student_id: str) -> dict:
     }
 
 
-def read_class_results(path: Path, adjustments: grade_trail.Adjustments | None = None) -> dict:
+def read_class_results(path: Path, course=None) -> dict:
     """A class's results.json as the batch wrote it, each student's trail derived again with the
-    course's ``adjustments`` (none: no course file), or ``ValueError`` naming the first thing
-    that is not (a hand edit, a truncated copy, an overrides file changed since the batch): the
-    report and the export read every submission's score, and would otherwise end in a traceback
-    or export a wrong grade."""
+    ``course``'s files (grader/batch/course.py's Course; None: no course file), or ``ValueError``
+    naming the first thing that is not (a hand edit, a truncated copy, an overrides file changed
+    since the batch): the report and the export read every submission's score, and would
+    otherwise end in a traceback or export a wrong grade."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as error:
         raise ValueError(f"{path} is not JSON ({error})") from None
-    return checked(document, path, adjustments)
+    return checked(document, path, adjustments_for(document, course))
 
 
-def checked(document: dict, path: Path, adjustments: grade_trail.Adjustments | None = None) -> dict:
+def adjustments_for(document: dict, course) -> course_inputs.Adjustments:
+    """The ``course``'s files read, and every name in them resolved as the batch resolved it
+    (grader/batch/identity.py, with the roster and the class's ids: each the file stem of the
+    entry graded); ``ValueError`` (course_inputs.Refused) naming every problem."""
+    ids = []
+    if isinstance(document, dict):
+        for key in ("submissions", "not_graded"):
+            if isinstance(document.get(key), dict):
+                ids += [sid for sid in document[key] if isinstance(sid, str)]
+    return course_inputs.adjustments(course, ids)
+
+
+def checked(document: dict, path: Path, adjustments: course_inputs.Adjustments | None = None) -> dict:
     """``read_class_results`` on a class file already parsed (``path``: where it was read, for the
-    messages); ``document`` itself is left as it is."""
-    adjustments = adjustments or grade_trail.Adjustments()
+    messages), with the course's ``adjustments`` (``adjustments_for``; None: no course file);
+    ``document`` itself is left as it is."""
+    adjustments = adjustments or course_inputs.Adjustments()
     document = expanded(document)
     submissions = document.get("submissions") if isinstance(document, dict) else None
     if not isinstance(submissions, dict):
@@ -170,6 +191,7 @@ def checked(document: dict, path: Path, adjustments: grade_trail.Adjustments | N
         if not all(isinstance(test, dict) for test in result.get("tests", [])):
             raise ValueError(f"{where} has a test that is not one of the class's checks (edited by hand? regrade it "
                              "with `python -m grader batch --force`)")
+    for sid, result in submissions.items():
         try:
             grade_trail.verify(result, adjustments, sid)
         except grade_trail.TrailError as error:
@@ -179,5 +201,5 @@ def checked(document: dict, path: Path, adjustments: grade_trail.Adjustments | N
             else:
                 why = ("edited by hand? A score is changed in the overrides file, [files] overrides of the course file, "
                        "never in results.json: the next batch would put the graded one back")
-            raise ValueError(f"{where}: {error} ({why})") from None
+            raise ValueError(f"{path}: submission {sid!r}: {error} ({why})") from None
     return document

@@ -20,6 +20,7 @@ import mistune
 
 from grader.batch import attention_picture
 from grader.batch.class_results import PICTURES_SHOWN, has_picture
+from grader.feedback.diagnosis_text import check_name
 
 CONTENT_SECURITY_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 STYLE = """
@@ -48,7 +49,7 @@ def render_page(student_id: str, markdown_text: str, output: str = "", tests: li
     """The whole HTML page; ``output`` (what the code printed) is shown to instructors as text;
     ``tests`` (the result's) give the pictures of the failed weights checks."""
     feedback = _markdown(markdown_text)
-    pictures = pictures_html(tests)
+    pictures = pictures_html(tests, student_id)
     # Before the list of failing checks (a heading the grader writes, never a student's text).
     for heading in ("<h2>What to fix</h2>", "<h2>Failing checks</h2>"):
         if pictures and heading in feedback:
@@ -64,8 +65,9 @@ def render_page(student_id: str, markdown_text: str, output: str = "", tests: li
     return html_page(f"Feedback for {html.escape(student_id)}", body, STYLE, CONTENT_SECURITY_POLICY)
 
 
-def pictures_html(tests: list[dict]) -> str:
-    """The first failed weights checks, each the student's matrix beside the reference's."""
+def pictures_html(tests: list[dict], submission: str = "") -> str:
+    """The first failed weights checks, each the student's matrix beside the reference's (each
+    check named without the ``submission``'s id: diagnosis_text.check_name)."""
     drawn = [test for test in tests if has_picture(test)]
     if not drawn:
         return ""
@@ -74,7 +76,7 @@ def pictures_html(tests: list[dict]) -> str:
         picture = test["attention"]
         parts.append(
             f"<figure><img src=\"{attention_picture.data_url(picture)}\" alt=\"{html.escape(attention_picture.label(picture))}\">"
-            f"<figcaption><strong>{html.escape(test['name'])}</strong>: {html.escape(picture['what'])},"
+            f"<figcaption><strong>{html.escape(check_name(test['name'], submission))}</strong>: {html.escape(picture['what'])},"
             f" {html.escape(picture['where'])}. {html.escape(attention_picture.CAPTION)}.</figcaption></figure>"
         )
     if len(drawn) > PICTURES_SHOWN:
