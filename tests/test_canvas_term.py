@@ -82,6 +82,14 @@ def test_a_name_for_a_student_without_a_submission_is_said_not_applied(term):
     assert line in first.stdout.splitlines()
 
 
+def test_the_feedback_pages_are_titled_with_the_roster_names(term):
+    folder, _ = term
+    page = (folder / "out" / "feedback" / f"{canvas_term.EVE_STEM}.md").read_text(encoding="utf-8")
+    assert page.startswith("# Feedback for Ng, Eve\n")
+    html_page = (folder / "out" / "feedback" / f"{canvas_term.EVE_STEM}.html").read_text(encoding="utf-8")
+    assert "<title>Feedback for Ng, Eve</title>" in html_page
+
+
 def test_the_export_and_the_report_refuse_a_name_the_batch_would_refuse(term, tmp_path):
     """They derive every final score again, resolving the course's names as the batch does: a row
     added since the batch that matches nobody on the roster stops them, with its file and line."""

@@ -63,6 +63,15 @@ def test_a_hostile_id_in_check_names_renders_as_text_in_the_markdown_feedback():
     assert "img" not in elements_of(page)
 
 
+def test_a_hostile_roster_name_in_the_title_renders_as_text():
+    """The roster's name titles the page where the batch knows it: it is text from a file, never markup."""
+    page = render_markdown(hostile_result(), name=f"{HOSTILE_ID}, *Jane* [x](http://x)")
+    assert page.splitlines()[0].startswith("# Feedback for ") and "`" not in page.splitlines()[0]
+    assert elements_of(page) <= PAGE_ELEMENTS, elements_of(page) - PAGE_ELEMENTS
+    rendered = mistune.create_markdown(escape=False)(page.splitlines()[0])
+    assert rendered.strip() == "<h1>Feedback for &lt;img src=x onerror=alert(1)&gt;, *Jane* [x](http://x)</h1>"  # as written
+
+
 def test_names_and_messages_read_without_backslash_escapes():
     page = render_markdown(hostile_result())
     assert "\\_" not in page and "\\:" not in page, page

@@ -171,6 +171,7 @@ def test_the_export_sends_each_final_score_scaled_to_the_assignments_points(term
 def test_the_markdown_and_the_feedback_zips_file_show_the_final_score_the_export_sends(term, who):
     stem, want = STUDENTS[who], expected(term)[who]
     page, in_zip = markdown(term, stem), zipped(term, stem)
+    assert page.startswith(f"# Feedback for {roster_name(stem)}\n")  # the roster's name, not the file's stem
     score = re.search(r"\*\*Score: ([\d.]+)/100\*\*", page)
     assert float(score[1]) * POINTS / 100 == pytest.approx(float(exported_points(term)[user_id(stem)]))
     assert float(score[1]) == want["final"]
@@ -199,6 +200,7 @@ def test_in_chromium_each_feedback_page_and_the_reports_row_show_the_trail(term)
         for who, stem in STUDENTS.items():
             page.goto((term / "out" / "feedback" / f"{stem}.html").resolve().as_uri(), wait_until="load")
             text = page.inner_text("main")
+            assert page.title() == page.inner_text("h1") == f"Feedback for {roster_name(stem)}"
             final = re.search(r"Score: ([\d.]+)/100", text)[1]
             assert float(final) == want[who]["final"], who
             assert float(final) * POINTS / 100 == pytest.approx(float(exported_points(term)[user_id(stem)]))

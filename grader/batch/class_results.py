@@ -27,6 +27,15 @@ def student_name(student_id: str, result: dict) -> str:
     return name if isinstance(name, str) and name.strip() else student_id
 
 
+def roster_name(result: dict) -> str | None:
+    """The student's name as the roster gives it (the batch recorded it with ``on_roster``), or
+    None: what a feedback page is titled with instead of the file's stem."""
+    student = result.get("student") if isinstance(result, dict) else None
+    if isinstance(student, dict) and student.get("on_roster") is True and isinstance(student.get("name"), str):
+        return student["name"].strip() or None
+    return None
+
+
 def has_picture(test: dict) -> bool:
     """A failed weights check that drew the student's matrix beside the reference's."""
     return isinstance(test, dict) and test.get("outcome") == "failed" and bool(test.get("attention"))

@@ -45,9 +45,10 @@ class _TextOnlyLinks(mistune.HTMLRenderer):
 _markdown = mistune.create_markdown(renderer=_TextOnlyLinks(escape=True), plugins=["table"])
 
 
-def render_page(student_id: str, markdown_text: str, output: str = "", tests: list[dict] = ()) -> str:
+def render_page(student_id: str, markdown_text: str, output: str = "", tests: list[dict] = (), name: str | None = None) -> str:
     """The whole HTML page; ``output`` (what the code printed) is shown to instructors as text;
-    ``tests`` (the result's) give the pictures of the failed weights checks."""
+    ``tests`` (the result's) give the pictures of the failed weights checks; ``name`` (the
+    roster's, where the batch had one) titles the page instead of the id."""
     feedback = _markdown(markdown_text)
     pictures = pictures_html(tests, student_id)
     # Before the list of failing checks (a heading the grader writes, never a student's text).
@@ -62,7 +63,7 @@ def render_page(student_id: str, markdown_text: str, output: str = "", tests: li
 {pictures}
 {printed}
 </main>"""
-    return html_page(f"Feedback for {html.escape(student_id)}", body, STYLE, CONTENT_SECURITY_POLICY)
+    return html_page(f"Feedback for {html.escape(name or student_id)}", body, STYLE, CONTENT_SECURITY_POLICY)
 
 
 def pictures_html(tests: list[dict], submission: str = "") -> str:

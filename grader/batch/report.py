@@ -123,7 +123,8 @@ def write_report(out: Path, assignment: str | None = None, course=None) -> Path:
         markdown_path = out / "feedback" / f"{untrusted.file_stem(student_id)}.md"
         if markdown_path.is_file():
             page = feedback_pages.render_page(
-                student_id, markdown_path.read_text(encoding="utf-8"), result.get("output", ""), tests=result.get("tests", [])
+                student_id, markdown_path.read_text(encoding="utf-8"), result.get("output", ""), tests=result.get("tests", []),
+                name=class_results.roster_name(result),
             )
             results.write_atomically(out / "feedback" / f"{untrusted.file_stem(student_id)}.html", page)
     match = _read_match(out / MATCH_FILE)

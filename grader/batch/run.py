@@ -26,8 +26,8 @@ other result as it is. Before anything is written, the course's files are read a
 them resolved to one student (grader/batch/course_inputs.py, grader/batch/identity.py), and one
 entry per student is kept, the latest attempt. After grading, the course's late policy and the
 overrides file make each student's final score (grader/batch/grade_trail.py, derived on every
-run, never read back), and each feedback page shows it with its trail; the run ends with a
-summary on stdout (``--quiet``: the summary alone).
+run, never read back), and each feedback page shows it with its trail and, with a roster, the
+student's name; the run ends with a summary on stdout (``--quiet``: the summary alone).
 
 Interrupted runs lose nothing: a rerun skips every student whose result is already there
 for the same file and the same grader version, unless ``--force``. An entry whose file
@@ -65,6 +65,7 @@ from tqdm import tqdm
 from grader import __version__, results, settings, untrusted
 from grader.batch import course as course_file
 from grader.batch import class_intake, class_results, class_zip, course_inputs, grade_trail, intake, similarity, summary
+from grader.batch.identity import Student
 from grader.batch.identity import normal as identity_normal
 from grader.batch.status import NO_RESULT, status_of
 from grader.sandbox import processes
@@ -612,11 +613,13 @@ def _similar_submissions(out: Path, documents: dict) -> dict:
 TRAIL_FIELDS = ("raw_score", "late", "override", "comment")
 
 
-def _write_feedback(out: Path, student_id: str, document: dict) -> None:
-    """The student's page with their final score and its trail (grader/feedback/markdown.py), written
-    where it changed: the page the grading wrote shows the tests' score alone."""
+def _write_feedback(out: Path, student_id: str, document: dict, student: Student) -> None:
+    """The student's page with their final score and its trail (grader/feedback/markdown.py), and
+    their name where the roster gives it, written where it changed: the page the grading wrote
+    (in a sandboxed session that knows the file, not the roster) shows the tests' score and the
+    file's stem."""
     trail = {key: document[key] for key in (*TRAIL_FIELDS, "score", "max_score") if key in document}
-    text = render_markdown(SubmissionResult.from_dict(document), trail)
+    text = render_markdown(SubmissionResult.from_dict(document), trail, name=student.name if student.on_roster else None)
     path = results.feedback_file(out, student_id)
     try:
         if path.read_text(encoding="utf-8") == text:
@@ -653,7 +656,7 @@ def _write_class_files(
         for note in trail.notes:  # an override above the points: listed with the rows not applied
             too_high.append((adjustments.override_row(entry.student_id)[0], note))
         document = {key: value for key, value in document.items() if key not in TRAIL_FIELDS} | trail.fields
-        _write_feedback(out, entry.student_id, document)
+        _write_feedback(out, entry.student_id, document, student)
         documents[entry.student_id] = class_results.as_kept_in_the_class_file(
             document | {"status": status_of(document)}, entry.student_id,
         )

@@ -11,7 +11,8 @@ folded into one box that names the others.
 
 After a batch with a course file, the score at the top is the final one, and the grade's trail
 (the tests' score, the late penalty, the override and its reason, an instructor's comment:
-grader/feedback/trail_text.py) follows it: the number the gradebook and the export hold.
+grader/feedback/trail_text.py) follows it: the number the gradebook and the export hold. Where
+the course's roster names the student, the heading says their name, not their file's stem.
 """
 
 from __future__ import annotations
@@ -47,8 +48,16 @@ def score_lines(result: SubmissionResult, trail: dict | None = None) -> list[str
     return lines + [f"- {markdown_words(sentence)}" for sentence in said] + ([""] if said else [])
 
 
-def render_markdown(result: SubmissionResult, trail: dict | None = None) -> str:
-    lines = [f"# Feedback for {markdown_code_span(result.submission)}", "", *score_lines(result, trail)]
+def title(result: SubmissionResult, name: str | None = None) -> str:
+    """The page's heading: the student's ``name`` where the batch knows it (the roster's), else the
+    submission's id (its file's stem)."""
+    return f"# Feedback for {markdown_words(name) if name else markdown_code_span(result.submission)}"
+
+
+def render_markdown(result: SubmissionResult, trail: dict | None = None, name: str | None = None) -> str:
+    """The page; ``trail``: the grade's (the batch's, with a course file); ``name``: the student's,
+    from the roster (the page says it instead of the file's stem)."""
+    lines = [title(result, name), "", *score_lines(result, trail)]
     if result.import_error:
         lines += ["Your file could not be imported, so no test could run:", "", markdown_code_block(result.import_error), ""]
     if result.notebook:  # cells skipped or that raised, definitions in several cells
