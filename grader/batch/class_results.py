@@ -9,9 +9,11 @@ again from their checks, the course's late policy and the overrides file
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 from grader.batch import course_inputs, grade_trail
+from grader.feedback.diagnosis_text import check_name
 from grader.scoring import TEST_FIELDS
 
 # The failed weights checks whose pictures a feedback page draws (grader/batch/feedback_pages.py);
@@ -200,6 +202,12 @@ def checked(document: dict, path: Path, adjustments: course_inputs.Adjustments |
         if not all(isinstance(test, dict) for test in result.get("tests", [])):
             raise ValueError(f"{where} has a test that is not one of the class's checks (edited by hand? regrade it "
                              "with `python -m grader batch --force`)")
+    if problem := _checks_not_the_class(submissions):
+        sid, what = problem
+        raise ValueError(
+            f"{path}: submission {sid!r}: field 'tests' {what} (edited by hand? every student is graded on the same checks; "
+            "regrade it with `python -m grader batch --force`, and change a score in the overrides file, never in results.json)"
+        )
     for sid, result in submissions.items():
         try:
             grade_trail.verify(result, adjustments, sid)
@@ -212,3 +220,33 @@ def checked(document: dict, path: Path, adjustments: course_inputs.Adjustments |
                        "never in results.json: the next batch would put the graded one back")
             raise ValueError(f"{path}: submission {sid!r}: {error} ({why})") from None
     return document
+
+
+def _checks_not_the_class(submissions: dict[str, dict]) -> tuple[str, str] | None:
+    """The first student whose checks are not the class's, and how: every student of one batch
+    runs the same checks (one grader, one seed), so a check's row deleted, added or copied in
+    results.json would change a score that still adds up. The class's checks are those most of
+    its students hold (of two that differ, the one holding more: a deleted row is the edit that
+    raises a score)."""
+    held = {
+        sid: Counter((str(test.get("group")), check_name(str(test.get("name")), sid)) for test in result.get("tests", []))
+        for sid, result in submissions.items()
+    }
+    kinds = Counter(frozenset(checks.items()) for checks in held.values())
+    if len(kinds) < 2:
+        return None
+    the_class = Counter(dict(max(kinds, key=lambda kind: (kinds[kind], sum(count for _, count in kind)))))
+    for sid, checks in held.items():
+        missing, extra = sorted((the_class - checks).elements()), sorted((checks - the_class).elements())
+        if missing:
+            more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+            return sid, f"lacks the check {_check_text(missing[0])}{more}, which the class's other students have"
+        if extra:
+            more = f" and {len(extra) - 1} more" if len(extra) > 1 else ""
+            return sid, f"holds the check {_check_text(extra[0])}{more} beyond the class's checks (a row added or copied)"
+    return None
+
+
+def _check_text(check: tuple[str, str]) -> str:
+    group, name = check
+    return f"{name!r} ({group})"

@@ -69,7 +69,12 @@ def check_name(name: str, submission: str) -> str:
     names the file, not the check, and which the batch makes of Canvas's 50-character file names."""
     if not submission:
         return name
-    return name.replace(f"[{submission}-", "[", 1).replace(f"[{submission}]", "", 1)
+    # pytest writes a non-ASCII id escaped in the name (_pytest/compat.py ascii_escaped:
+    # ``val.encode("unicode_escape").decode("ascii")``): "zoë" is "zo\\xeb" there.
+    for written in dict.fromkeys((submission, submission.encode("unicode_escape").decode("ascii"))):
+        if f"[{written}-" in name or f"[{written}]" in name:
+            return name.replace(f"[{written}-", "[", 1).replace(f"[{written}]", "", 1)
+    return name
 
 
 def checks_in_short(names: list[str], name_format=str) -> str:
