@@ -175,6 +175,50 @@ def test_on_gradescope_an_extension_is_found_by_the_students_email(tmp_path):
     assert gradescope_late.apply(REPORT, root / "source", root / "submission_metadata.json")["score"] == 100.0
 
 
+GRADESCOPE_ROSTER = (
+    "Student,ID,SIS User ID,SIS Login ID,Section\r\n    Points Possible,,,,\r\n"
+    '"Jones, Sam",1002,U2,sjones,A\r\n"Smith, Ann",1003,U3,asmith,A\r\n'
+)
+
+
+@pytest.mark.parametrize("name", ['"Jones, Sam"', "1002", "U2", "SJONES"])
+def test_on_gradescope_an_extension_by_any_of_the_students_names_is_resolved_through_the_roster(tmp_path, name):
+    """The course file names the student as the roster does (their name, Canvas id, SIS id, login
+    in any case); Gradescope knows their email: the zip carries the login the roster resolves."""
+    from grader.batch.course import load
+    from grader.handout import gradescope_late
+
+    (tmp_path / "roster.csv").write_text(GRADESCOPE_ROSTER, encoding="utf-8")
+    (tmp_path / "course.toml").write_text(
+        '[assignment]\ndeadline = "2026-12-05T23:59:00-05:00"\n[late]\npenalty_per_day = 10\n'
+        f'[extensions]\n{name} = "2026-12-07T23:59:00-05:00"\n[files]\nroster = "roster.csv"\n', encoding="utf-8",
+    )
+    (tmp_path / "source").mkdir()
+    policy = gradescope_late.policy_document(load(tmp_path / "course.toml"))
+    (tmp_path / "source" / gradescope_late.POLICY_FILE).write_text(json.dumps(policy), encoding="utf-8")
+    metadata = {"id": 1, "created_at": "2026-12-07T10:00:00-05:00", "users": [{"email": "sjones@example.edu", "id": 9, "name": "Sam"}]}
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata), encoding="utf-8")
+    assert gradescope_late.apply(REPORT, tmp_path / "source", tmp_path / "submission_metadata.json")["score"] == 100.0
+    metadata["users"][0]["email"] = "asmith@example.edu"  # another student: the deadline's two days late
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata), encoding="utf-8")
+    assert gradescope_late.apply(REPORT, tmp_path / "source", tmp_path / "submission_metadata.json")["score"] == 80.0
+
+
+def test_building_for_gradescope_refuses_an_extension_the_roster_does_not_resolve(tmp_path, capsys):
+    from grader.__main__ import main
+
+    (tmp_path / "roster.csv").write_text(GRADESCOPE_ROSTER, encoding="utf-8")
+    (tmp_path / "course.toml").write_text(
+        '[assignment]\ndeadline = "2026-12-05T23:59:00-05:00"\n'
+        '[extensions]\njonse = "2026-12-07T23:59:00-05:00"\n[files]\nroster = "roster.csv"\n', encoding="utf-8",
+    )
+    zip_path = tmp_path / "autograder.zip"
+    assert main(["gradescope", str(zip_path), "--course", str(tmp_path / "course.toml")]) == 2
+    said = capsys.readouterr().err
+    assert f"error: {tmp_path / 'course.toml'}:4: extension for 'jonse' matches no student on the roster" in said
+    assert not zip_path.exists()
+
+
 def test_on_gradescope_an_unreadable_submission_time_costs_nothing_and_is_said(tmp_path):
     from grader.handout import gradescope_late
 
