@@ -334,8 +334,7 @@ def _needing(count: int) -> str:
 
 def _short_name(name: str) -> str:
     """``test_x[multi_head_attention-b1-s4]`` -> ``test_x[b1-s4]`` (the submission's name says nothing)."""
-    stem = MODULE_FILE_NAME.removesuffix(".py")
-    return name.replace(f"[{stem}-", "[").replace(f"[{stem}]", "")
+    return diagnosis_text.check_name(name, MODULE_FILE_NAME.removesuffix(".py"))
 
 
 def _clip(message: str, lines: int = 8) -> str:

@@ -7,12 +7,27 @@ catalogue of mutants costs one torch start-up, not one per mutant.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Honest code must not time out on a machine many others load: a test may take two minutes
+# (pytest-timeout's option, which a batch's shards read from PYTEST_ADDOPTS; the grader's own
+# default is 10 s, grader/timeouts.py).
+LOAD_PROOF_ENVIRONMENT = {"PYTEST_ADDOPTS": "--timeout=120"}
+
+
+def command_in(folder: Path, *arguments: str) -> subprocess.CompletedProcess:
+    """``python -m grader ...`` from the course's folder, as an instructor runs it there."""
+    environment = os.environ | {"PYTHONPATH": str(REPO_ROOT)} | LOAD_PROOF_ENVIRONMENT
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *arguments], cwd=folder, env=environment,
+        capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+    )
 
 
 @dataclass

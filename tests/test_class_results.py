@@ -2,6 +2,7 @@
 give back exactly what the batch wrote, and what does not fit the table stays whole."""
 
 import json
+import re
 
 import pytest
 
@@ -51,11 +52,37 @@ def test_every_check_is_named_once_and_every_test_reads_back_exactly(tmp_path):
 
 def test_a_student_whose_tests_do_not_fit_keeps_them_whole_and_adds_nothing_to_the_table(tmp_path):
     odd = student("carol", record("test_shape[carol-b1-s4-d8-h2]"), record("test_new_check[carol]") | {"extra": 1})
-    raw, read = written_and_read(tmp_path, {"carol": odd, **CLASS})
+    checks, kept = class_results.compacted({"carol": odd, **CLASS})
+    raw = {"checks": checks, "submissions": kept}
     assert raw["submissions"]["carol"]["tests"] == odd["tests"]
     assert raw["submissions"]["zoë"]["tests"] == CLASS["zoë"]["tests"]
     assert all("new_check" not in name for name, _, _ in raw["checks"])
-    assert read["submissions"] == {"carol": odd, **CLASS}
+    assert class_results.expanded(raw)["submissions"] == {"carol": odd, **CLASS}
+    # Read back for a grade, carol's checks are not the class's: refused, naming her.
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(raw))
+    with pytest.raises(ValueError, match=r"submission 'carol': field 'tests' lacks the check 'test_mask' \(shapes\)"):
+        class_results.read_class_results(path)
+
+
+@pytest.mark.parametrize("edit", ["deleted", "copied"])
+def test_a_check_row_deleted_or_copied_by_hand_is_refused_naming_the_student(tmp_path, edit):
+    """Every student runs the class's checks: a failed check's row deleted (with its points taken
+    from the group and the maximum, so that the score still adds up) or a passed one copied is refused."""
+    alice = json.loads(json.dumps(CLASS["alice"]))
+    if edit == "deleted":
+        del alice["tests"][1]  # test_mask, failed
+        alice["max_score"] = alice["groups"]["shapes"]["max"] = 2
+    else:
+        alice["tests"].append(dict(alice["tests"][0]))  # test_shape, passed, again
+        alice["score"] = alice["max_score"] = 6
+        alice["groups"]["shapes"] = {"earned": 4, "max": 6}
+    path = tmp_path / "results.json"
+    checks, kept = class_results.compacted({**CLASS, "alice": alice})
+    path.write_text(json.dumps({"checks": checks, "submissions": kept}))
+    said = "lacks the check 'test_mask' (shapes)" if edit == "deleted" else "holds the check 'test_shape[b1-s4-d8-h2]' (shapes)"
+    with pytest.raises(ValueError, match=rf"submission 'alice': field 'tests' {re.escape(said)}"):
+        class_results.read_class_results(path)
 
 
 def test_a_file_without_the_table_an_older_graders_reads_as_it_is(tmp_path):

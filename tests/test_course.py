@@ -61,7 +61,10 @@ def test_an_unknown_section_is_refused_naming_its_line(tmp_path):
 @pytest.mark.parametrize(
     "line, message",
     [
-        ('points = "a hundred"', r":3: \[assignment\] points must be a number, not 'a hundred'"),
+        ('points = "a hundred"', r":3: \[assignment\] points must be a number above 0 and at most 1000000, not 'a hundred'"),
+        ("points = nan", r":3: \[assignment\] points must be a number above 0"),
+        ("points = 0", r":3: \[assignment\] points must be a number above 0"),
+        ("grading_seed = -1", r":3: \[assignment\] grading_seed must be a whole number of 0 or more"),
         ("lms_id = 7.5", r":3: \[assignment\] lms_id must be a whole number"),
         ("grading_seed = true", r":3: \[assignment\] grading_seed must be a whole number"),
         ('deadline = "next friday"', r":3: \[assignment\] deadline must be a date and time with its UTC offset"),
@@ -72,6 +75,48 @@ def test_a_value_of_the_wrong_kind_is_refused_naming_the_key_and_its_line(tmp_pa
     path = write(tmp_path, f'[assignment]\nname = "HW3"\n{line}\n')
     with pytest.raises(course.CourseError, match=message):
         course.load(path)
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("penalty_per_day = -50", r"penalty_per_day must be a number from 0 to 100 \(percent of the points\), not -50"),
+        ("penalty_per_day = 150", r"penalty_per_day must be a number from 0 to 100"),
+        ("penalty_per_day = nan", r"penalty_per_day must be a number from 0 to 100 .*, not nan"),
+        ("penalty_per_day = inf", r"penalty_per_day must be a number from 0 to 100 .*, not inf"),
+        ("grace_minutes = inf", r"grace_minutes must be a number from 0 to 10080 \(minutes: a week at most\), not inf"),
+        ("grace_minutes = -15", r"grace_minutes must be a number from 0 to 10080"),
+        ("grace_minutes = 1e9", r"grace_minutes must be a number from 0 to 10080"),
+        ("max_days = -1", r"max_days must be a whole number from 0 to 365 \(days\), not -1"),
+        ("max_days = 2.5", r"max_days must be a whole number from 0 to 365"),
+        ("max_days = 100000", r"max_days must be a whole number from 0 to 365"),
+        ("unknown_delay_days = -1", r"unknown_delay_days must be a whole number from 0 to 365"),
+        ("unknown_delay_days = true", r"unknown_delay_days must be a whole number from 0 to 365 \(days\), not True"),
+    ],
+)
+def test_a_late_policy_value_out_of_its_range_is_refused_naming_the_key_and_its_line(tmp_path, line, message):
+    path = write(tmp_path, f"[assignment]\nname = \"HW3\"\n[late]\n{line}\n")
+    with pytest.raises(course.CourseError, match=rf"course\.toml:4: \[late\] {message}"):
+        course.load(path)
+
+
+def test_every_bad_value_is_named_at_once(tmp_path):
+    path = write(tmp_path, "[late]\npenalty_per_day = -50\ngrace_minutes = inf\nmax_days = 3\n")
+    with pytest.raises(course.CourseError) as refused:
+        course.load(path)
+    assert [line.split("course.toml", 1)[1][:3] for line in str(refused.value).splitlines()] == [":2:", ":3:"]
+
+
+def test_a_huge_key_is_named_in_a_line_of_its_own(tmp_path):
+    path = write(tmp_path, f'[extensions]\n"{"x" * 200_000}" = "next week"\n')
+    with pytest.raises(course.CourseError, match=r"course\.toml:2: \[extensions\] x+\.\.\. must be a date and time") as refused:
+        course.load(path)
+    assert len(str(refused.value)) < 400
+
+
+def test_the_edges_of_each_range_are_accepted(tmp_path):
+    path = write(tmp_path, "[late]\npenalty_per_day = 100\ngrace_minutes = 0\nmax_days = 0\nunknown_delay_days = 365\n")
+    assert course.load(path).late == course.LatePolicy(penalty_per_day=100, max_days=0, grace_minutes=0, unknown_delay_days=365)
 
 
 def test_an_extension_must_be_a_deadline(tmp_path):

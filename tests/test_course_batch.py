@@ -7,16 +7,15 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import os
 import re
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
 from grading import REPO_ROOT
+from grading import command_in as run
 
 SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
 STUB = REPO_ROOT / "exercises" / "multi_head_attention.py"
@@ -50,11 +49,10 @@ ROSTER = (
 
 
 # Honest code must not time out on a machine many others load: a call may take a minute, and so
-# may a test (pytest-timeout's option, which the shards' pytest sessions read from PYTEST_ADDOPTS;
-# the grader's own default is 10 s, grader/timeouts.py). The statuses of an endless loop and the
+# may a test (tests/grading.py's command_in gives the shards' sessions two minutes a test; the
+# grader's own defaults are 10 s, grader/timeouts.py). The statuses of an endless loop and the
 # rest are tested on recorded results in tests/test_status.py.
 LOAD_PROOF = ("--call-timeout", "60")
-TEST_TIMEOUT = {"PYTEST_ADDOPTS": "--timeout=120"}
 
 
 # canvas-lms's Download Submissions name of a late upload (lib/content_zipper.rb; grader/batch/late_work.py).
@@ -65,15 +63,6 @@ def canvas_row(rows: dict[str, dict]) -> dict:
     """The Canvas-named student's row, whatever id the intake derives from the name."""
     (row,) = [row for sid, row in rows.items() if "1234" in sid]
     return row
-
-
-def run(folder: Path, *arguments: str) -> subprocess.CompletedProcess:
-    """``python -m grader ...`` from the course's folder, as an instructor runs it there."""
-    environment = os.environ | {"PYTHONPATH": str(REPO_ROOT)} | TEST_TIMEOUT
-    return subprocess.run(
-        [sys.executable, "-m", "grader", *arguments], cwd=folder, env=environment,
-        capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
-    )
 
 
 def batch(folder: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -102,7 +91,7 @@ def course_seed(folder: Path) -> int:
 def term(tmp_path_factory):
     folder = tmp_path_factory.mktemp("term")
     (folder / "course.toml").write_text(COURSE, encoding="utf-8")
-    (folder / "overrides.csv").write_text("student,score,reason\nbob,50,graded by hand\nzed,40,no such student\n", encoding="utf-8")
+    (folder / "overrides.csv").write_text("student,score,reason\nbob,50,graded by hand\neve,40,handed in late on paper\ndave,150,a typo\n", encoding="utf-8")
     (folder / "submitted_at.csv").write_text(
         "student,submitted_at\n"
         "alice,2026-12-07T10:00:00-05:00\n"  # a day and ten hours late: two days
@@ -164,19 +153,26 @@ def test_every_0_has_a_status_and_the_override_replaces_the_score_beside_the_raw
 def test_the_batch_ends_with_a_summary_on_stdout(term):
     folder, first = term
     lines = first.stdout.splitlines()
-    assert lines[0] == "5 graded (5 in this run), mean 64.0, median 80 of 100"  # 80, 50, 100, 0, 90
+    assert lines[0] == "5 students graded (5 in this run), mean 64.0, median 80 of 100"  # 80, 50, 100, 0, 90
     assert lines[1] == "1 at 0: 1 syntax error"
     assert lines[2].startswith("slowest: ") and len(re.findall(r"\d\.\d s\b", lines[2])) == 3  # three ids, their seconds
-    assert "override for zed: no submission by that id, not applied" in lines
+    assert f"NOT APPLIED: {folder / 'overrides.csv'}:3: override for 'eve': Eve has no submission" in lines
     assert lines[-1] == f"report: {(folder / 'out' / 'report.html').resolve()}"
 
 
 def test_an_override_of_a_student_without_a_submission_is_said(term):
     folder, first = term
-    assert "override for zed" in first.stderr  # the log's warning, on the terminal
+    assert "overrides.csv:3: override for eve: Eve has no submission; not applied" in first.stderr  # the log's warning, on the terminal
     document = json.loads((folder / "out" / "results.json").read_text(encoding="utf-8"))
-    assert document["overrides_without_submission"] == [{"student": "zed", "score": 40, "reason": "no such student"}]
-    assert "no such student" in (folder / "out" / "report.html").read_text(encoding="utf-8")
+    assert document["not_applied"] == [
+        {"file": str(folder / "overrides.csv"), "line": 3, "key": "eve", "what": "override", "reason": "Eve has no submission"},
+        {"file": str(folder / "overrides.csv"), "line": 4, "key": "dave", "what": "override", "reason": "its score 150 is above max_score 100"},
+    ]
+    # Above the points: not applied (dave keeps his 0), and said once, with the other rows not applied.
+    assert first.stderr.count("override for dave: its score 150 is above max_score 100; not applied") == 1
+    assert gradebook(folder)["dave"]["score"] == "0"
+    page = (folder / "out" / "report.html").read_text(encoding="utf-8")
+    assert "overrides.csv:3: override for <code>eve</code>: Eve has no submission" in page
 
 
 def test_the_export_reads_the_course_and_sends_the_final_scores(term):
@@ -195,13 +191,13 @@ def test_an_incremental_run_and_only_keep_the_seed_and_only_leaves_the_others_by
         handle.write("# a change\n")
     incremental = batch(folder)
     assert incremental.returncode == 0, incremental.stderr
-    assert incremental.stdout.startswith("5 graded (1 in this run)")
+    assert incremental.stdout.startswith("5 students graded (1 in this run)")
     assert canvas_row(gradebook(folder))["late_penalty"] == "10"  # the marker is read from the name, graded or not
     assert seeds(folder) == {seed}
     before = result_bytes(folder)
     only = batch(folder, "--only", "alice", "bob")
     assert only.returncode == 0, only.stderr
-    assert only.stdout.startswith("5 graded (2 in this run)")
+    assert only.stdout.startswith("5 students graded (2 in this run)")
     after = result_bytes(folder)
     assert {name: after[name] for name in after if name not in ("alice.json", "bob.json")} == {
         name: before[name] for name in before if name not in ("alice.json", "bob.json")
@@ -225,7 +221,7 @@ def test_the_override_survives_force(term):
     folder, _ = term
     forced = batch(folder, "--force")
     assert forced.returncode == 0, forced.stderr
-    assert forced.stdout.startswith("5 graded (5 in this run)")
+    assert forced.stdout.startswith("5 students graded (5 in this run)")
     rows = gradebook(folder)
     assert (rows["bob"]["score"], rows["bob"]["override"]) == ("50", "50")
     assert seeds(folder) == {course_seed(folder)}
@@ -238,7 +234,7 @@ def test_a_hand_edited_result_is_graded_again_and_said(term):
     document["score"] = 70  # its groups still add up to 0
     path.write_text(json.dumps(document))
     again = batch(folder)
-    assert again.returncode == 0 and again.stdout.startswith("5 graded (1 in this run)")
+    assert again.returncode == 0 and again.stdout.startswith("5 students graded (1 in this run)")
     assert "dave: its result's field 'score' is 70, but its groups add up to 0" in again.stderr
     assert gradebook(folder)["dave"]["score"] == "0"
 

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from grader import untrusted
-from grader.batch import export, roster
+from grader.batch import export, identity
 from grader.__main__ import main
 from handmade_class import class_documents, document, write_out
 
@@ -91,34 +91,46 @@ def test_the_plain_format_has_the_roster_columns_the_score_and_the_points_per_gr
     assert rows[4] == ["Nobody Handed-In", "1004", "U4", "login4", "Section B", "", "", "", "", "", "", "", "", "", ""]
 
 
-def test_the_login_id_wins_over_the_sis_user_id_and_the_canvas_id():
+def test_an_id_that_is_one_students_login_and_anothers_canvas_id_is_exported_for_neither_and_said():
     rows = [
         {"Student": "By ID", "ID": "x", "SIS User ID": "", "SIS Login ID": ""},
         {"Student": "By user id", "ID": "2", "SIS User ID": "X", "SIS Login ID": ""},
         {"Student": "By login", "ID": "3", "SIS User ID": "", "SIS Login ID": "x"},
     ]
-    found = roster.match(["x"], rows)
-    assert found.submission_of_row == {2: "x"} and found.matched_by == {"x": "SIS Login ID"}
-    found = roster.match(["x"], rows[:2])
-    assert found.submission_of_row == {1: "x"} and found.matched_by == {"x": "SIS User ID"}
+    found = identity.match(["x"], rows)
+    assert found.submission_of_row == {} and "it matches 3 roster students" in found.not_on_roster["x"]
+    found = identity.match(["x"], rows[2:])
+    assert found.submission_of_row == {0: "x"} and found.matched_by == {"x": "SIS Login ID"}
+
+
+def test_one_student_matched_by_two_of_their_own_columns_is_one_student():
+    rows = [{"Student": "Jane", "ID": "4242", "SIS User ID": "jdoe", "SIS Login ID": "jdoe"}]
+    found = identity.match(["JDoe "], rows)
+    assert found.submission_of_row == {0: "JDoe "} and found.matched_by == {"JDoe ": "SIS Login ID, SIS User ID"}
+
+
+def test_a_submission_named_as_canvas_writes_the_students_name_is_theirs():
+    rows = [{"Student": "O'Neil_12_, Sam", "ID": "9", "SIS User ID": "", "SIS Login ID": ""}]
+    found = identity.match(["oneil12sam"], rows)  # lib/content_zipper.rb: _12_ -> 12, lower case, [[:word:]] only
+    assert found.submission_of_row == {0: "oneil12sam"} and found.matched_by == {"oneil12sam": "name in Canvas's file names"}
 
 
 def test_matching_ignores_case_and_reads_canvas_download_names():
     rows = [{"Student": "Jane", "ID": "4242", "SIS User ID": "", "SIS Login ID": "JDoe"}, {"Student": "Kim", "ID": "77", "SIS User ID": "", "SIS Login ID": ""}]
-    found = roster.match(["jdoe", "kimlee_late_77_31415_multi_head_attention"], rows)
+    found = identity.match(["jdoe", "kimlee_late_77_31415_multi_head_attention"], rows)
     assert found.submission_of_row == {0: "jdoe", 1: "kimlee_late_77_31415_multi_head_attention"}
 
 
 def test_a_canvas_name_holding_an_underscore_is_matched_by_its_user_id():
     # Canvas keeps "_" in the sortable name it writes (lib/content_zipper.rb keeps [[:word:]]).
     rows = [{"Student": "O_Neil, Sam", "ID": "12", "SIS User ID": "", "SIS Login ID": ""}]
-    found = roster.match(["o_neil_sam_LATE_12_34_attention"], rows)
+    found = identity.match(["o_neil_sam_LATE_12_34_attention"], rows)
     assert found.submission_of_row == {0: "o_neil_sam_LATE_12_34_attention"}
 
 
 def test_a_second_submission_for_the_same_student_is_reported_not_dropped():
     rows = [{"Student": "Jane", "ID": "4242", "SIS User ID": "u1", "SIS Login ID": "jdoe"}]
-    found = roster.match(["jdoe", "u1"], rows)
+    found = identity.match(["jdoe", "u1"], rows)
     assert found.submission_of_row == {0: "jdoe"}
     assert "already matched by jdoe" in found.not_on_roster["u1"]
 
@@ -202,7 +214,7 @@ def test_a_student_whose_grading_failed_is_said_so_not_called_without_a_submissi
     text = export_csv(out, roster_file, tmp_path)
     said = capsys.readouterr().out
     assert "Carol Three,s3,U3,login3,Section B,\r\n" in text  # empty, not 0
-    assert "1 on the roster whose submission could not be graded" in said and "  s3\n" in said
+    assert "1 on the roster whose submission could not be graded" in said and "  Carol Three\n" in said
     assert "without a submission (left empty):\n  Nobody Handed-In" in said and "Carol" not in said.split("without a submission")[1]
     record = json.loads((out / export.MATCH_FILE).read_text())
     assert not [row for row in record["roster_without_submission"] if "Carol" in row]
@@ -220,17 +232,3 @@ def test_a_student_with_two_entries_is_never_exported_at_the_lower_grade_unsaid(
     said = capsys.readouterr().err
     assert "WARNING: " in said and "exported s1 (0%), but u1 scored 80%; the higher grade was NOT sent" in said
     assert json.loads((out / export.MATCH_FILE).read_text())["higher_grades_not_sent"]
-
-
-def test_one_students_two_files_that_both_hold_work_are_one_roster_row_and_the_higher_is_never_lost_unsaid(tmp_path, roster_file, capsys):
-    # s1.py and s1.ipynb both hold work: the batch grades both (s1, s1-2) and records that s1-2
-    # is the same student's (grader/batch/intake.py); the export matches s1-2 to s1's row.
-    documents = class_documents()
-    documents["s1"] = document("s1", 1, True)
-    documents["s1-2"] = document("s1-2", 2, True) | {"same_student_as": "s1"}
-    out = write_out(tmp_path / "out", documents)
-    export_csv(out, roster_file, tmp_path)
-    said = capsys.readouterr().err
-    assert "exported s1 (60%), but s1-2 scored 80%; the higher grade was NOT sent" in said
-    record = json.loads((out / export.MATCH_FILE).read_text())
-    assert all(entry["submission"] != "s1-2" or "already matched by s1" in entry["reason"] for entry in record["submissions_not_on_roster"])

@@ -63,6 +63,15 @@ def test_a_hostile_id_in_check_names_renders_as_text_in_the_markdown_feedback():
     assert "img" not in elements_of(page)
 
 
+def test_a_hostile_roster_name_in_the_title_renders_as_text():
+    """The roster's name titles the page where the batch knows it: it is text from a file, never markup."""
+    page = render_markdown(hostile_result(), name=f"{HOSTILE_ID}, *Jane* [x](http://x)")
+    assert page.splitlines()[0].startswith("# Feedback for ") and "`" not in page.splitlines()[0]
+    assert elements_of(page) <= PAGE_ELEMENTS, elements_of(page) - PAGE_ELEMENTS
+    rendered = mistune.create_markdown(escape=False)(page.splitlines()[0])
+    assert rendered.strip() == "<h1>Feedback for &lt;img src=x onerror=alert(1)&gt;, *Jane* [x](http://x)</h1>"  # as written
+
+
 def test_names_and_messages_read_without_backslash_escapes():
     page = render_markdown(hostile_result())
     assert "\\_" not in page and "\\:" not in page, page
@@ -77,7 +86,19 @@ def test_checks_that_fail_alike_are_folded_into_one_box():
     result.tests.append(TestRecord("test_other[zoe]", "shapes", "zoe", 2, "failed", "something else entirely"))
     page = render_markdown(result)
     assert page.count("### ") == 2, page
-    assert "The same failure (numbers aside) in 44 more checks (44 points): `test_rows_sum_to_one[zoe-b1]`" in page, page
+    assert "The same failure (numbers aside) in 44 more checks (44 points): `test_rows_sum_to_one[b1]`" in page, page
+
+
+def test_check_names_do_not_carry_the_submissions_file_name():
+    stem = "smithjane_LATE_123456_7890123_multi_head_attention"
+    result = SubmissionResult(stem)
+    result.tests.append(TestRecord(f"test_rows_sum_to_one[{stem}-b3-s5]", "probabilities", stem, 1, "failed", "not a distribution"))
+    result.tests.append(TestRecord(f"test_other[{stem}]", "shapes", stem, 2, "failed", "something else entirely"))
+    result.diagnoses = [{"function": "f", "mistake": "unknown", "title": "t", "first_failing_check": f"test_other[{stem}]"}]
+    page = render_markdown(result)
+    assert "### `test_rows_sum_to_one[b3-s5]` (1 point)" in page and "### `test_other` (2 points)" in page, page
+    assert "the first failing check is `test_other`" in page, page
+    assert page.count(stem) == 1  # the page's title alone
 
 
 def test_a_diagnosis_counts_its_failing_checks_and_their_tests_and_the_report_says_tests():

@@ -25,10 +25,11 @@ import pytest
 
 import browser
 from grader.__main__ import main
-from grader.batch import class_results, course as course_file, export, grade_trail
+from grader.batch import class_results, course as course_file, course_inputs, export, grade_trail, late_work
 from grader.batch.overrides import Override
 from grader.feedback import trail_text
 from grading import REPO_ROOT
+from grading import command_in as run
 
 needs_browser = pytest.mark.skipif(not browser.available(), reason="Chromium or Playwright is not installed")
 
@@ -76,15 +77,6 @@ ROSTER = "Student,ID,SIS User ID,SIS Login ID,Section\r\n    Points Possible,,,,
 STUDENTS = {"late": LATE, "overridden": OVERRIDDEN, "commented": COMMENTED}
 
 
-def run(folder: Path, *arguments: str) -> subprocess.CompletedProcess:
-    """``python -m grader ...`` from the course's folder, as an instructor runs it there."""
-    environment = os.environ | {"PYTHONPATH": str(REPO_ROOT), "PYTEST_ADDOPTS": "--timeout=120"}
-    return subprocess.run(
-        [sys.executable, "-m", "grader", *arguments], cwd=folder, env=environment,
-        capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
-    )
-
-
 @pytest.fixture(scope="module")
 def term(tmp_path_factory) -> Path:
     """The class graded with its course file, exported to Canvas with its feedback zip, and as plain CSV."""
@@ -122,6 +114,11 @@ def exported_points(folder: Path, name: str = "grades.csv") -> dict[str, str]:
 
 def user_id(stem: str) -> str:
     return re.search(r"_(\d+)_\d+_", stem)[1]
+
+
+def roster_name(stem: str) -> str:
+    """The student's name in ROSTER (the report's rows and the feedback pages say it, not the stem)."""
+    return stem.split("_")[0].title()
 
 
 def markdown(folder: Path, stem: str) -> str:
@@ -174,6 +171,7 @@ def test_the_export_sends_each_final_score_scaled_to_the_assignments_points(term
 def test_the_markdown_and_the_feedback_zips_file_show_the_final_score_the_export_sends(term, who):
     stem, want = STUDENTS[who], expected(term)[who]
     page, in_zip = markdown(term, stem), zipped(term, stem)
+    assert page.startswith(f"# Feedback for {roster_name(stem)}\n")  # the roster's name, not the file's stem
     score = re.search(r"\*\*Score: ([\d.]+)/100\*\*", page)
     assert float(score[1]) * POINTS / 100 == pytest.approx(float(exported_points(term)[user_id(stem)]))
     assert float(score[1]) == want["final"]
@@ -202,6 +200,7 @@ def test_in_chromium_each_feedback_page_and_the_reports_row_show_the_trail(term)
         for who, stem in STUDENTS.items():
             page.goto((term / "out" / "feedback" / f"{stem}.html").resolve().as_uri(), wait_until="load")
             text = page.inner_text("main")
+            assert page.title() == page.inner_text("h1") == f"Feedback for {roster_name(stem)}"
             final = re.search(r"Score: ([\d.]+)/100", text)[1]
             assert float(final) == want[who]["final"], who
             assert float(final) * POINTS / 100 == pytest.approx(float(exported_points(term)[user_id(stem)]))
@@ -217,11 +216,11 @@ def test_in_chromium_each_feedback_page_and_the_reports_row_show_the_trail(term)
             "#students-table tbody tr",
             "rows => rows.map(row => [row.cells[0].innerText, ...[...row.cells].slice(4, 8).map(cell => cell.innerText)])",
         )
-    shown = {cell[0]: cell[1:] for cell in cells}  # score, raw score, late penalty, override
+    shown = {cell[0]: cell[1:] for cell in cells}  # by the roster's name: score, raw score, late penalty, override
     late = want["late"]
-    assert shown[LATE] == [str(late["final"]), str(late["raw"]), f"{late['penalty']} (2 days, 20%)", ""]
-    assert shown[OVERRIDDEN] == ["70", "100", "", f"70 ({OVERRIDE_REASON})"]
-    assert shown[COMMENTED] == ["100", "100", "", f"comment: {COMMENT}"]
+    assert shown[roster_name(LATE)] == [str(late["final"]), str(late["raw"]), f"{late['penalty']} (2 days, 20%)", ""]
+    assert shown[roster_name(OVERRIDDEN)] == ["70", "100", "", f"70 ({OVERRIDE_REASON})"]
+    assert shown[roster_name(COMMENTED)] == ["100", "100", "", f"comment: {COMMENT}"]
 
 
 # --- Gradescope and PrairieLearn with late work --------------------------------------------------
@@ -363,10 +362,9 @@ def test_an_overrides_file_changed_since_the_batch_is_refused_until_the_batch_ru
     for name in ("course.toml", "roster.csv", "submitted_at.csv"):
         (course / name).write_bytes((term / name).read_bytes())
     (course / "overrides.csv").write_text(f"student,score,reason\n{OVERRIDDEN},80,regraded again\n", encoding="utf-8")
-    adjustments = grade_trail.read_adjustments(course_file.load(course / "course.toml"))
     with pytest.raises(ValueError, match=rf"submission {OVERRIDDEN!r}: field 'override.score' is 70, but the overrides file gives 80 "
                                          r"\(the course's files changed since the batch"):
-        class_results.read_class_results(term / "out" / "results.json", adjustments)
+        class_results.read_class_results(term / "out" / "results.json", course_file.load(course / "course.toml"))
 
 
 def numbers_in(value, path=()):
@@ -385,8 +383,8 @@ def test_no_stored_number_edited_changes_a_derived_score(term):
     """Each number of results.json in turn (the checks' points, each row's check and duration,
     every group, raw, late and final figure), changed: the export's derivation either refuses the
     file or sends every student the same score as before."""
-    adjustments = grade_trail.read_adjustments(course_file.load(term / "course.toml"))
     document = json.loads((term / "out" / "results.json").read_text(encoding="utf-8"))
+    adjustments = class_results.adjustments_for(document, course_file.load(term / "course.toml"))
 
     def sent() -> dict[str, str]:
         read = class_results.checked(document, Path("results.json"), adjustments)  # read_class_results, parsed
@@ -426,13 +424,14 @@ def test_each_checks_points_are_held_to_the_graders_own(term):
     for key in ("max_score", "raw_score", "score"):
         result[key] += 5
     with pytest.raises(grade_trail.TrailError, match=r"field 'tests\[0\]\.max_points' .* is \d+, but the grader gives test_\w+ \d+ points"):
-        grade_trail.verify(result, grade_trail.read_adjustments(course_file.load(term / "course.toml")), COMMENTED)
+        grade_trail.verify(result, class_results.adjustments_for(document, course_file.load(term / "course.toml")), COMMENTED)
 
 
 def test_the_late_percent_is_the_policys_for_the_days_never_the_stored_one():
     deadline = datetime.datetime.fromisoformat("2026-12-05T23:59:00-05:00")
     course = course_file.Course(Path("course.toml"), {"assignment": {"deadline": deadline}, "late": {"penalty_per_day": 15}})
-    adjustments = grade_trail.Adjustments(course, {"s": datetime.datetime.fromisoformat("2026-12-07T10:00:00-05:00")})
+    submitted = late_work.SubmittedAt(datetime.datetime.fromisoformat("2026-12-07T10:00:00-05:00"), 2)
+    adjustments = course_inputs.adjustments_of(course_inputs.Inputs(course, times={"s": submitted}), ["s"])
     tests = [{"name": "test_x[s]", "group": "shapes", "max_points": 100, "outcome": "passed"}]
     result = {"tests": tests, "groups": {"shapes": {"earned": 100, "max": 100}}, "max_score": 100, "score": 100}
     trail = grade_trail.derive(result, adjustments, "s")
@@ -440,10 +439,10 @@ def test_the_late_percent_is_the_policys_for_the_days_never_the_stored_one():
 
 
 def test_a_comment_changes_no_score_and_an_override_replaces_the_score_after_the_penalty():
-    lateness = grade_trail.Adjustments().lateness("s", "")  # no course: no lateness
+    lateness = course_inputs.Adjustments().lateness("s", "")  # no course: no lateness
     assert lateness is None
     comment = grade_trail.adjust(60, 100, None, Override(None, "see me", 2)).fields
     assert (comment["score"], comment.get("override"), comment["comment"]) == (60, None, "see me")
     assert trail_text.lines(comment) == ["Your instructor's comment: see me"]
     above = grade_trail.adjust(60, 100, None, Override(101, "typo", 2))
-    assert above.final == 60 and "not applied" in above.notes[0]
+    assert above.final == 60 and above.notes == ("its score 101 is above max_score 100",)  # the batch lists it as not applied

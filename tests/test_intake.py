@@ -511,7 +511,7 @@ HELPERS = "import torch\n\n\ndef scaled(scores, head_dim):\n    return scores / 
 def resolve(submissions: Path):
     """(entries kept, {graded entry: names not graded}) of one_entry_per_student."""
     students = intake.one_entry_per_student(intake.list_entries(submissions))
-    return students.entries, {path: [other.name for other in merge.not_graded] for path, merge in students.merged.items()}
+    return students.entries, {path: [other.name for other in attempts.not_graded] for path, attempts in students.attempts.items()}
 
 
 def test_canvas_gives_one_entry_per_uploaded_file_and_the_one_that_holds_the_work_is_graded(submissions):
@@ -532,10 +532,19 @@ def test_a_helpers_file_beside_the_exercise_is_not_graded_instead_of_it(submissi
     exercise = write(submissions / "smithjane_12345_101_multi_head_attention.py", SOLUTION)
     students = intake.one_entry_per_student(intake.list_entries(submissions))
     assert students.entries == [exercise]
-    merge = students.merged[exercise]
-    assert [other.name for other in merge.not_graded] == [helpers.name]
-    assert "defines none of the exercise's 7 functions" in merge.not_graded[0].reason
-    assert "writes 7 of the exercise's 7 functions" in merge.sentence() and "Canvas's names (user 12345)" in merge.sentence()
+    attempts = students.attempts[exercise]
+    assert [other.name for other in attempts.set_aside] == [helpers.name] and attempts.superseded == ()
+    assert "defines none of the exercise's 7 functions" in attempts.set_aside[0].reason
+    assert "writes 7 of the exercise's 7 functions" in attempts.sentence() and "Canvas's names (user 12345)" in attempts.sentence()
+
+
+def test_a_later_file_that_holds_no_work_does_not_hide_the_work_and_is_said(submissions):
+    # The helpers module uploaded last (the higher attachment id): the latest attempt is the latest holding work.
+    exercise = write(submissions / "smithjane_12345_101_multi_head_attention.py", SOLUTION)
+    helpers = write(submissions / "smithjane_12345_102_attention_helpers.py", HELPERS)
+    attempts = intake.one_entry_per_student(intake.list_entries(submissions)).attempts[exercise]
+    assert [other.name for other in attempts.set_aside] == [helpers.name]
+    assert "not graded: " + helpers.name in attempts.sentence()
 
 
 def test_a_one_line_py_does_not_hide_a_complete_notebook(submissions):
@@ -558,29 +567,55 @@ def test_two_students_whose_ids_look_like_canvas_names_stay_two_students(submiss
     assert [entry.student_id for entry in intake.stage_all(submissions, submissions.parent / "staging")] == [alice.stem, bob.stem]
 
 
-def test_two_files_of_one_student_that_both_hold_work_are_both_graded_and_the_export_warns(submissions):
-    from grader.batch import export, roster
-
-    script = write(submissions / "smithjane_12345_67890_multi_head_attention.py", SOURCE)
-    notebook_file = write(submissions / "smithjane_12345_67891_attention.ipynb", notebook(("code", SOLUTION)))
+def test_of_two_canvas_uploads_that_both_hold_work_the_later_is_graded_and_the_earlier_superseded(submissions):
+    # Canvas renames a file uploaded again under the same name "name-1.py" (Attachment.make_unique_filename)
+    # and gives it a higher attachment id: the later upload.
+    earlier = write(submissions / "smithjane_12345_67890_multi_head_attention.py", SOURCE)
+    later = write(submissions / "smithjane_12345_67891_multi_head_attention-1.py", SOLUTION)
     students = intake.one_entry_per_student(intake.list_entries(submissions))
-    assert students.entries == [script, notebook_file] and students.merged == {}
-    assert "both hold work" in students.kept_apart[script] and notebook_file.name in students.kept_apart[script]
-    # Both graded, both are Canvas user 12345's row: the export sends one and says when the other scored higher.
-    ids = intake.unique_ids([intake.student_id_of(path) for path in students.entries])
-    found = roster.match(ids, [{"Student": "Smith, Jane", "ID": "12345", "SIS User ID": "", "SIS Login ID": "jsmith"}])
-    scores = {ids[0]: {"score": 14, "max_score": 100}, ids[1]: {"score": 100, "max_score": 100}}
-    warnings = export.higher_grades_not_sent(found, scores)
-    assert len(warnings) == 1 and "the higher grade was NOT sent" in warnings[0] and ids[1] in warnings[0]
+    assert students.entries == [later]
+    attempts = students.attempts[later]
+    assert [other.name for other in attempts.superseded] == [earlier.name] and attempts.set_aside == ()
+    assert "the latest attempt (Canvas's attachment 67891" in attempts.sentence()
+    assert "superseded: " + earlier.name + " (an earlier attempt: Canvas's attachment 67890" in attempts.sentence()
+
+
+def test_the_attachment_id_orders_attempts_not_the_names_order(submissions):
+    later = write(submissions / "smithjane_12345_900_a.py", SOURCE)  # sorts first by name, uploaded last
+    earlier = write(submissions / "smithjane_12345_80_b.py", SOLUTION)
+    assert resolve(submissions) == ([later], {later: [earlier.name]})
+
+
+def test_submission_times_of_each_file_order_the_attempts_before_canvas_ids(submissions):
+    import datetime
+
+    first = write(submissions / "smithjane_12345_900_a.py", SOURCE)
+    second = write(submissions / "smithjane_12345_80_b.py", SOLUTION)
+    times = {first.stem: datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC), second.stem: datetime.datetime(2026, 12, 2, tzinfo=datetime.UTC)}
+    students = intake.one_entry_per_student(intake.list_entries(submissions), submitted_at=times.get)
+    assert students.entries == [second] and "by its submission time" in students.attempts[second].rule
+
+
+def test_two_names_the_roster_gives_one_student_are_one_student(submissions):
+    from grader.batch.identity import Identities
+
+    by_login = write(submissions / "jdoe.py", SOURCE)
+    by_canvas = write(submissions / "doejane_LATE_4242_77_multi_head_attention.py", SOLUTION)
+    rows = [{"Student": "Doe, Jane", "ID": "4242", "SIS User ID": "", "SIS Login ID": "jdoe"}]
+    listed = intake.list_entries(submissions)
+    students = intake.one_entry_per_student(listed, Identities(rows, [intake.student_id_of(path) for path in listed]))
+    assert len(students.entries) == 1 and students.student_of[by_login] == students.student_of[by_canvas]
+    (attempts,) = students.attempts.values()
+    assert "one student's files by the roster (ID, SIS Login ID)" in attempts.sentence()
 
 
 def test_the_same_name_with_another_extension_is_one_student_a_tie_goes_to_the_py(submissions):
     py = write(submissions / "alice.py", STUB)
     ipynb = write(submissions / "Alice.ipynb", notebook(("code", STUB)))
-    folder = submissions / "alice"  # a folder is its own entry: not merged
+    folder = submissions / "alice"  # a folder of the same name: the same student
     write(folder / "multi_head_attention.py", STUB)
     kept, not_graded = resolve(submissions)
-    assert not_graded == {py: [ipynb.name]} and ipynb not in kept and folder in kept
+    assert kept == [py] and sorted(not_graded[py]) == sorted([ipynb.name, folder.name])
 
 
 def test_an_unreadable_notebook_holds_no_work(submissions):

@@ -81,6 +81,13 @@ def test_a_canvas_marker_with_no_time_counts_the_policys_unknown_delay_and_says_
     assert "no submission time known" in result["late"]["note"] and "unknown delay" in result["late"]["note"]
 
 
+def test_a_canvas_marker_with_no_time_takes_nothing_from_a_student_with_an_extension():
+    extension = datetime.datetime.fromisoformat("2026-12-07T23:59:00-05:00")
+    result = final(None, deadline=extension, marked_late=True, extended=True)
+    assert result["score"] == 100 and result["late"]["percent"] == 0
+    assert "has an extension (2026-12-07T23:59:00-05:00) and no submission time is known: nothing taken" in result["late"]["note"]
+
+
 def test_nothing_known_is_no_lateness():
     assert late_work.lateness(None, False, "submitted_at", DEADLINE, POLICY) is None
 
@@ -89,13 +96,31 @@ def test_submitted_at_csv_is_read_and_a_bad_row_names_its_line(tmp_path):
     path = tmp_path / "submitted_at.csv"
     path.write_text("student,submitted_at\nalice,2026-12-07T10:00:00-05:00\n\nbob,2026-12-05T12:00:00Z\n", encoding="utf-8")
     times = late_work.read_submitted_at(path)
-    assert times["alice"].isoformat() == "2026-12-07T10:00:00-05:00" and times["bob"].utcoffset() == datetime.timedelta(0)
+    assert times["alice"].at.isoformat() == "2026-12-07T10:00:00-05:00" and times["bob"].at.utcoffset() == datetime.timedelta(0)
+    assert (times["alice"].line, times["bob"].line) == (2, 4)
     path.write_text("student,submitted_at\nalice,2026-12-07T10:00:00-05:00\nbob,yesterday\n", encoding="utf-8")
-    with pytest.raises(late_work.LateWorkError, match=r"submitted_at\.csv:3: 'yesterday' is not a date and time"):
+    with pytest.raises(late_work.LateWorkError, match=r"submitted_at\.csv:3: bob: 'yesterday' is not a date and time"):
         late_work.read_submitted_at(path)
     path.write_text("student,submitted_at\nbob,2026-12-05T12:00:00\n", encoding="utf-8")  # no offset: which zone?
     with pytest.raises(late_work.LateWorkError, match=r":2: .* with its UTC offset"):
         late_work.read_submitted_at(path)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        # The last row used to win silently: four days late, then "on time".
+        ("alice,2026-12-09T10:00:00-05:00\nAlice ,2026-12-05T10:00:00-05:00\n", r":3: a second submission time for Alice \(the first is on line 2\)"),
+        ("alice,2026-12-09T10:00:00-05:00\nbob," + "x" * 200_000 + "\n", r":3: cannot be read as CSV \(field larger than field limit"),
+        ("alice\n", r":2: a row needs a student and a time"),
+    ],
+)
+def test_a_bad_submission_times_file_is_refused_in_one_message_naming_its_line(tmp_path, text, message):
+    path = tmp_path / "submitted_at.csv"
+    path.write_text("student,submitted_at\n" + text, encoding="utf-8")
+    with pytest.raises(late_work.LateWorkError, match=message) as refused:
+        late_work.read_submitted_at(path)
+    assert "\n" not in str(refused.value) and len(str(refused.value)) < 400
 
 
 def test_gradescopes_submission_metadata_gives_the_time(tmp_path):
@@ -148,6 +173,50 @@ def test_on_gradescope_an_extension_is_found_by_the_students_email(tmp_path):
 
     root = gradescope_root(tmp_path, "2026-12-07T10:00:00-05:00", email="jones@example.edu")
     assert gradescope_late.apply(REPORT, root / "source", root / "submission_metadata.json")["score"] == 100.0
+
+
+GRADESCOPE_ROSTER = (
+    "Student,ID,SIS User ID,SIS Login ID,Section\r\n    Points Possible,,,,\r\n"
+    '"Jones, Sam",1002,U2,sjones,A\r\n"Smith, Ann",1003,U3,asmith,A\r\n'
+)
+
+
+@pytest.mark.parametrize("name", ['"Jones, Sam"', "1002", "U2", "SJONES"])
+def test_on_gradescope_an_extension_by_any_of_the_students_names_is_resolved_through_the_roster(tmp_path, name):
+    """The course file names the student as the roster does (their name, Canvas id, SIS id, login
+    in any case); Gradescope knows their email: the zip carries the login the roster resolves."""
+    from grader.batch.course import load
+    from grader.handout import gradescope_late
+
+    (tmp_path / "roster.csv").write_text(GRADESCOPE_ROSTER, encoding="utf-8")
+    (tmp_path / "course.toml").write_text(
+        '[assignment]\ndeadline = "2026-12-05T23:59:00-05:00"\n[late]\npenalty_per_day = 10\n'
+        f'[extensions]\n{name} = "2026-12-07T23:59:00-05:00"\n[files]\nroster = "roster.csv"\n', encoding="utf-8",
+    )
+    (tmp_path / "source").mkdir()
+    policy = gradescope_late.policy_document(load(tmp_path / "course.toml"))
+    (tmp_path / "source" / gradescope_late.POLICY_FILE).write_text(json.dumps(policy), encoding="utf-8")
+    metadata = {"id": 1, "created_at": "2026-12-07T10:00:00-05:00", "users": [{"email": "sjones@example.edu", "id": 9, "name": "Sam"}]}
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata), encoding="utf-8")
+    assert gradescope_late.apply(REPORT, tmp_path / "source", tmp_path / "submission_metadata.json")["score"] == 100.0
+    metadata["users"][0]["email"] = "asmith@example.edu"  # another student: the deadline's two days late
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata), encoding="utf-8")
+    assert gradescope_late.apply(REPORT, tmp_path / "source", tmp_path / "submission_metadata.json")["score"] == 80.0
+
+
+def test_building_for_gradescope_refuses_an_extension_the_roster_does_not_resolve(tmp_path, capsys):
+    from grader.__main__ import main
+
+    (tmp_path / "roster.csv").write_text(GRADESCOPE_ROSTER, encoding="utf-8")
+    (tmp_path / "course.toml").write_text(
+        '[assignment]\ndeadline = "2026-12-05T23:59:00-05:00"\n'
+        '[extensions]\njonse = "2026-12-07T23:59:00-05:00"\n[files]\nroster = "roster.csv"\n', encoding="utf-8",
+    )
+    zip_path = tmp_path / "autograder.zip"
+    assert main(["gradescope", str(zip_path), "--course", str(tmp_path / "course.toml")]) == 2
+    said = capsys.readouterr().err
+    assert f"error: {tmp_path / 'course.toml'}:4: extension for 'jonse' matches no student on the roster" in said
+    assert not zip_path.exists()
 
 
 def test_on_gradescope_an_unreadable_submission_time_costs_nothing_and_is_said(tmp_path):

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from grader.__main__ import main
-from grader.batch import class_results, grade_trail, overrides
+from grader.batch import class_results, course_inputs, grade_trail, overrides
 from grader.batch.course import load
 from handmade_class import class_documents, read_results, write_out
 
@@ -33,22 +33,45 @@ def test_an_overrides_file_is_read_with_its_reasons(tmp_path):
     assert (read["carl"].score, read["carl"].reason) == (None, "well structured code")  # a comment: no score
 
 
+def test_a_reason_without_a_score_is_a_comment_for_that_student(tmp_path):
+    path = tmp_path / "overrides.csv"
+    path.write_text("student,score,reason\nbob,,Good use of masks; see me about the scale.\n", encoding="utf-8")
+    comment = overrides.read_overrides(path)["bob"]
+    assert comment.is_comment and comment.score is None and comment.line == 2
+    assert comment.to_dict() == {"score": None, "reason": "Good use of masks; see me about the scale."}
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
         ("name,points\nbob,50\n", r":1: the first line must be the header student,score,reason"),
-        ("student,score,reason\nbob,fifty,why\n", r":2: needs a student and a score of 0 or more"),
-        ("student,score,reason\nbob,-5,why\n", r":2: needs a student and a score of 0 or more"),
-        ("student,score,reason\nbob,50,\n", r":2: bob's override needs a reason"),
-        ("student,score,reason\nbob,,\n", r":2: needs a student and a score of 0 or more"),  # neither score nor comment
-        ("student,score,reason\nbob,50,a\nbob,60,b\n", r":3: a second override for bob \(the first is on line 2\)"),
+        ("student,score,reason\nbob,fifty,why\n", r":2: bob: the score must be a number of 0 or more \(found 'fifty'\)"),
+        ("student,score,reason\nbob,-5,why\n", r":2: bob: the score must be a number of 0 or more"),
+        ("student,score,reason\nbob,nan,why\n", r":2: bob: the score must be a number of 0 or more"),
+        ("student,score,reason\nbob,inf,why\n", r":2: bob: the score must be a number of 0 or more"),
+        ("student,score,reason\nbob,50,\n", r":2: bob: an override needs a reason"),
+        ("student,score,reason\nbob,,\n", r":2: bob: a row needs a score and a reason, or a reason alone"),
+        ("student,score,reason\n,50,why\n", r":2: a row needs a student"),
+        ("student,score,reason\nbob,50,a\nBob ,60,b\n", r":3: a second override for Bob \(the first is on line 2\)"),
+        ("student,score,reason\nbob,50,a\neve," + "x" * 200_000 + ",b\n", r":3: cannot be read as CSV \(field larger than field limit"),
+        (b"student,score,reason\nb\xf6b,50,a\n", r"not UTF-8 text"),
+        ("student,score,reason\n" + "x" * 100_000 + ",fifty,why\n", r":2: x{57}\.\.\.: the score must be a number"),
     ],
 )
 def test_a_bad_overrides_file_names_its_line(tmp_path, text, message):
     path = tmp_path / "overrides.csv"
-    path.write_text(text, encoding="utf-8")
-    with pytest.raises(overrides.OverrideError, match=message):
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    with pytest.raises(overrides.OverrideError, match=message) as refused:
         overrides.read_overrides(path)
+    assert str(refused.value).count("\n") == 0 and len(str(refused.value)) < 500  # one message, of a line
+
+
+def test_every_bad_row_is_named_at_once(tmp_path):
+    path = tmp_path / "overrides.csv"
+    path.write_text("student,score,reason\nbob,fifty,why\neve,50,\ncarl,40,fine\n", encoding="utf-8")
+    with pytest.raises(overrides.OverrideError) as refused:
+        overrides.read_overrides(path)
+    assert [line.split("overrides.csv", 1)[1][:3] for line in str(refused.value).splitlines()] == [":2:", ":3:"]
 
 
 COURSE = '[files]\noverrides = "overrides.csv"\n'
@@ -65,16 +88,18 @@ def course_with_overrides(folder, rows: str) -> str:
 def overridden_out(tmp_path):
     """The hand-made class with s2's 3 of 5 overridden to 5 by the overrides file, as the batch writes it."""
     course = course_with_overrides(tmp_path / "course", "s2,5,regraded by hand\n")
-    adjustments = grade_trail.read_adjustments(load(course))
-    documents = {sid: result | grade_trail.derive(result, adjustments, sid).fields for sid, result in class_documents().items()}
+    documents = class_documents()
+    adjustments = course_inputs.adjustments(load(course), documents)
+    documents = {sid: result | grade_trail.derive(result, adjustments, sid).fields for sid, result in documents.items()}
     return write_out(tmp_path / "out", documents), course
 
 
-def test_an_override_keeps_the_raw_score_beside_it_and_adds_up():
+def test_an_override_keeps_the_raw_score_beside_it_and_adds_up(tmp_path):
     result = class_documents()["s2"]
     trail = grade_trail.adjust(3, 5, None, overrides.Override(5, "regraded", 2)).fields
     assert (trail["raw_score"], trail["override"], trail["score"]) == (3, {"score": 5, "reason": "regraded"}, 5)
-    adjustments = grade_trail.Adjustments(overrides={"s2": overrides.Override(5, "regraded", 2)})
+    adjustments = course_inputs.adjustments(load(course_with_overrides(tmp_path, "s2,5,regraded\n")), ["s1", "s2"])
+    assert adjustments.override("s2") == overrides.Override(5, "regraded", 2)
     assert grade_trail.verify(result | trail, adjustments, "s2").final == 5
 
 
@@ -86,7 +111,7 @@ def test_the_export_sends_the_overridden_score_and_the_plain_file_shows_its_trai
     options = ["--roster", str(roster), "--assignment", "HW3 (777)", "--out", str(target), "--course", course]
     assert main(["export", str(out), *options]) == 0
     assert target.read_text(encoding="utf-8").splitlines()[3] == '"Two, S",1002,U2,s2,A,100'  # 5 of 5, not 3 of 5
-    assert "1 overridden scores sent (the overrides file): s2" in capsys.readouterr().out
+    assert "1 overridden scores sent (the overrides file): Two, S" in capsys.readouterr().out
     assert json.loads((out / "export.json").read_text(encoding="utf-8"))["overrides_sent"] == ["s2"]
     assert main(["export", str(out), *options, "--format", "plain"]) == 0
     row = target.read_text(encoding="utf-8").splitlines()[2]
@@ -122,6 +147,5 @@ def test_a_hand_edited_override_or_penalty_that_no_longer_follows_is_refused(tmp
     document = read_results(out)
     document["submissions"]["s2"]["score"] = 4  # neither the override nor the raw score
     (out / "results.json").write_text(json.dumps(document), encoding="utf-8")
-    adjustments = grade_trail.read_adjustments(load(course))
     with pytest.raises(ValueError, match=r"submission 's2': field 'score' is 4, but its raw score, late penalty and override make 5"):
-        class_results.read_class_results(out / "results.json", adjustments)
+        class_results.read_class_results(out / "results.json", load(course))

@@ -182,10 +182,10 @@ def test_the_report_command_says_when_there_is_nothing_to_report(tmp_path):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """A batch of six entries: dup.py and dup.ipynb (one student's two files: the .py holds the
-    work), dup.zip (the same id again, an archive: another entry), pair.py and pair.ipynb (both
-    hold work: two entries, one student's), a hostile file name; and two files that are not
-    submissions (a README and a CSV)."""
+    """A batch of six entries: dup.py, dup.ipynb and dup.zip (one student's three files: the .py
+    holds the most work, the notebook none), pair.py and pair.ipynb (both hold work: the notebook,
+    which holds more, is graded), a hostile file name; and two files that are not submissions (a
+    README and a CSV)."""
     root = tmp_path_factory.mktemp("report-batch")
     submissions = root / "class"
     submissions.mkdir()
@@ -194,7 +194,7 @@ def graded(tmp_path_factory):
     with zipfile.ZipFile(submissions / "dup.zip", "w") as archive:
         archive.writestr("multi_head_attention.py", "def head_dimension(:\n")
     (submissions / f"{HOSTILE_ID}.py").write_bytes(b"\x00 not text")
-    # pair.py and pair.ipynb both hold work: both graded, the .py as pair-2, recorded as pair's.
+    # pair.py and pair.ipynb both hold work and no order is known: the one holding more is graded, the other said.
     (submissions / "pair.py").write_text(STUB.read_text().replace(
         '    raise NotImplementedError("head_dimension is not written yet")', "    return model_dim // num_heads"))
     (submissions / "pair.ipynb").write_text(json.dumps(notebook_document(SOLUTION.read_text())))
@@ -212,14 +212,13 @@ def graded(tmp_path_factory):
 def test_results_json_records_which_entry_each_id_was_graded_from(graded):
     document = handmade_class.read_results(graded)
     graded_from = {sid: result["graded_from"] for sid, result in document["submissions"].items()}
-    assert graded_from == {
-        "dup": "dup.py", "dup-2": "dup.zip", "pair": "pair.ipynb", "pair-2": "pair.py", HOSTILE_ID: f"{HOSTILE_ID}.py",
-    }
-    assert document["submissions"]["pair-2"]["same_student_as"] == "pair"
-    assert "both hold work" in document["submissions"]["pair-2"]["intake_note"]
-    assert (document["submissions"]["pair"]["score"], "same_student_as" in document["submissions"]["pair"]) == (100, False)
+    assert graded_from == {"dup": "dup.py", "pair": "pair.ipynb", HOSTILE_ID: f"{HOSTILE_ID}.py"}  # one entry per student
+    assert document["submissions"]["pair"]["score"] == 100
+    assert "superseded: pair.py (writes 1 of the exercise's 7 functions, 6 left as stubs)" in document["submissions"]["pair"]["intake_note"]
     expected = (
-        "graded dup.py (writes 7 of the exercise's 7 functions); not graded: dup.ipynb (writes 0 of the exercise's 7 functions, "
+        "graded dup.py (writes 7 of the exercise's 7 functions): no order of these attempts is known (not all named by Canvas, "
+        "no submission time for each file): the one that holds the most work; superseded: dup.zip (defines none of the "
+        "exercise's 7 functions and has a syntax error); not graded: dup.ipynb (writes 0 of the exercise's 7 functions, "
         "7 left as stubs); one student's files by their name (the same, another extension)"
     )
     assert document["submissions"]["dup"]["graded_file"] == document["submissions"]["dup"]["intake_note"] == expected
@@ -234,13 +233,13 @@ def test_results_json_records_which_entry_each_id_was_graded_from(graded):
 def test_every_batch_writes_the_report_with_the_entries_names(graded):
     page = (graded / "report.html").read_text(encoding="utf-8")
     assert "<h1>Class report: Traced</h1>" in page
-    assert '<td class="text name">dup.zip</td>' in page and '<span id="refused-count">1</span>' in page
+    assert '<td class="text name">pair.ipynb</td>' in page and '<span id="refused-count">1</span>' in page
     assert HOSTILE_ID not in page
     ignored = re.search(r'<ul id="ignored">(.*?)</ul>', page, re.S)[1]
     assert "<code>README.txt</code>: a README file" in ignored and "<code>scores.csv</code>: a spreadsheet" in ignored
     assert "<code>dup</code>: graded dup.py" in re.search(r'<ul id="several-files">(.*?)</ul>', page, re.S)[1]
     assert sorted(path.name for path in (graded / "feedback").glob("*.html")) == sorted(
-        f"{untrusted.file_stem(sid)}.html" for sid in ("dup", "dup-2", "pair", "pair-2", HOSTILE_ID)
+        f"{untrusted.file_stem(sid)}.html" for sid in ("dup", "pair", HOSTILE_ID)
     )
 
 

@@ -55,10 +55,12 @@ def test_the_summary_says_why_each_0_is_a_0():
         "c": result(status="graded", raw_score=1, late={"penalty": 1}),
         "d": result(status="graded", override={"score": 0, "reason": "plagiarism"}),
         "e": result(status="not written"),
-        "f": {"status": "no result"},
+        "f": {"status": "no result", "student": {"name": "Roe, Bob", "on_roster": True}},
     }
-    text = summary.summary(documents, None, Path("OUT"), 5, ["zed"])
-    assert "5 graded (5 in this run), mean 0.0, median 0 of 1" in text
+    not_applied = [{"file": "overrides.csv", "line": 3, "key": "zed", "what": "override", "reason": "no submission by that name"}]
+    text = summary.summary(documents, None, Path("OUT"), 5, not_applied, ["results/old.json"])
+    assert "5 students graded (5 in this run), mean 0.0, median 0 of 1" in text
     assert "5 at 0: 2 not written, 1 syntax error, 1 late, 1 override" in text
-    assert "1 without a result (the grader failed; see OUT/batch.log): f" in text
-    assert "override for zed: no submission by that id, not applied" in text
+    assert "1 without a result (the grader failed; see OUT/batch.log): Roe, Bob" in text  # the roster's name, not the file's
+    assert "NOT APPLIED: overrides.csv:3: override for 'zed': no submission by that name" in text
+    assert "1 file of entries no longer graded (an earlier attempt, or gone from the submissions) moved to OUT/superseded: results/old.json" in text

@@ -9,14 +9,33 @@ again from their checks, the course's late policy and the overrides file
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
-from grader.batch import grade_trail
+from grader.batch import course_inputs, grade_trail
+from grader.feedback.diagnosis_text import check_name
 from grader.scoring import TEST_FIELDS
 
 # The failed weights checks whose pictures a feedback page draws (grader/batch/feedback_pages.py);
 # one mistake usually fails many, and the rest say the same on other data.
 PICTURES_SHOWN = 3
+
+
+def student_name(student_id: str, result: dict) -> str:
+    """A student as people read them: the roster's name the batch recorded (``student``), else
+    the entry's id (a file's name, which may be Canvas's 50 characters)."""
+    student = result.get("student") if isinstance(result, dict) else None
+    name = student.get("name") if isinstance(student, dict) else None
+    return name if isinstance(name, str) and name.strip() else student_id
+
+
+def roster_name(result: dict) -> str | None:
+    """The student's name as the roster gives it (the batch recorded it with ``on_roster``), or
+    None: what a feedback page is titled with instead of the file's stem."""
+    student = result.get("student") if isinstance(result, dict) else None
+    if isinstance(student, dict) and student.get("on_roster") is True and isinstance(student.get("name"), str):
+        return student["name"].strip() or None
+    return None
 
 
 def has_picture(test: dict) -> bool:
@@ -132,23 +151,36 @@ def _as_test(row: list, check: list, student_id: str) -> dict:
     }
 
 
-def read_class_results(path: Path, adjustments: grade_trail.Adjustments | None = None) -> dict:
+def read_class_results(path: Path, course=None) -> dict:
     """A class's results.json as the batch wrote it, each student's trail derived again with the
-    course's ``adjustments`` (none: no course file), or ``ValueError`` naming the first thing
-    that is not (a hand edit, a truncated copy, an overrides file changed since the batch): the
-    report and the export read every submission's score, and would otherwise end in a traceback
-    or export a wrong grade."""
+    ``course``'s files (grader/batch/course.py's Course; None: no course file), or ``ValueError``
+    naming the first thing that is not (a hand edit, a truncated copy, an overrides file changed
+    since the batch): the report and the export read every submission's score, and would
+    otherwise end in a traceback or export a wrong grade."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as error:
         raise ValueError(f"{path} is not JSON ({error})") from None
-    return checked(document, path, adjustments)
+    return checked(document, path, adjustments_for(document, course))
 
 
-def checked(document: dict, path: Path, adjustments: grade_trail.Adjustments | None = None) -> dict:
+def adjustments_for(document: dict, course) -> course_inputs.Adjustments:
+    """The ``course``'s files read, and every name in them resolved as the batch resolved it
+    (grader/batch/identity.py, with the roster and the class's ids: each the file stem of the
+    entry graded); ``ValueError`` (course_inputs.Refused) naming every problem."""
+    ids = []
+    if isinstance(document, dict):
+        for key in ("submissions", "not_graded"):
+            if isinstance(document.get(key), dict):
+                ids += [sid for sid in document[key] if isinstance(sid, str)]
+    return course_inputs.adjustments(course, ids)
+
+
+def checked(document: dict, path: Path, adjustments: course_inputs.Adjustments | None = None) -> dict:
     """``read_class_results`` on a class file already parsed (``path``: where it was read, for the
-    messages); ``document`` itself is left as it is."""
-    adjustments = adjustments or grade_trail.Adjustments()
+    messages), with the course's ``adjustments`` (``adjustments_for``; None: no course file);
+    ``document`` itself is left as it is."""
+    adjustments = adjustments or course_inputs.Adjustments()
     document = expanded(document)
     submissions = document.get("submissions") if isinstance(document, dict) else None
     if not isinstance(submissions, dict):
@@ -170,6 +202,13 @@ def checked(document: dict, path: Path, adjustments: grade_trail.Adjustments | N
         if not all(isinstance(test, dict) for test in result.get("tests", [])):
             raise ValueError(f"{where} has a test that is not one of the class's checks (edited by hand? regrade it "
                              "with `python -m grader batch --force`)")
+    if problem := _checks_not_the_class(submissions):
+        sid, what = problem
+        raise ValueError(
+            f"{path}: submission {sid!r}: field 'tests' {what} (edited by hand? every student is graded on the same checks; "
+            "regrade it with `python -m grader batch --force`, and change a score in the overrides file, never in results.json)"
+        )
+    for sid, result in submissions.items():
         try:
             grade_trail.verify(result, adjustments, sid)
         except grade_trail.TrailError as error:
@@ -179,5 +218,35 @@ def checked(document: dict, path: Path, adjustments: grade_trail.Adjustments | N
             else:
                 why = ("edited by hand? A score is changed in the overrides file, [files] overrides of the course file, "
                        "never in results.json: the next batch would put the graded one back")
-            raise ValueError(f"{where}: {error} ({why})") from None
+            raise ValueError(f"{path}: submission {sid!r}: {error} ({why})") from None
     return document
+
+
+def _checks_not_the_class(submissions: dict[str, dict]) -> tuple[str, str] | None:
+    """The first student whose checks are not the class's, and how: every student of one batch
+    runs the same checks (one grader, one seed), so a check's row deleted, added or copied in
+    results.json would change a score that still adds up. The class's checks are those most of
+    its students hold (of two that differ, the one holding more: a deleted row is the edit that
+    raises a score)."""
+    held = {
+        sid: Counter((str(test.get("group")), check_name(str(test.get("name")), sid)) for test in result.get("tests", []))
+        for sid, result in submissions.items()
+    }
+    kinds = Counter(frozenset(checks.items()) for checks in held.values())
+    if len(kinds) < 2:
+        return None
+    the_class = Counter(dict(max(kinds, key=lambda kind: (kinds[kind], sum(count for _, count in kind)))))
+    for sid, checks in held.items():
+        missing, extra = sorted((the_class - checks).elements()), sorted((checks - the_class).elements())
+        if missing:
+            more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+            return sid, f"lacks the check {_check_text(missing[0])}{more}, which the class's other students have"
+        if extra:
+            more = f" and {len(extra) - 1} more" if len(extra) > 1 else ""
+            return sid, f"holds the check {_check_text(extra[0])}{more} beyond the class's checks (a row added or copied)"
+    return None
+
+
+def _check_text(check: tuple[str, str]) -> str:
+    group, name = check
+    return f"{name!r} ({group})"

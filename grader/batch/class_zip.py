@@ -44,6 +44,7 @@ class Unpacked:
     folder: Path  # the submissions folder to grade
     ignored: list[intake.Ignored] = field(default_factory=list)  # OS leftovers, not written
     not_written: list[intake.Ignored] = field(default_factory=list)  # students' files that could not be written
+    restored: list[str] = field(default_factory=list)  # files in the folder that differed from the zip, rewritten from it
 
 
 def unpack_class_zip(zip_path: Path, out: Path) -> Unpacked:
@@ -86,7 +87,8 @@ def unpack_class_zip(zip_path: Path, out: Path) -> Unpacked:
                     continue
                 target = folder.joinpath(*parts)
                 try:
-                    _write_if_changed(folder, target, data)
+                    if _write_if_changed(folder, target, data):
+                        result.restored.append(printable("/".join(parts)))
                 except OSError as error:  # a name this file system cannot hold (too long, a NUL)
                     if error.errno in DISK_FULL:
                         raise _DiskFull(error) from error
@@ -101,6 +103,25 @@ def unpack_class_zip(zip_path: Path, out: Path) -> Unpacked:
         raise intake.Refused(f"{zip_path.name} is not a readable zip ({type(error).__name__}: {error}).") from None
     _remove_all_but(folder, wanted)
     return result
+
+
+def top_level_entries(zip_path: Path) -> list[tuple[str, bool]] | None:
+    """The entries ``unpack_class_zip`` would write at the top of OUT/unpacked/, as (name, is a
+    folder), read from the zip's listing alone (nothing unpacked, nothing written: the batch checks
+    the course's names against them before it writes anything); None when it cannot be listed."""
+    try:
+        with open(zip_path, "rb") as raw, zipfile.ZipFile(raw) as archive:
+            files = [member for member in archive.infolist() if not member.is_dir()]
+    except Exception:  # noqa: BLE001 - unpack_class_zip says what is wrong with it
+        return None
+    top = _common_top_folder(files)
+    entries: dict[str, bool] = {}
+    for member in files:
+        parts = PurePosixPath(member.filename.replace("\\", "/")).parts
+        parts = parts[len(top):] if parts[: len(top)] == top else parts
+        if parts and not any(_is_leftover(part) for part in parts):
+            entries[parts[0]] = entries.get(parts[0], False) or len(parts) > 1
+    return sorted(entries.items())
 
 
 def _is_leftover(part: str) -> bool:
@@ -123,15 +144,19 @@ def _common_top_folder(files: list[zipfile.ZipInfo]) -> tuple[str, ...]:
     return (paths[0][0],)
 
 
-def _write_if_changed(folder: Path, target: Path, data: bytes) -> None:
+def _write_if_changed(folder: Path, target: Path, data: bytes) -> bool:
+    """Write ``data`` unless the file holds it already; True when a file that differed (edited
+    by hand in OUT/unpacked/) was overwritten: the batch names it, never restores it silently."""
     # Only folders this function made lie between folder and target: check_archive refused
     # links and "..", and the folder is the batch's own, so no path can lead outside it.
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.is_symlink() or (target.exists() and not target.is_file()):
         raise OSError(17, "a folder or link of that name is in the way")
-    if target.is_file() and target.read_bytes() == data:
-        return
+    existed = target.is_file()
+    if existed and target.read_bytes() == data:
+        return False
     target.write_bytes(data)
+    return existed
 
 
 def _remove_all_but(folder: Path, wanted: set[Path]) -> None:

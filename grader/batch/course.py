@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import math
 import re
 import sys
 import tomllib
@@ -41,12 +42,12 @@ max_days = 3                        # later than that: 0
 grace_minutes = 15                  # a submission this close after the deadline is on time
 unknown_delay_days = 1              # late by Canvas's marker alone (no time known): counted as this many days
 
-[extensions]                        # student id = their own deadline
-# smith = "2026-12-07T23:59:00-05:00"
+[extensions]                        # a student's name = their own deadline (any name: login, SIS id, Canvas id, "Last, First")
+# jsmith = "2026-12-07T23:59:00-05:00"
 
 [files]                             # relative to this file's folder
-# roster = "roster.csv"             # the gradebook CSV exported from Canvas (for `export`)
-# overrides = "overrides.csv"       # student,score,reason: applied after grading, kept through regrades
+# roster = "roster.csv"             # the gradebook CSV exported from Canvas: every student's name checked against it
+# overrides = "overrides.csv"       # student,score,reason: applied after grading, kept through regrades; no score: a comment
 # submitted_at = "submitted_at.csv" # student,submitted_at (ISO 8601), as any LMS can export
 
 [handout]                           # what the hand-outs need
@@ -61,17 +62,9 @@ class CourseError(ValueError):
     """A course file that cannot be used; the message names the file, the key and the line."""
 
 
-# What each key may hold: (kind, description) with kind one of the checkers below.
+# What each key may hold: a checker returns the value, or None when it is not of that kind.
 def _text(value):
     return value if isinstance(value, str) and value.strip() else None
-
-
-def _whole(value):
-    return value if type(value) is int else None
-
-
-def _number(value):
-    return value if type(value) in (int, float) else None
 
 
 def _moment(value):
@@ -86,19 +79,61 @@ def _moment(value):
     return None
 
 
+@dataclass(frozen=True)
+class Within:
+    """A number in ``[low, high]`` (whole when ``whole``): finite, so nan and inf never reach
+    the late policy (``min(100, days * nan)`` is 100; an infinite grace overflows a timedelta)."""
+
+    low: float
+    high: float
+    whole: bool = False
+    above_low: bool = False  # the low end itself excluded (points: 0 would divide by nothing)
+    unit: str = ""
+
+    def __call__(self, value):
+        if type(value) is not int and (self.whole or type(value) is not float):  # True is not a number
+            return None
+        if not math.isfinite(value) or value > self.high or value < self.low or (self.above_low and value == self.low):
+            return None
+        return value
+
+    @property
+    def description(self) -> str:
+        kind = "a whole number" if self.whole else "a number"
+        low, high = _number_text(self.low), _number_text(self.high)
+        if self.high >= 2**62:  # no bound a person would reach
+            return f"{kind} {'above ' + low if self.above_low else 'of ' + low + ' or more'}"
+        if self.above_low:
+            return f"{kind} above {low} and at most {high}{self.unit}"
+        return f"{kind} from {low} to {high}{self.unit}"
+
+
+def _number_text(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
 KINDS = {
     _text: "a non-empty string",
-    _whole: "a whole number",
-    _number: "a number",
     _moment: 'a date and time with its UTC offset, e.g. "2026-12-05T23:59:00-05:00"',
 }
 
+
+def kind_of(check) -> str:
+    return check.description if isinstance(check, Within) else KINDS[check]
+
+
 SCHEMA = {
     "assignment": {
-        "name": _text, "lms_id": _whole, "points": _number, "level": _text, "grading_seed": _whole, "deadline": _moment,
+        "name": _text, "lms_id": Within(1, 2**63 - 1, whole=True), "points": Within(0, 1_000_000, above_low=True),
+        "level": _text, "grading_seed": Within(0, 2**63 - 1, whole=True), "deadline": _moment,
     },
-    "late": {"penalty_per_day": _number, "max_days": _whole, "grace_minutes": _number, "unknown_delay_days": _whole},
-    "extensions": None,  # any student id, each a deadline
+    "late": {
+        "penalty_per_day": Within(0, 100, unit=" (percent of the points)"),
+        "max_days": Within(0, 365, whole=True, unit=" (days)"),
+        "grace_minutes": Within(0, 7 * 24 * 60, unit=" (minutes: a week at most)"),
+        "unknown_delay_days": Within(0, 365, whole=True, unit=" (days)"),
+    },
+    "extensions": None,  # any student's name (grader/batch/identity.py), each a deadline
     "files": {"roster": _text, "overrides": _text, "submitted_at": _text},
     "handout": {"install_from": _text, "image": _text, "slug": _text, "hidden_visibility": _text},
 }
@@ -116,7 +151,8 @@ class LatePolicy:
 class Course:
     path: Path
     values: dict  # section -> key -> checked value
-    extensions: dict[str, datetime.datetime] = field(default_factory=dict)
+    extensions: dict[str, datetime.datetime] = field(default_factory=dict)  # as written: a student's name -> deadline
+    lines: dict[tuple[str, str], int] = field(default_factory=dict)  # (section, key) -> its line in the file
 
     def get(self, section: str, key: str, default=None):
         return self.values.get(section, {}).get(key, default)
@@ -148,6 +184,8 @@ class Course:
 
 
 def load(path: Path) -> Course:
+    """The course file, checked: every key known, every value of its kind and in its range.
+    Every problem is said at once, one line each naming the file, the line and the key."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -159,28 +197,43 @@ def load(path: Path) -> Course:
         raise CourseError(f"{path}: not valid TOML: {error}") from None
     values: dict = {}
     extensions: dict = {}
+    lines: dict = {}
+    problems = []
     for section, content in document.items():
         if section not in SCHEMA:
-            raise CourseError(f"{path}:{line_of(text, section)}: unknown section [{section}] (known: {', '.join(SCHEMA)})")
+            problems.append(f"{path}:{line_of(text, section)}: unknown section [{section}] (known: {', '.join(SCHEMA)})")
+            continue
         if not isinstance(content, dict):
-            raise CourseError(f"{path}:{line_of(text, None, section)}: {section} must be a section, [{section}]")
+            problems.append(f"{path}:{line_of(text, None, section)}: {section} must be a section, [{section}]")
+            continue
         keys = SCHEMA[section]
         for key, value in content.items():
+            line = lines[(section, key)] = line_of(text, section, key)
             check = _moment if keys is None else keys.get(key)
             if check is None:
-                raise CourseError(
-                    f"{path}:{line_of(text, section, key)}: unknown key {key!r} in [{section}] (known: {', '.join(keys)})"
-                )
+                problems.append(f"{path}:{line}: unknown key {_cut(key)!r} in [{section}] (known: {', '.join(keys)})")
+                continue
             checked = check(value)
             if checked is None:
-                raise CourseError(
-                    f"{path}:{line_of(text, section, key)}: [{section}] {key} must be {KINDS[check]}, not {value!r}"
-                )
-            if keys is None:
+                problems.append(f"{path}:{line}: [{section}] {_cut(key)} must be {kind_of(check)}, not {_shown(value)}")
+            elif keys is None:
                 extensions[key] = checked
             else:
                 values.setdefault(section, {})[key] = checked
-    return Course(path, values, extensions)
+    if problems:
+        raise CourseError("\n".join(problems))
+    return Course(path, values, extensions, lines)
+
+
+def _shown(value) -> str:
+    """A value in a message: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _cut(key: str) -> str:
+    """A key in a message, cut short (a 200,000-character key still makes a line)."""
+    return key if len(key) <= 60 else key[:57] + "..."
 
 
 def line_of(text: str, section: str | None, key: str | None = None) -> int:
@@ -332,10 +385,22 @@ def run(arguments: argparse.Namespace) -> int:
         arguments.path.write_text(STARTING_FILE, encoding="utf-8")
         print(f"wrote {arguments.path}: edit it, then run the commands from its folder (or give --course {arguments.path})")
         return 0
+    return check(arguments.path)
+
+
+def check(path: Path) -> int:
+    """``course check``: what the course file sets, each name in it and in its files resolved to a
+    student (with the roster), and every problem the batch would refuse, each with its file and
+    line (on stderr); 2 when there is any."""
+    from grader import untrusted
+    from grader.batch import course_inputs
+    from grader.batch.identity import Identities
+
     try:
-        course = load(arguments.path)
+        course = load(path)
     except CourseError as error:
-        print(f"error: {error}", file=sys.stderr)
+        for line in str(error).splitlines():
+            print(f"error: {line}", file=sys.stderr)
         return 2
     for section, values in course.values.items():
         for key, value in values.items():
@@ -343,4 +408,26 @@ def run(arguments: argparse.Namespace) -> int:
             print(f"[{section}] {key} = {shown}")
     for student, deadline in course.extensions.items():
         print(f"[extensions] {student} = {deadline.isoformat()}")
+    inputs = course_inputs.read(course)
+    problems = list(inputs.problems)
+    if not problems:
+        identities = Identities(inputs.rows)
+        resolved = course_inputs.resolve(inputs, identities)
+        problems += resolved.errors
+        if inputs.rows is None:
+            print(
+                "no roster ([files] roster): the students' names in [extensions], submitted_at.csv and overrides.csv are "
+                "matched to the submissions' file names when the batch runs; a name that matches none is listed there, not applied"
+            )
+        else:
+            print(f"roster: {course.file('roster')}, {len(inputs.rows)} students")
+            for assigned in (resolved.extensions, resolved.times, resolved.overrides):
+                for keyed, _ in [*assigned.by_student.values(), *assigned.by_entry.values()]:
+                    student = identities.resolve(keyed.key).student
+                    print(f"{keyed.where}: {keyed.what} for {untrusted.printable(keyed.key)}: {untrusted.printable(student.name)}")
+    for problem in problems:
+        print(f"error: {untrusted.printable(problem)}", file=sys.stderr)
+    if problems:
+        print(f"{len(problems)} problem{'s' if len(problems) != 1 else ''}: the batch refuses to run until they are fixed", file=sys.stderr)
+        return 2
     return 0

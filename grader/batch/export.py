@@ -9,13 +9,16 @@
 one row per roster student in the roster's order, the final score scaled to ``--points``
 (default 100), empty where the student has no submission. The final score is derived here
 again (grader/batch/grade_trail.py: the checks' outcomes and points, the course's late policy,
-the overrides file), and a results.json that no longer agrees is refused, naming the student
-and the field: the number sent is the one each student's feedback page shows, out of the
+the overrides file, each row resolved to its student as the batch resolved it:
+grader/batch/course_inputs.py), and a results.json that no longer agrees is refused, naming the
+student and the field: the number sent is the one each student's feedback page shows, out of the
 grader's points. ``--format plain`` writes the roster's columns, the final score, its trail
 (raw score, late penalty, override and its reason, an instructor's comment) and the points per
 group, for Moodle and spreadsheets. The course file (grader/batch/course.py) supplies
 ``--assignment`` ("name (lms_id)"), ``--points`` and ``--roster``. Which
-submission is whose: ``grader/batch/roster.py``. Roster students without a submission and
+submission is whose: ``grader/batch/identity.py``, the rule every instructor's file follows
+(a roster row's SIS Login ID, SIS User ID, Canvas ID or name, or the user id in a name Canvas's
+"Download Submissions" gave). Roster students without a submission and
 submissions not on the roster are printed and recorded in ``OUT/export.json``, and the
 class report (rebuilt here) lists them.
 
@@ -43,7 +46,7 @@ import time
 from pathlib import Path
 
 from grader import results, settings, untrusted
-from grader.batch import class_results, feedback_zip, grade_trail, roster
+from grader.batch import class_results, feedback_zip, identity, roster
 from grader.scoring import GROUP_TITLES, GROUPS
 
 MATCH_FILE = "export.json"  # read by grader/batch/report.py
@@ -72,26 +75,26 @@ def run(arguments: argparse.Namespace) -> int:
     if not (arguments.out / "results.json").is_file():
         print(f"error: {arguments.out} holds no results.json: run `python -m grader batch` first", file=sys.stderr)
         return 2
+    course = getattr(arguments, "course_settings", None)
     try:
-        adjustments = grade_trail.read_adjustments(getattr(arguments, "course_settings", None))
-        document = class_results.read_class_results(arguments.out / "results.json", adjustments)
+        document = class_results.read_class_results(arguments.out / "results.json", course)
         rows = roster.read_roster(arguments.roster)
-    except (OSError, ValueError) as error:  # RosterError is a ValueError
-        print(f"error: {error}", file=sys.stderr)
+    except (OSError, ValueError) as error:  # RosterError and course_inputs.Refused are ValueErrors
+        for line in str(error).splitlines():
+            print(f"error: {line}", file=sys.stderr)
         return 2
     submissions = document.get("submissions", {})
     # A student whose grading failed has no result, but has handed in: matched like the others
     # (their cell left empty and said), never reported as "without a submission".
     not_graded = [sid for sid in document.get("not_graded") or {} if sid not in submissions]
-    same_student = {sid: str(result["same_student_as"]) for sid, result in submissions.items() if result.get("same_student_as")}
-    found = roster.match([*submissions, *not_graded], rows, same_student)
+    found = identity.match([*submissions, *not_graded], rows)
     if arguments.format == "canvas":
         text = canvas_csv(found, submissions, arguments.assignment, arguments.points)
     else:
         text = plain_csv(found, submissions, arguments.points)
     results.write_atomically(arguments.file, text)
     results.write_atomically(arguments.out / MATCH_FILE, json.dumps(match_record(found, arguments, submissions), indent=2) + "\n")
-    _rebuild_report(arguments.out, adjustments)
+    _rebuild_report(arguments.out, course)
     _print_summary(found, arguments.file, not_graded, submissions)
     if arguments.format == "canvas" and not CANVAS_COLUMN_ID.search(arguments.assignment):
         print(f"WARNING: {untrusted.printable(column_without_id_warning(arguments.assignment))}", file=sys.stderr)
@@ -130,7 +133,7 @@ def _write_feedback_zip(arguments: argparse.Namespace, document: dict) -> None:
             print(f"  {untrusted.printable(sid)}: {untrusted.printable(why)}")
 
 
-def higher_grades_not_sent(found: roster.Match, submissions: dict[str, dict]) -> list[str]:
+def higher_grades_not_sent(found: identity.Match, submissions: dict[str, dict]) -> list[str]:
     """One sentence per roster student for whom another of their submissions scored higher
     than the one exported: the LMS would get the lower grade, so the instructor is told."""
     warnings = []
@@ -142,7 +145,8 @@ def higher_grades_not_sent(found: roster.Match, submissions: dict[str, dict]) ->
             best, fraction = max(better, key=lambda item: item[1])
             warnings.append(
                 f"{roster.describe(found.rows[row])}: exported {sent} ({score:.0%}), but {best} scored {fraction:.0%}; "
-                "the higher grade was NOT sent. Keep one entry per student in the submissions folder and grade again."
+                "the higher grade was NOT sent. Give the batch this roster ([files] roster in the course file): it grades one entry "
+                "per student, the latest attempt; then grade again."
             )
     return warnings
 
@@ -151,7 +155,7 @@ def _fraction(document: dict | None) -> float:
     return document["score"] / document["max_score"] if document and document.get("max_score") else 0.0
 
 
-def canvas_csv(found: roster.Match, submissions: dict[str, dict], assignment: str, points: float) -> str:
+def canvas_csv(found: identity.Match, submissions: dict[str, dict], assignment: str, points: float) -> str:
     buffer = io.StringIO()
     table = csv.writer(buffer)
     table.writerow([*roster.COLUMNS, assignment])
@@ -163,7 +167,7 @@ def canvas_csv(found: roster.Match, submissions: dict[str, dict], assignment: st
     return buffer.getvalue()
 
 
-def plain_csv(found: roster.Match, submissions: dict[str, dict], points: float) -> str:
+def plain_csv(found: identity.Match, submissions: dict[str, dict], points: float) -> str:
     groups = [g for g in GROUPS if any(g in d.get("groups", {}) for d in submissions.values())]
     group_max = {g: max(d["groups"][g]["max"] for d in submissions.values() if g in d.get("groups", {})) for g in groups}
     # The roster's identity columns (its other assignments' columns stay in the LMS).
@@ -214,7 +218,7 @@ def number(value: float) -> str:
     return "0" if text == "-0" else text
 
 
-def match_record(found: roster.Match, arguments: argparse.Namespace, submissions: dict[str, dict]) -> dict:
+def match_record(found: identity.Match, arguments: argparse.Namespace, submissions: dict[str, dict]) -> dict:
     return {
         "assignment": arguments.assignment,
         "roster": arguments.roster.name,
@@ -232,13 +236,13 @@ def match_record(found: roster.Match, arguments: argparse.Namespace, submissions
     }
 
 
-def _print_summary(found: roster.Match, file: Path, not_graded: list[str], submissions: dict[str, dict]) -> None:
+def _print_summary(found: identity.Match, file: Path, not_graded: list[str], submissions: dict[str, dict]) -> None:
     print(f"{file}: {len(found.submission_of_row)} of {len(found.rows)} roster students have a submission")
     failed = [sid for sid in found.submission_of_row.values() if sid in not_graded]
     if failed:
         print(f"{len(failed)} on the roster whose submission could not be graded (left empty; see OUT/batch.log, then regrade):")
         for sid in failed:
-            print(f"  {untrusted.printable(sid)}")
+            print(f"  {untrusted.printable(found.names.get(sid, sid))}")
     missing = found.without_submission
     if missing:
         print(f"{len(missing)} on the roster without a submission (left empty):")
@@ -246,16 +250,24 @@ def _print_summary(found: roster.Match, file: Path, not_graded: list[str], submi
             print(f"  {untrusted.printable(roster.describe(row))}")
     overridden = [sid for sid in found.submission_of_row.values() if (submissions.get(sid) or {}).get("override")]
     if overridden:
-        print(f"{len(overridden)} overridden scores sent (the overrides file): {', '.join(map(untrusted.printable, overridden))}")
+        names = ", ".join(untrusted.printable(found.names.get(sid, sid)) for sid in overridden)
+        print(f"{len(overridden)} overridden scores sent (the overrides file): {names}")
     if found.not_on_roster:
         print(f"{len(found.not_on_roster)} submissions not on the roster (not exported):")
         for sid, why in found.not_on_roster.items():
-            print(f"  {untrusted.printable(sid)}: {untrusted.printable(why)}")
+            print(f"  {untrusted.printable(_with_name(found, sid))}: {untrusted.printable(why)}")
 
 
-def _rebuild_report(out: Path, adjustments: grade_trail.Adjustments) -> None:
+def _with_name(found: identity.Match, sid: str) -> str:
+    """A submission as people read it: the name its own file gives (Canvas's "smithjane (1234)"),
+    and its id when that says more."""
+    name = found.names.get(sid, sid)
+    return sid if name == sid else f"{name}: {sid}"
+
+
+def _rebuild_report(out: Path, course) -> None:
     try:
         from grader.batch import report
     except ImportError:  # matplotlib missing: the CSV and export.json are written all the same
         return
-    report.write_report(out, adjustments=adjustments)
+    report.write_report(out, course=course)

@@ -20,6 +20,7 @@ import mistune
 
 from grader.batch import attention_picture
 from grader.batch.class_results import PICTURES_SHOWN, has_picture
+from grader.feedback.diagnosis_text import check_name
 
 CONTENT_SECURITY_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 STYLE = """
@@ -44,11 +45,12 @@ class _TextOnlyLinks(mistune.HTMLRenderer):
 _markdown = mistune.create_markdown(renderer=_TextOnlyLinks(escape=True), plugins=["table"])
 
 
-def render_page(student_id: str, markdown_text: str, output: str = "", tests: list[dict] = ()) -> str:
+def render_page(student_id: str, markdown_text: str, output: str = "", tests: list[dict] = (), name: str | None = None) -> str:
     """The whole HTML page; ``output`` (what the code printed) is shown to instructors as text;
-    ``tests`` (the result's) give the pictures of the failed weights checks."""
+    ``tests`` (the result's) give the pictures of the failed weights checks; ``name`` (the
+    roster's, where the batch had one) titles the page instead of the id."""
     feedback = _markdown(markdown_text)
-    pictures = pictures_html(tests)
+    pictures = pictures_html(tests, student_id)
     # Before the list of failing checks (a heading the grader writes, never a student's text).
     for heading in ("<h2>What to fix</h2>", "<h2>Failing checks</h2>"):
         if pictures and heading in feedback:
@@ -61,11 +63,12 @@ def render_page(student_id: str, markdown_text: str, output: str = "", tests: li
 {pictures}
 {printed}
 </main>"""
-    return html_page(f"Feedback for {html.escape(student_id)}", body, STYLE, CONTENT_SECURITY_POLICY)
+    return html_page(f"Feedback for {html.escape(name or student_id)}", body, STYLE, CONTENT_SECURITY_POLICY)
 
 
-def pictures_html(tests: list[dict]) -> str:
-    """The first failed weights checks, each the student's matrix beside the reference's."""
+def pictures_html(tests: list[dict], submission: str = "") -> str:
+    """The first failed weights checks, each the student's matrix beside the reference's (each
+    check named without the ``submission``'s id: diagnosis_text.check_name)."""
     drawn = [test for test in tests if has_picture(test)]
     if not drawn:
         return ""
@@ -74,7 +77,7 @@ def pictures_html(tests: list[dict]) -> str:
         picture = test["attention"]
         parts.append(
             f"<figure><img src=\"{attention_picture.data_url(picture)}\" alt=\"{html.escape(attention_picture.label(picture))}\">"
-            f"<figcaption><strong>{html.escape(test['name'])}</strong>: {html.escape(picture['what'])},"
+            f"<figcaption><strong>{html.escape(check_name(test['name'], submission))}</strong>: {html.escape(picture['what'])},"
             f" {html.escape(picture['where'])}. {html.escape(attention_picture.CAPTION)}.</figcaption></figure>"
         )
     if len(drawn) > PICTURES_SHOWN:

@@ -4,8 +4,10 @@ The final score is derived, never read back: each check's outcome times its poin
 grader's own, ``@pytest.mark.points`` in its test modules: grader/scoring.py's grader_points)
 gives each group's points and the raw score; the course's deadline, extensions, submission
 times and late policy give the penalty; the overrides file gives the override, or a comment
-(a reason without a score, which changes no score). ``derive`` is the one function that does
-it; the batch (grader/batch/run.py) stores what it gives in results.json (``raw_score``,
+(a reason without a score, which changes no score). Which row of the course's files is whose,
+and how late each file is, the course's ``Adjustments`` say (grader/batch/course_inputs.py: one
+reader of those files, every name resolved by grader/batch/identity.py, as the batch resolved
+it). ``derive`` is the one function that does it; the batch (grader/batch/run.py) stores what it gives in results.json (``raw_score``,
 ``late``, ``override``, ``comment``, ``score`` = the final one, beside ``groups`` and
 ``max_score``), and every reader (the export, the report: grader/batch/class_results.py's
 read_class_results) derives it again and refuses a stored figure that disagrees, or a
@@ -18,11 +20,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import TYPE_CHECKING
 
 from grader import __version__
 from grader.batch import late_work, overrides
 from grader.batch.late_work import Lateness
 from grader.scoring import GROUPS, grader_points
+
+if TYPE_CHECKING:
+    from grader.batch.course_inputs import Adjustments
 
 
 class TrailError(ValueError):
@@ -35,57 +41,6 @@ class TrailError(ValueError):
         # A late record, an override or a comment the course's files no longer give: the files
         # may have changed since the batch, or results.json been edited.
         self.by_course = by_course
-
-
-# --- what the course adds: read once per command, the same for the batch, the export, the report
-
-
-@dataclasses.dataclass
-class Adjustments:
-    """What the course adds to the tests' scores: the deadline, its policy, the overrides file."""
-
-    course: object = None  # grader/batch/course.py's Course, or None: no course file read
-    submitted_at: dict = dataclasses.field(default_factory=dict)
-    overrides: dict = dataclasses.field(default_factory=dict)
-
-    def lateness(self, student_id: str, entry_name: str) -> Lateness | None:
-        """How late ``student_id``'s submission (graded from ``entry_name``, whose Canvas name may
-        carry Canvas's late marker) is, by the course; None when there is no deadline."""
-        course = self.course
-        if course is None or course.deadline is None:
-            return None
-        extended = student_id in course.extensions
-        deadline = course.extensions.get(student_id, course.deadline)
-        return late_work.lateness(
-            self.submitted_at.get(student_id), late_work.canvas_marked_late(entry_name),
-            "submitted_at", deadline, course.late, extended=extended,
-        )
-
-    def override(self, student_id: str) -> overrides.Override | None:
-        return self.overrides.get(student_id)
-
-    def where(self, key: str) -> str:
-        """Why no record of ``key`` ("late", "override", "comment") can come from the course here,
-        for a refusal's message; "" when the course's files are read."""
-        if self.course is None:
-            return "no course file is read here (course.toml in the working directory, or --course PATH)"
-        if key == "late" and self.course.deadline is None:
-            return f"{self.course.path.name} sets no [assignment] deadline"
-        if key in ("override", "comment") and self.course.file("overrides") is None:
-            return f"{self.course.path.name} names no overrides file ([files] overrides)"
-        return ""
-
-
-def read_adjustments(course) -> Adjustments:
-    """The course's overrides file and submission times, read (and checked) where they are named."""
-    if course is None:
-        return Adjustments()
-    adjustments = Adjustments(course)
-    if (path := course.file("overrides")) is not None:
-        adjustments.overrides = overrides.read_overrides(path)
-    if (path := course.file("submitted_at")) is not None:
-        adjustments.submitted_at = late_work.read_submitted_at(path)
-    return adjustments
 
 
 # --- the derivation ----------------------------------------------------------------------
@@ -103,7 +58,7 @@ class Graded:
 @dataclasses.dataclass(frozen=True)
 class Trail:
     fields: dict  # raw_score, max_score, groups, late?, override?, comment?, score (the final one)
-    notes: tuple[str, ...] = ()  # what was not applied, and why (for the run's log)
+    notes: tuple[str, ...] = ()  # why the override was not applied (the run lists it with the rows not applied)
 
     @property
     def final(self) -> int | float:
@@ -186,7 +141,7 @@ def adjust(raw: int | float, max_score: int, late: Lateness | None, override: ov
         if override.score is None:
             fields["comment"] = override.reason
         elif override.score > max_score:
-            notes.append(f"override {override.score} is above max_score {max_score}; not applied")
+            notes.append(f"its score {override.score} is above max_score {max_score}")
         else:
             fields["override"] = {"score": override.score, "reason": override.reason}
             final = override.score

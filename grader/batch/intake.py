@@ -20,6 +20,7 @@ that is not the student's), and bounds how deep and how wide it looks into a fol
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import io
 import os
@@ -29,12 +30,12 @@ import stat
 import tokenize
 import unicodedata
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from grader.batch.identity import Identities, Student
 from grader.reading import work_held
-from grader.batch.canvas_names import parse_canvas_name
 from grader.reading.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
 from grader.reading.notebooks import notebook_code_with_spans
 from grader.untrusted import file_stem, printable
@@ -76,7 +77,6 @@ class Entry:
     # Set by the batch when this student handed in several entries (one_entry_per_student):
     # which was graded, which not, and why; shown in the log, the result and the report.
     note: str = ""
-    same_student_as: str = ""  # the id of this student's other entry that also holds work
 
 
 class Refused(Exception):
@@ -131,7 +131,12 @@ def not_a_submission(name: str, is_folder: bool = False) -> str | None:
 
 def student_id_of(entry: Path) -> str:
     """``alice.py`` -> ``alice``; a folder keeps its whole name (a dot in it is not an extension)."""
-    name = entry.name if stat.S_ISDIR(_lstat_mode(entry) or 0) else entry.stem
+    return id_of_name(entry.name, stat.S_ISDIR(_lstat_mode(entry) or 0))
+
+
+def id_of_name(name: str, is_folder: bool) -> str:
+    """``student_id_of`` for an entry known by its name alone (a class zip's listing)."""
+    name = name if is_folder else Path(name).stem
     # Control characters and bytes that are not UTF-8 are escaped: the id is shown in logs,
     # on terminals and in the gradebook (grader/untrusted.py).
     # One spelling per name: macOS writes NFD (e + combining accent), most others NFC, and
@@ -179,94 +184,102 @@ def stage_all(submissions: Path, staging: Path) -> list[Entry]:
 
 
 @dataclass(frozen=True)
-class Merge:
-    """One student's entries resolved to the one that is graded, and why."""
+class Attempts:
+    """One student's several entries resolved to the one that is graded, and why."""
 
     same_student: str  # what proves the entries are one student's
     graded: str  # the entry graded
     graded_holds: str  # what it holds (work_held.Work.describe)
-    not_graded: tuple[Ignored, ...]  # the others, each with what it holds
+    rule: str  # why that one: the latest attempt, and how "latest" was known
+    superseded: tuple[Ignored, ...] = ()  # earlier attempts, each with why it is earlier
+    set_aside: tuple[Ignored, ...] = ()  # entries that hold none of the work, with what they hold
+
+    @property
+    def not_graded(self) -> tuple[Ignored, ...]:
+        return self.superseded + self.set_aside
 
     def sentence(self) -> str:
         """For the log, the student's result and the report."""
-        others = "; ".join(f"{other.name} ({other.reason})" for other in self.not_graded)
-        return f"graded {self.graded} ({self.graded_holds}); not graded: {others}; one student's files by {self.same_student}"
+        parts = [f"graded {self.graded} ({self.graded_holds}): {self.rule}"]
+        if self.superseded:
+            parts.append("superseded: " + "; ".join(f"{other.name} ({other.reason})" for other in self.superseded))
+        if self.set_aside:
+            parts.append("not graded: " + "; ".join(f"{other.name} ({other.reason})" for other in self.set_aside))
+        return "; ".join(parts) + f"; one student's files by {self.same_student}"
 
 
 @dataclass(frozen=True)
 class Students:
-    """The entries to grade, and how one student's several entries were resolved."""
+    """The entries to grade, one per student, and how one student's several entries were resolved."""
 
     entries: list[Path]  # in entry order
-    merged: dict[Path, Merge]  # graded entry -> what was merged into it
-    kept_apart: dict[Path, str]  # entry -> why it is graded beside another of the same student's
-    beside: dict[Path, Path] = field(default_factory=dict)  # such an entry -> the one it is graded beside
+    attempts: dict[Path, Attempts]  # graded entry -> what was resolved into it
+    student_of: dict[Path, Student] = field(default_factory=dict)  # every entry -> its student
 
 
-def one_entry_per_student(paths: list[Path]) -> Students:
-    """Entries of one student resolved to the one that holds the work, before ids are given.
+def one_entry_per_student(
+    paths: list[Path], identities: Identities | None = None, submitted_at: Callable[[str], datetime.datetime | None] | None = None,
+) -> Students:
+    """One graded entry per student: the latest attempt.
 
-    Entries are one student's only when that is certain: the same name with another
-    extension (``alice.py``, ``alice.ipynb``), or Canvas's "Download Submissions" names of one
-    user (canvas_names.parse_canvas_name: the same name and user id, each file its own
-    attachment id; two files claiming one attachment id are not Canvas's, so
-    ``section_2_1_alice.py`` and ``section_2_1_bob.py`` stay two students). Only ``.py`` and
-    ``.ipynb`` files are compared; folders and archives stay entries of their own.
+    Whose entry each is: grader/batch/identity.py (``identities``, built from the roster and
+    the entries' names; without one, from the names alone): the same name with another
+    extension (``alice.py``, ``alice.ipynb``), Canvas's "Download Submissions" names of one
+    user, or names the roster gives one student (a login and a Canvas name).
 
-    Of one student's files, the one holding the most work is graded (work_held.most_work:
-    the exercise's functions written, read from the syntax tree, never run). A file that
-    writes none of them would score 0, so it is set aside and named; if another file also
-    writes some, no reading of the code can say which would score higher, so it is graded
-    too, as an entry of its own, and said (the export then warns when it scored higher).
+    Of one student's entries, those that hold none of the exercise's work (no function written,
+    and no syntax error where one was being written: an untouched notebook, a helpers module,
+    a scratch file) are set aside. Of the others, the latest attempt is graded and the rest are
+    superseded, all said: the latest by the submission time of each file where one is known
+    (``submitted_at``: a time given for the file by its Canvas download name), else by
+    Canvas's order (an uploaded file's attachment id is the database id Canvas gives it as it is
+    uploaded, so a later upload has a higher one; a file uploaded again under the same name is
+    renamed ``name-1.py``, ``name-2.py``: canvas-lms Attachment.make_unique_filename), else, when
+    no order is known (two files of one name that Canvas did not name), the one holding the most
+    work (work_held.most_work), said as such.
     """
-    candidates = [path for path in paths if path.suffix.lower() in (".py", ".ipynb") and stat.S_ISREG(_lstat_mode(path) or 0)]
+    stems = {path: student_id_of(path) for path in paths}
+    identities = identities or Identities(None, stems.values())
+    submitted_at = submitted_at or (lambda stem: None)
+    student_of = {path: identities.student_of(stems[path]) for path in paths}
     groups: dict[str, list[Path]] = {}
-    reasons: dict[str, str] = {}
-    for path, (key, reason) in _owners(candidates).items():
-        groups.setdefault(key, []).append(path)
-        reasons[key] = reason
-    merged: dict[Path, Merge] = {}
-    kept_apart: dict[Path, str] = {}
-    beside: dict[Path, Path] = {}
-    set_aside: set[Path] = set()
-    for key, group in groups.items():
+    for path in paths:
+        groups.setdefault(student_of[path].key, []).append(path)
+    attempts: dict[Path, Attempts] = {}
+    left_out: set[Path] = set()
+    for group in groups.values():
         if len(group) < 2:
             continue
         work = {path: _work_in(path) for path in group}
-        chosen = group[work_held.most_work([(path.name, work[path]) for path in group])]
-        others = [path for path in group if path != chosen]
-        empty = [path for path in others if not work[path].written]
-        if empty:
-            not_graded = tuple(Ignored(printable(path.name), work[path].describe()) for path in empty)
-            merged[chosen] = Merge(reasons[key], printable(chosen.name), work[chosen].describe(), not_graded)
-            set_aside.update(empty)
-        for path in others:
-            if work[path].written:
-                beside[path] = chosen
-                kept_apart[path] = (
-                    f"{printable(path.name)} ({work[path].describe()}) is graded as an entry of its own beside "
-                    f"{printable(chosen.name)} ({work[chosen].describe()}): both hold work, one student's files by {reasons[key]}"
-                )
-    return Students([path for path in paths if path not in set_aside], merged, kept_apart, beside)
+        holding = [path for path in group if work[path].written or work[path].syntax_error] or group
+        chosen, rule, why_earlier = _latest(holding, work, {path: submitted_at(stems[path]) for path in holding},
+                                           {path: identities.canvas.get(stems[path]) for path in holding})
+        superseded = tuple(Ignored(printable(path.name), why_earlier(path)) for path in holding if path != chosen)
+        set_aside = tuple(Ignored(printable(path.name), work[path].describe()) for path in group if path not in holding)
+        same = identities.same_student_because([stems[path] for path in group])
+        attempts[chosen] = Attempts(same, printable(chosen.name), work[chosen].describe(), rule, superseded, set_aside)
+        left_out.update(path for path in group if path != chosen)
+    return Students([path for path in paths if path not in left_out], attempts, student_of)
 
 
-def _owners(candidates: list[Path]) -> dict[Path, tuple[str, str]]:
-    """Whose entry each candidate is: a grouping key, and the reason two entries sharing it are one student's."""
-    named = {path: parse_canvas_name(path.name) for path in candidates}
-    # Each uploaded file has its own attachment id (Canvas's database id for the file): two
-    # files of one "user" claiming the same id (other than one file's .py and .ipynb) were
-    # not named by Canvas, and are told apart by their names alone.
-    stems: dict[tuple[str, str, str], set[str]] = {}
-    for path, canvas in named.items():
-        if canvas is not None:
-            stems.setdefault((canvas.name, canvas.user_id, canvas.attachment_id), set()).add(student_id_of(path).casefold())
-    owners = {}
-    for path, canvas in named.items():
-        if canvas is not None and len(stems[(canvas.name, canvas.user_id, canvas.attachment_id)]) == 1:
-            owners[path] = (f"canvas user {canvas.user_id} {canvas.name}", f"Canvas's names (user {canvas.user_id})")
-        else:
-            owners[path] = (f"name {student_id_of(path).casefold()}", "their name (the same, another extension)")
-    return owners
+def _latest(holding: list[Path], work: dict, times: dict, canvas: dict) -> tuple[Path, str, Callable[[Path], str]]:
+    """The latest of one student's entries that hold work; how that was known; why each other is earlier."""
+    if len(holding) == 1:
+        return holding[0], "the only one that holds work", lambda path: ""
+    if all(times.values()):
+        chosen = max(holding, key=lambda path: (times[path], int(canvas[path].attachment_id) if canvas[path] else -1))
+        return chosen, "the latest attempt, by its submission time", lambda path: f"an earlier attempt, submitted {times[path].isoformat()}"
+    if all(canvas.values()):
+        chosen = max(holding, key=lambda path: int(canvas[path].attachment_id))
+        return (
+            chosen, f"the latest attempt (Canvas's attachment {canvas[chosen].attachment_id}: a later upload has a higher id)",
+            lambda path: f"an earlier attempt: Canvas's attachment {canvas[path].attachment_id}, {work[path].describe()}",
+        )
+    chosen = holding[work_held.most_work([(path.name, work[path]) for path in holding])]
+    return (
+        chosen, "no order of these attempts is known (not all named by Canvas, no submission time for each file): "
+        "the one that holds the most work", lambda path: work[path].describe(),
+    )
 
 
 def _work_in(path: Path) -> work_held.Work:

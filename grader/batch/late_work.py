@@ -18,7 +18,6 @@ than ``max_days``: the whole score. It is taken from the raw score, never below 
 
 from __future__ import annotations
 
-import csv
 import datetime
 import json
 import math
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from grader.batch import canvas_names
 from grader.batch.course import LatePolicy
+from grader.batch.identity import InstructorFileError, Keyed, normal, read_csv, shown
 
 def canvas_marked_late(file_name: str) -> bool:
     """Whether a Canvas "Download Submissions" file name carries Canvas's late marker (read
@@ -36,7 +36,7 @@ def canvas_marked_late(file_name: str) -> bool:
     return bool(parsed and parsed.late)
 
 
-class LateWorkError(ValueError):
+class LateWorkError(InstructorFileError):
     """A submission-times file that cannot be used; the message names the file and the line."""
 
 
@@ -46,25 +46,56 @@ def parse_moment(text: str, where: str) -> datetime.datetime:
     except ValueError:
         moment = None
     if moment is None or moment.tzinfo is None:
-        raise LateWorkError(f"{where}: {text!r} is not a date and time in ISO 8601 with its UTC offset (2026-12-05T23:59:00-05:00)")
+        raise LateWorkError(f"{where}: {shown(text, 40)!r} is not a date and time in ISO 8601 with its UTC offset (2026-12-05T23:59:00-05:00)")
     return moment
 
 
-def read_submitted_at(path: Path) -> dict[str, datetime.datetime]:
-    """``student,submitted_at`` rows (a header line first)."""
-    times: dict[str, datetime.datetime] = {}
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        rows = csv.reader(handle)
-        header = [cell.strip().casefold() for cell in next(rows, [])]
-        if header[:2] != ["student", "submitted_at"]:
-            raise LateWorkError(f"{path}:1: the first line must be the header student,submitted_at (found {','.join(header)!r})")
-        for number, row in enumerate(rows, start=2):
-            if not any(cell.strip() for cell in row):
-                continue
-            if len(row) < 2 or not row[0].strip():
-                raise LateWorkError(f"{path}:{number}: a row needs a student and a time")
-            times[row[0].strip()] = parse_moment(row[1], f"{path}:{number}")
+@dataclass(frozen=True)
+class SubmittedAt:
+    at: datetime.datetime
+    line: int  # in submitted_at.csv
+
+
+HEADER = ("student", "submitted_at")
+WHAT = "submission time"
+
+
+def read_submitted_at(path: Path) -> dict[str, SubmittedAt]:
+    """``student,submitted_at`` rows (a header line first), by the student's name as written
+    (any of their names, or a submission's file name: grader/batch/identity.py). Refused, all at
+    once, each with its line: a row without a student or a time, a time without its UTC offset,
+    the same name twice (a second row for one student under another of their names is refused
+    when the names are resolved)."""
+    try:
+        rows = read_csv(path, HEADER)
+    except InstructorFileError as error:
+        raise LateWorkError(str(error)) from None
+    times: dict[str, SubmittedAt] = {}
+    first_line: dict[str, int] = {}
+    problems = []
+    for number, row in rows:
+        if len(row) < 2 or not row[0].strip() or not row[1].strip():
+            problems.append(f"{path}:{number}: a row needs a student and a time")
+            continue
+        student = row[0].strip()
+        try:
+            moment = parse_moment(row[1], f"{path}:{number}: {shown(student)}")
+        except LateWorkError as error:
+            problems.append(str(error))
+            continue
+        if normal(student) in first_line:
+            problems.append(f"{path}:{number}: a second submission time for {shown(student)} (the first is on line {first_line[normal(student)]})")
+            continue
+        first_line[normal(student)] = number
+        times[student] = SubmittedAt(moment, number)
+    if problems:
+        raise LateWorkError("\n".join(problems))
     return times
+
+
+def keyed(path: Path, times: dict[str, SubmittedAt]) -> list[tuple[Keyed, datetime.datetime]]:
+    """The rows as grader/batch/identity.py resolves them."""
+    return [(Keyed(str(path), time.line, student, WHAT), time.at) for student, time in times.items()]
 
 
 def gradescope_submitted_at(path: Path) -> datetime.datetime:
@@ -97,18 +128,29 @@ class Lateness:
 
 def lateness(
     submitted_at: datetime.datetime | None, marked_late: bool, source: str, deadline: datetime.datetime,
-    policy: LatePolicy, extended: bool = False,
+    policy: LatePolicy, extended: bool = False, times_file: str | None = None,
 ) -> Lateness | None:
-    """How late one submission is and what the policy takes; None when nothing is known."""
+    """How late one submission is and what the policy takes; None when nothing is known.
+    ``times_file``: the submission times the course gives (then a student without a row in it
+    is said to have none there, rather than told to give one)."""
     whose = "the extension's deadline" if extended else "the deadline"
     if submitted_at is None:
         if not marked_late:
             return None
+        give = f"{times_file} has no row for this student" if times_file else "give submitted_at.csv for the exact time"
+        if extended:
+            # Canvas judged the submission against Canvas's due date, not this course file's
+            # extension: nothing says it was late against the extension, so nothing is taken.
+            note = (
+                f"marked late by Canvas, but this student has an extension ({deadline.isoformat()}) and no submission time "
+                f"is known: nothing taken; {give}"
+            )
+            return Lateness("canvas marker", "", deadline.isoformat(), 0, 0.0, note)
         days = policy.unknown_delay_days
         percent = _percent(days, policy)
         note = (
             f"marked late by Canvas, with no submission time known: counted as {days} day{'s' if days != 1 else ''} late "
-            f"by the course's rule for an unknown delay ({percent:g}% of the points); give submitted_at.csv for the exact time"
+            f"by the course's rule for an unknown delay ({percent:g}% of the points); {give}"
         )
         return Lateness("canvas marker", "", deadline.isoformat(), days, percent, note)
     past = submitted_at - deadline - datetime.timedelta(minutes=policy.grace_minutes)

@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from grader import results, untrusted
-from grader.batch import class_results, feedback_pages, grade_trail, report_plots, similarity
+from grader.batch import class_results, feedback_pages, report_plots, similarity
 from grader.batch.class_statistics import UNKNOWN, ClassStatistics, ItemStatistics, Misconception, class_statistics
 from grader.batch.status import status_of
 from grader.scoring import GROUP_TITLES, GROUPS
@@ -99,30 +99,32 @@ def run(arguments: argparse.Namespace) -> int:
     if not (arguments.out / "results.json").is_file():
         print(f"error: {arguments.out} holds no results.json: run `python -m grader batch` first")
         return 2
+    course = getattr(arguments, "course_settings", None)
     try:
-        adjustments = grade_trail.read_adjustments(getattr(arguments, "course_settings", None))
-        class_results.read_class_results(arguments.out / "results.json", adjustments)
+        class_results.read_class_results(arguments.out / "results.json", course)
     except (OSError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        for line in str(error).splitlines():
+            print(f"error: {line}", file=sys.stderr)
         return 2
-    path = write_report(arguments.out, assignment=arguments.assignment, adjustments=adjustments)
+    path = write_report(arguments.out, assignment=arguments.assignment, course=course)
     print(f"report: {path}")
     return 0
 
 
-def write_report(out: Path, assignment: str | None = None, adjustments: grade_trail.Adjustments | None = None) -> Path:
+def write_report(out: Path, assignment: str | None = None, course=None) -> Path:
     """Write ``out/report.html`` and a ``feedback/<id>.html`` per student; return the report's path.
-    Every final score is derived again with the course's ``adjustments`` (read_class_results:
+    Every final score is derived again with the ``course``'s files (read_class_results:
     ``ValueError`` when results.json no longer agrees with them)."""
     out = Path(out)
-    document = class_results.read_class_results(out / "results.json", adjustments)
+    document = class_results.read_class_results(out / "results.json", course)
     submissions = document.get("submissions", {})
     for student_id, result in submissions.items():
         # Named as the batch names the student's files: a long or unusual id gets a bounded stem.
         markdown_path = out / "feedback" / f"{untrusted.file_stem(student_id)}.md"
         if markdown_path.is_file():
             page = feedback_pages.render_page(
-                student_id, markdown_path.read_text(encoding="utf-8"), result.get("output", ""), tests=result.get("tests", [])
+                student_id, markdown_path.read_text(encoding="utf-8"), result.get("output", ""), tests=result.get("tests", []),
+                name=class_results.roster_name(result),
             )
             results.write_atomically(out / "feedback" / f"{untrusted.file_stem(student_id)}.html", page)
     match = _read_match(out / MATCH_FILE)
@@ -144,7 +146,7 @@ def render_report(document: dict, assignment: str, date: str, match: dict | None
         _score_section(numbers),
         _items_section("Groups", "groups", numbers.groups, show_group=False),
         _items_section("Checks", "checks", numbers.checks, show_group=True),
-        _misconception_section(numbers),
+        _misconception_section(numbers, {sid: class_results.student_name(sid, result) for sid, result in submissions.items()}),
         _match_section(match) if match else "",
         _intake_section(document),
         _similarity_section(document.get("similar_submissions") or {}, similar),
@@ -161,27 +163,37 @@ def render_report(document: dict, assignment: str, date: str, match: dict | None
 
 def _header(document: dict, assignment: str, date: str) -> str:
     submissions = document.get("submissions", {})
-    refused = sorted(sid for sid, result in submissions.items() if result.get("intake_problem"))
+    refused = sorted(class_results.student_name(sid, result) for sid, result in submissions.items() if result.get("intake_problem"))
     not_graded = document.get("not_graded") or {}
     sandbox = _text(document.get("sandbox", "?"))
     if document.get("sandbox_note"):
         sandbox += f' <span class="warning">({_text(document["sandbox_note"])})</span>'
     failures = str(len(not_graded))
     if not_graded:
-        failures = f'<span class="warning">{len(not_graded)}: {_text(", ".join(sorted(not_graded)))} (no result; see batch.log)</span>'
+        names = sorted(class_results.student_name(sid, result) for sid, result in not_graded.items())
+        failures = f'<span class="warning">{len(not_graded)}: {_text(", ".join(names))} (no result; see batch.log)</span>'
     facts = {
         "date": _text(date),
         "grader version": _text(document.get("grader_version", "?")),
         "grading seed": _text(document.get("grading_seed", "?")),
         "sandbox": sandbox,
-        "submissions graded": f'<span id="graded-count">{len(submissions)}</span>',
+        "students graded": f'<span id="graded-count">{len(submissions)}</span>',
         "refused at intake": f'<span id="refused-count">{len(refused)}</span>' + (f" ({_text(', '.join(refused))})" if refused else ""),
         "failures of the grader": f'<span id="grader-failures">{failures}</span>',
     }
-    unmatched = [entry for entry in document.get("overrides_without_submission") or [] if isinstance(entry, dict)]
-    if unmatched:
-        names = ", ".join(f"{entry.get('student', '')} ({entry.get('reason', '')})" for entry in unmatched)
-        facts["overrides without a submission"] = f'<span class="warning" id="overrides-without-submission">{_text(names)}</span>'
+    not_applied = [row for row in document.get("not_applied") or [] if isinstance(row, dict)]
+    if not_applied:  # rows of the instructor's files that changed no grade (grader/batch/run.py)
+        items = "".join(
+            f"<li>{_text(row.get('file', ''))}:{_text(row.get('line', ''))}: {_text(row.get('what', ''))} for "
+            f"<code>{_text(row.get('key', ''))}</code>: {_text(row.get('reason', ''))}</li>" for row in not_applied
+        )
+        facts["not applied"] = f'<ul class="warning" id="not-applied">{items}</ul>'
+    superseded = [str(path) for path in document.get("superseded") or []]
+    if superseded:
+        facts["moved to superseded/"] = (
+            f'<span id="superseded">{len(superseded)} files of entries no longer graded (an earlier attempt, or gone from '
+            f"the submissions): {_text(', '.join(superseded))}</span>"
+        )
 
     rows = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in facts.items())
     return f'<header><h1>Class report: {_text(assignment)}</h1><dl class="facts">{rows}</dl></header>'
@@ -239,11 +251,11 @@ def _items_section(title: str, anchor: str, items: list[ItemStatistics], show_gr
 <div class="figure">{table}{chart}</div></section>"""
 
 
-def _misconception_section(numbers: ClassStatistics) -> str:
+def _misconception_section(numbers: ClassStatistics, names: dict[str, str]) -> str:
     found = numbers.misconceptions
     unexplained = "".join(
         f"<li>{_text(function)}: {len(students)} {_students_noun(len(students))} "
-        f"({', '.join(_feedback_link(sid) for sid in students)})</li>"
+        f"({', '.join(_feedback_link(sid, names.get(sid)) for sid in students)})</li>"
         for function, students in numbers.unexplained.items()
     )
     if unexplained:
@@ -257,14 +269,14 @@ def _misconception_section(numbers: ClassStatistics) -> str:
     most = max(len(m.students) for m in found)
     return f"""<section id="misconceptions"><h2>Misconceptions</h2>
 <p class="muted">Known mistakes the diagnosis recognised, the most held first; a bar's length is the number of students holding it.</p>
-<ul class="misconceptions">{''.join(_misconception_item(m, most) for m in found)}</ul>{unexplained}</section>"""
+<ul class="misconceptions">{''.join(_misconception_item(m, most, names) for m in found)}</ul>{unexplained}</section>"""
 
 
-def _misconception_item(m: Misconception, most: int) -> str:
+def _misconception_item(m: Misconception, most: int, names: dict[str, str] | None = None) -> str:
     """Its title in full beside a bar of its students; who they are, why it matters, and the
     checks it explains (often a dozen names: folded away until asked for)."""
     count = len(m.students)
-    links = ", ".join(_feedback_link(sid) for sid in m.students)
+    links = ", ".join(_feedback_link(sid, (names or {}).get(sid)) for sid in m.students)
     why = f'<p class="muted">{_text(m.why)}</p>' if m.why else ""
     explains = ""
     if m.explains:
@@ -331,7 +343,9 @@ def _intake_section(document: dict) -> str:
     """What intake set aside: one student's files not graded (and why), what was not a
     submission, and students' files the class zip could not give."""
     submissions = document.get("submissions", {})
-    notes = [(sid, result["intake_note"]) for sid, result in sorted(submissions.items()) if result.get("intake_note")]
+    notes = [
+        (class_results.student_name(sid, result), result["intake_note"]) for sid, result in sorted(submissions.items()) if result.get("intake_note")
+    ]
     ignored = [item for item in document.get("ignored") or [] if isinstance(item, dict)]
     not_unpacked = [item for item in document.get("not_unpacked") or [] if isinstance(item, dict)]
     if not (notes or ignored or not_unpacked):
@@ -384,7 +398,7 @@ def _students_section(submissions: dict[str, dict]) -> str:
             f'<td class="override text">{_text(_override_text(override, result.get("comment", "")))}</td>',
         ] if adjusted else []
         cells = [
-            f'<td class="student text name">{_text(sid)}</td>',
+            f'<td class="student text name">{_text(class_results.student_name(sid, result))}</td>',
             f'<td class="text name">{_text(result.get("graded_from", ""))}</td>',
             f"<td>{_feedback_link(sid, 'feedback')}</td>",
             f'<td class="status text">{_text(result.get("status") or status_of(result))}</td>',

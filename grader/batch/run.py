@@ -20,11 +20,14 @@ then assembles the gradebook.
 
 One assignment is graded on one seed (``--grading-seed``, else the course file's, else the one
 recorded in OUT, else drawn once and recorded): a result graded on another seed is graded again,
-and ``--only`` refuses to mix seeds. ``--only ID...`` regrades the named students and leaves
-every other result as it is. After grading, the course's late policy and the overrides file
-make each student's final score (grader/batch/grade_trail.py, derived on every run, never read
-back), and each feedback page shows it with its trail; the run ends with a summary on stdout
-(``--quiet``: the summary alone).
+and ``--only`` refuses to mix seeds. ``--only NAME...`` regrades the named students (any of
+their names; ``NAME=FILE`` from a corrected file: grader/batch/class_intake.py) and leaves every
+other result as it is. Before anything is written, the course's files are read and every name in
+them resolved to one student (grader/batch/course_inputs.py, grader/batch/identity.py), and one
+entry per student is kept, the latest attempt. After grading, the course's late policy and the
+overrides file make each student's final score (grader/batch/grade_trail.py, derived on every
+run, never read back), and each feedback page shows it with its trail and, with a roster, the
+student's name; the run ends with a summary on stdout (``--quiet``: the summary alone).
 
 Interrupted runs lose nothing: a rerun skips every student whose result is already there
 for the same file and the same grader version, unless ``--force``. An entry whose file
@@ -61,7 +64,9 @@ from tqdm import tqdm
 
 from grader import __version__, results, settings, untrusted
 from grader.batch import course as course_file
-from grader.batch import class_results, class_zip, grade_trail, intake, similarity, summary
+from grader.batch import class_intake, class_results, class_zip, course_inputs, grade_trail, intake, similarity, summary
+from grader.batch.identity import Student
+from grader.batch.identity import normal as identity_normal
 from grader.batch.status import NO_RESULT, status_of
 from grader.sandbox import processes
 from grader.feedback.markdown import render_markdown
@@ -97,8 +102,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the hidden tests' data (default: the course file's, else the one recorded in OUT, else drawn once and recorded)",
     )
     parser.add_argument(
-        "--only", nargs="+", metavar="ID", default=None,
-        help="regrade these students (their ids as in the gradebook) and leave every other result as it is",
+        "--only", nargs="+", metavar="ID[=FILE]", default=None,
+        help="regrade these students (any of their names: the gradebook's id, login, SIS id, Canvas id, roster name) and "
+        "leave every other result as it is; ID=FILE grades FILE in place of that student's entry, in this run and every "
+        "later one (kept in OUT/replacements/), ID= drops it",
     )
     parser.add_argument("--quiet", action="store_true", help="print only the summary at the end (no progress bar, no notes)")
     parser.add_argument("--assignment", default=None, help="the title shown in the report (default: the folder's name)")
@@ -121,6 +128,22 @@ def run(arguments: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         print(f"error: --out {out} is a file, not a folder", file=sys.stderr)
         return EXIT_GRADER_FAILED
+    # The course's files and every name in them, checked before anything is written: a
+    # problem stops the batch with every line named (a class zip by its listing of entries).
+    inputs = course_inputs.read(getattr(arguments, "course_settings", None))
+    prepared = None
+    try:
+        if not _is_class_zip(arguments.submissions):
+            prepared = class_intake.prepare(arguments.submissions, inputs, arguments.only)
+        elif (listing := class_zip.top_level_entries(arguments.submissions)) is not None:
+            stems = [intake.id_of_name(name, folder) for name, folder in listing if intake.not_a_submission(name, folder) is None]
+            class_intake.check_names(stems, inputs, arguments.only)
+    except class_intake.Refused as refused:
+        _say_refused(refused)
+        return EXIT_GRADER_FAILED
+    except OSError as error:  # a submissions folder that cannot be listed
+        print(f"error: {arguments.submissions} cannot be read ({error.strerror or error})", file=sys.stderr)
+        return EXIT_GRADER_FAILED
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o700)  # other students' results are not for the worker's unprivileged user
     _start_log(out / "batch.log")
@@ -133,7 +156,7 @@ def run(arguments: argparse.Namespace) -> int:
     # Ctrl-C does: shards stopped and cleaned up, staging removed, what was graded kept.
     previous = {number: signal.signal(number, signal.default_int_handler) for number in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        return _run_locked(arguments, out)
+        return _run_locked(arguments, out, inputs, prepared)
     except KeyboardInterrupt:
         log.warning("interrupted before grading began; run the same command again")
         return EXIT_INTERRUPTED
@@ -141,6 +164,13 @@ def run(arguments: argparse.Namespace) -> int:
         for number, handler in previous.items():
             signal.signal(number, handler)
         lock.close()
+
+
+def _say_refused(refused: class_intake.Refused) -> None:
+    for problem in refused.problems:
+        print(f"error: {untrusted.printable(problem)}", file=sys.stderr)
+    count = len(refused.problems)
+    print(f"{count} problem{'s' if count != 1 else ''} in the course's files or --only: nothing graded, nothing written", file=sys.stderr)
 
 
 def _is_class_zip(path: Path) -> bool:
@@ -170,7 +200,7 @@ def lock_out(out: Path):
     return handle
 
 
-def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
+def _run_locked(arguments: argparse.Namespace, out: Path, inputs: course_inputs.Inputs, prepared) -> int:
     given, unpacked = arguments.submissions, None
     if _is_class_zip(given):
         try:
@@ -183,7 +213,19 @@ def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
             log.info("ignored %s: %s", item.name, item.reason)
         for item in unpacked.not_written:
             log.warning("%s in %s: not graded, %s", item.name, given.name, item.reason)
+        for name in unpacked.restored:
+            log.warning(
+                "%s in %s differed from the class zip and was rewritten from it: a file changed there is not graded; "
+                "give a corrected file with --only ID=FILE", name, unpacked.folder,
+            )
         arguments = argparse.Namespace(**vars(arguments) | {"submissions": unpacked.folder})
+        try:
+            prepared = class_intake.prepare(unpacked.folder, inputs, arguments.only)
+        except class_intake.Refused as refused:
+            for problem in refused.problems:
+                log.error("%s", problem)
+            log.error("nothing graded: fix the course's files (python -m grader course check) or --only")
+            return EXIT_GRADER_FAILED
     _remove_leftovers("a run that ended without cleaning up")
     try:
         sandbox, fallback_note = processes.resolve_sandbox(arguments.sandbox)
@@ -193,39 +235,39 @@ def _run_locked(arguments: argparse.Namespace, out: Path) -> int:
     if fallback_note:
         log.warning("%s", fallback_note)
     course = getattr(arguments, "course_settings", None)
+    if course is not None and course.deadline is None and (inputs.times or course.extensions):
+        log.warning("%s: submission times or extensions but no [assignment] deadline: no late penalty applied", course.path)
     try:
-        adjustments = _read_adjustments(course)
         seed = _assignment_seed(arguments, out, course)
-    except (OSError, ValueError) as error:  # the course's files, as the instructor wrote them
+    except (OSError, ValueError) as error:  # the course file, as the instructor wrote it
         log.error("%s", error)
         return EXIT_GRADER_FAILED
     # 0o700: invisible to the worker's user; named for its owner, so that the next run can
     # tell a folder left by a killed run from one in use.
     staging = processes.owned_temporary_folder("mha-staging-")
     try:
-        entries, ignored = _intake(arguments, out, staging, seed)
-        if unpacked is not None:
-            ignored = unpacked.ignored + ignored
+        entries, moved = _intake(arguments, out, staging, seed, prepared)
+        ignored = (unpacked.ignored if unpacked is not None else []) + prepared.ignored
         log.info("grader %s, sandbox %s, seed %d: %d submissions in %s", __version__, sandbox, seed, len(entries), arguments.submissions)
         try:
-            to_grade = _to_grade(arguments, out, entries, seed)
+            to_grade = _to_grade(arguments, out, entries, seed, prepared.only)
         except ValueError as error:
             log.error("%s", error)
             return EXIT_GRADER_FAILED
         log.info("%d to grade, %d already graded", len(to_grade), len(entries) - len(to_grade))
         status = _grade(to_grade, out, staging, arguments, seed, sandbox)
         assignment = arguments.assignment or (given.stem if unpacked else given.resolve().name)
-        documents, unmatched = _write_class_files(
+        documents, not_applied = _write_class_files(
             out, entries, seed, (sandbox, fallback_note), assignment, arguments.submissions,
-            ignored, unpacked.not_written if unpacked else [], adjustments,
+            ignored, unpacked.not_written if unpacked else [], prepared, moved,
         )
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         # A shard killed during this run (its worker then dies with it) left its worker's
         # folder and cgroup: they are gone now, not at the next run.
         _remove_leftovers("a grading shard that was killed")
-    report_path = None if arguments.no_report else _write_report(out, adjustments)
-    print(summary.summary(documents, report_path, out, len(to_grade), unmatched), flush=True)
+    report_path = None if arguments.no_report else _write_report(out, course)
+    print(summary.summary(documents, report_path, out, len(to_grade), not_applied, moved), flush=True)
     return status
 
 
@@ -238,15 +280,16 @@ def _remove_leftovers(left_by: str) -> None:
         log.warning("could not remove %s (left behind by %s); the next run tries again", kept, left_by)
 
 
-def _write_report(out: Path, adjustments: grade_trail.Adjustments) -> Path | None:
-    """The class report; its failure is logged, never a reason to lose the grades written."""
+def _write_report(out: Path, course: course_file.Course | None) -> Path | None:
+    """The class report (every final score derived again with the ``course``'s files, as
+    ``python -m grader report`` does); its failure is logged, never a reason to lose the grades written."""
     try:
         from grader.batch import report  # matplotlib: an instructor's requirement, not a student's
     except ImportError as error:  # matplotlib missing, or a copy without the report (the student release)
         log.warning("no report.html: %s (pip install -r requirements-instructor.txt)", error)
         return None
     try:
-        path = report.write_report(out, adjustments=adjustments)
+        path = report.write_report(out, course=course)
     except Exception:  # noqa: BLE001 - the gradebook is written; the report can be rebuilt
         log.exception("the report could not be written; the gradebook is complete (python -m grader report OUT)")
         return None
@@ -280,53 +323,70 @@ INTAKE_RECORD = "intake.json"
 
 
 def _intake(
-    arguments: argparse.Namespace, out: Path, staging: Path, seed: int
-) -> tuple[list[intake.Entry], list[intake.Ignored]]:
-    """Every entry as an ``intake.Entry``, and what was not a submission. An entry whose fingerprint is the one recorded when
+    arguments: argparse.Namespace, out: Path, staging: Path, seed: int, prepared: class_intake.Prepared
+) -> tuple[list[intake.Entry], list[str]]:
+    """Every graded entry (one per student) as an ``intake.Entry``, and the files of entries no
+    longer graded that were moved to OUT/superseded/. An entry whose fingerprint is the one recorded when
     it was last read, and whose result for that content is there, is not read again: it is
     already graded, and reading (a big notebook above all) is the costly part of a rerun."""
-    listed, ignored = intake.survey(arguments.submissions)
-    for item in ignored:
+    for item in prepared.ignored:
         log.info("ignored %s: %s", item.name, item.reason)
-    students = intake.one_entry_per_student(listed)
-    paths = students.entries
-    ids = intake.unique_ids([intake.student_id_of(path) for path in paths])
-    id_of = dict(zip(paths, ids))
-    for chosen, merge in students.merged.items():
-        log.info("%s: %s", untrusted.printable(intake.student_id_of(chosen)), merge.sentence())
-    for path, note in students.kept_apart.items():
-        log.warning("%s: %s", untrusted.printable(intake.student_id_of(path)), note)
+    students = prepared.students
+    for chosen, attempts in students.attempts.items():
+        log.info("%s: %s", untrusted.printable(prepared.ids[chosen]), attempts.sentence())
+    for said in class_intake.save_replacements(out, prepared):
+        log.warning("%s", said)
+    replaced = class_intake.read_replacements(out)
+    for unused in class_intake.unused_replacements(replaced, prepared):
+        log.warning("the replacement of %s is not used: that entry is no longer graded (a later attempt, or gone from the submissions)", unused)
+    moved = class_intake.set_aside_gone(out, list(prepared.ids.values()))
+    if moved:
+        log.warning(
+            "%d files of entries no longer graded (an earlier attempt, or a file gone from the submissions) moved to %s: %s",
+            len(moved), out / class_intake.SUPERSEDED, ", ".join(moved),
+        )
     record = _read_intake_record(out)
     entries, fresh = [], {}
-    for path, student_id in zip(paths, ids):
-        fingerprint = intake.fingerprint(path)
+    for path, student_id in prepared.ids.items():
+        source = class_intake.replacement_of(out, path.name, replaced) or path
+        read_from = str(source.relative_to(out)) if source != path else ""
+        if path.name in replaced and not read_from:
+            log.warning("%s: the replacement recorded in %s is gone; graded from %s", student_id, class_intake.REPLACEMENTS_RECORD, path.name)
+        fingerprint = intake.fingerprint(source)
         known = record.get(student_id, {})
         if (
             not arguments.force
-            and student_id not in (arguments.only or ())  # --only: these are graded again, from their file
+            and student_id not in (prepared.only or ())  # --only: these are graded again, from their file
             and known.get("entry") == path.name
+            and known.get("read_from", "") == read_from
             and known.get("fingerprint") == fingerprint
             and _has_result(out, student_id, known.get("content_hash", ""), seed=seed)
         ):
             entry = intake.Entry(student_id, None, known["content_hash"], "", entry_name=path.name)
         else:
-            entry = intake.stage_entry(path, staging, student_id=student_id)
+            entry = dataclasses.replace(intake.stage_entry(source, staging, student_id=student_id), entry_name=path.name)
             similarity.keep_graded_code(out, student_id, entry.source_path)
         if untrusted.file_stem(student_id) != student_id:
             log.info("%s: result files named %s", student_id, untrusted.file_stem(student_id))
-        if path in students.merged:  # said with the result too: which file of this student's was graded, and why
-            sentence = students.merged[path].sentence()
-            entry = dataclasses.replace(entry, graded_file=sentence, note=sentence)
-        elif path in students.kept_apart:
-            note, partner = students.kept_apart[path], id_of[students.beside[path]]
-            entry = dataclasses.replace(entry, graded_file=note, note=note, same_student_as=partner)
+        notes = []
+        if path in students.attempts:  # said with the result too: which file of this student's was graded, and why
+            notes.append(students.attempts[path].sentence())
+        if read_from:
+            given = replaced[path.name]
+            notes.append(
+                f"graded from {read_from}, the file the instructor gave on {given.get('at', '?')} in place of {path.name} "
+                f"(--only {student_id}= grades {path.name} again)"
+            )
+            log.warning("%s: %s", untrusted.printable(student_id), notes[-1])
+        if notes:
+            entry = dataclasses.replace(entry, graded_file="; ".join(notes), note="; ".join(notes))
         entries.append(entry)
-        fresh[student_id] = {"entry": path.name, "fingerprint": fingerprint, "content_hash": _entry_hash(entry)}
-        if path in students.merged:
-            fresh[student_id]["not_graded"] = [dataclasses.asdict(other) for other in students.merged[path].not_graded]
+        fresh[student_id] = {"entry": path.name, "read_from": read_from, "fingerprint": fingerprint, "content_hash": _entry_hash(entry)}
+        if path in students.attempts:
+            fresh[student_id]["not_graded"] = [dataclasses.asdict(other) for other in students.attempts[path].not_graded]
     document = {"grader_version": __version__, "entries": fresh}
     results.write_atomically(out / INTAKE_RECORD, json.dumps(document, indent=1, ensure_ascii=True) + "\n")
-    return sorted(entries, key=lambda entry: entry.student_id), ignored
+    return sorted(entries, key=lambda entry: entry.student_id), moved
 
 
 def _read_intake_record(out: Path) -> dict:
@@ -344,10 +404,10 @@ def _already_graded(out: Path, entry: intake.Entry, seed: int) -> bool:
     return _has_result(out, entry.student_id, _entry_hash(entry), seed=seed)
 
 
-def _to_grade(arguments: argparse.Namespace, out: Path, entries: list[intake.Entry], seed: int) -> list[intake.Entry]:
+def _to_grade(arguments: argparse.Namespace, out: Path, entries: list[intake.Entry], seed: int, only: list[str] | None) -> list[intake.Entry]:
     """Who is graded in this run: everyone not yet graded for this file, grader and seed (all
-    with --force), or the students --only names, on the assignment's seed."""
-    if not arguments.only:
+    with --force), or the students --only names (``only``: their entries' ids), on the assignment's seed."""
+    if not only:
         other_seed = sorted(sid for sid in (e.student_id for e in entries) if _result_seed(out, sid) not in (None, seed))
         if other_seed and not arguments.force:
             note = (
@@ -356,14 +416,7 @@ def _to_grade(arguments: argparse.Namespace, out: Path, entries: list[intake.Ent
             )
             log.warning("%s", note)
         return [entry for entry in entries if arguments.force or not _already_graded(out, entry, seed)]
-    known = {entry.student_id for entry in entries}
-    unknown = [sid for sid in arguments.only if sid not in known]
-    if unknown:
-        raise ValueError(
-            f"--only: no submission for {', '.join(map(untrusted.printable, unknown))} in {arguments.submissions} "
-            "(the ids are the gradebook's first column)"
-        )
-    others = [entry.student_id for entry in entries if entry.student_id not in arguments.only]
+    others = [entry.student_id for entry in entries if entry.student_id not in only]
     other_seeds = {sid: _result_seed(out, sid) for sid in others}
     mixed = sorted(sid for sid, other in other_seeds.items() if other is not None and other != seed)
     if mixed:
@@ -372,7 +425,7 @@ def _to_grade(arguments: argparse.Namespace, out: Path, entries: list[intake.Ent
             f"were graded on another seed than this run's {seed}, and one gradebook holds one seed; run without --only "
             f"to regrade everyone on {seed}, or give the others' seed with --grading-seed"
         )
-    return [entry for entry in entries if entry.student_id in arguments.only]
+    return [entry for entry in entries if entry.student_id in only]
 
 
 def _result_seed(out: Path, student_id: str) -> int | None:
@@ -430,13 +483,6 @@ def _result_documents(out: Path) -> list[dict]:
         if isinstance(document, dict):
             documents.append(document)
     return documents
-
-
-def _read_adjustments(course) -> grade_trail.Adjustments:
-    adjustments = grade_trail.read_adjustments(course)
-    if course is not None and course.deadline is None and (adjustments.submitted_at or course.extensions):
-        log.warning("%s: submission times or extensions but no [assignment] deadline: no late penalty applied", course.path)
-    return adjustments
 
 
 def _entry_hash(entry: intake.Entry) -> str:
@@ -567,11 +613,13 @@ def _similar_submissions(out: Path, documents: dict) -> dict:
 TRAIL_FIELDS = ("raw_score", "late", "override", "comment")
 
 
-def _write_feedback(out: Path, student_id: str, document: dict) -> None:
-    """The student's page with their final score and its trail (grader/feedback/markdown.py), written
-    where it changed: the page the grading wrote shows the tests' score alone."""
+def _write_feedback(out: Path, student_id: str, document: dict, student: Student) -> None:
+    """The student's page with their final score and its trail (grader/feedback/markdown.py), and
+    their name where the roster gives it, written where it changed: the page the grading wrote
+    (in a sandboxed session that knows the file, not the roster) shows the tests' score and the
+    file's stem."""
     trail = {key: document[key] for key in (*TRAIL_FIELDS, "score", "max_score") if key in document}
-    text = render_markdown(SubmissionResult.from_dict(document), trail)
+    text = render_markdown(SubmissionResult.from_dict(document), trail, name=student.name if student.on_roster else None)
     path = results.feedback_file(out, student_id)
     try:
         if path.read_text(encoding="utf-8") == text:
@@ -583,20 +631,19 @@ def _write_feedback(out: Path, student_id: str, document: dict) -> None:
 
 def _write_class_files(
     out: Path, entries: list[intake.Entry], seed: int, sandbox: tuple[str, str], assignment: str, submissions: Path,
-    ignored: list[intake.Ignored] = (), not_unpacked: list[intake.Ignored] = (),
-    adjustments: grade_trail.Adjustments | None = None,
-) -> tuple[dict[str, dict], list[str]]:
+    ignored: list[intake.Ignored], not_unpacked: list[intake.Ignored], prepared: class_intake.Prepared, moved: list[str],
+) -> tuple[dict[str, dict], list[dict]]:
     """gradebook.csv and results.json, and each student's feedback page with their final score;
-    returns every student's result (or why there is none) and the overrides that match no submission."""
-    adjustments = adjustments or grade_trail.Adjustments()
-    documents, not_graded = {}, {}
+    returns every student's result (or why there is none) and the rows of the instructor's files
+    that were not applied (each said in the log too)."""
+    adjustments = prepared.adjustments
+    documents, not_graded, too_high = {}, {}, []
     for entry in entries:
-        # Which entry each id was graded from: dup.py, dup.ipynb and dup.zip become dup, dup-2, dup-3.
-        trace = {"graded_from": entry.entry_name, "intake_problem": entry.problem}
+        student = prepared.student(entry.student_id)
+        # Which entry each id was graded from, and who that is (the roster's name, when there is one).
+        trace = {"graded_from": entry.entry_name, "intake_problem": entry.problem, "student": {"name": student.name, "on_roster": student.on_roster}}
         if entry.note:
-            trace["intake_note"] = entry.note  # one student's several entries: what was graded, what not, why
-        if entry.same_student_as:  # the export matches it to the other's roster row (and warns if it scored higher)
-            trace["same_student_as"] = entry.same_student_as
+            trace["intake_note"] = entry.note  # one student's several entries, a replaced file: what was graded, why
         try:
             document = json.loads(_result_path(out, entry.student_id).read_text(encoding="utf-8")) | trace
             # The trail from the tests' score to the final one, derived (grader/batch/grade_trail.py).
@@ -606,19 +653,14 @@ def _write_class_files(
             log.error("%s has no result%s and is left out of the gradebook", entry.student_id, problem)
             not_graded[entry.student_id] = trace | {"status": NO_RESULT}
             continue
-        for note in trail.notes:
-            log.warning("%s: %s", entry.student_id, note)
+        for note in trail.notes:  # an override above the points: listed with the rows not applied
+            too_high.append((adjustments.override_row(entry.student_id)[0], note))
         document = {key: value for key, value in document.items() if key not in TRAIL_FIELDS} | trail.fields
-        _write_feedback(out, entry.student_id, document)
+        _write_feedback(out, entry.student_id, document, student)
         documents[entry.student_id] = class_results.as_kept_in_the_class_file(
             document | {"status": status_of(document)}, entry.student_id,
         )
-    without_submission = sorted(set(adjustments.overrides) - set(documents) - set(not_graded))
-    for student_id in without_submission:
-        log.warning(
-            "override for %s (line %d of the overrides file): no submission by that id, so it is not in the gradebook",
-            untrusted.printable(student_id), adjustments.overrides[student_id].line,
-        )
+    not_applied = _not_applied(prepared, too_high)
     groups = [g for g in GROUPS if any(g in d.get("groups", {}) for d in documents.values())]
     table = io.StringIO()
     writer = csv.writer(table)
@@ -643,10 +685,8 @@ def _write_class_files(
     results.write_atomically(out / "gradebook.csv", table.getvalue())
     run = {
         "assignment": assignment, "graded_at": time.strftime("%Y-%m-%d %H:%M %Z"), "not_graded": not_graded,
-        "overrides_without_submission": [
-            {"student": sid, "score": adjustments.overrides[sid].score, "reason": adjustments.overrides[sid].reason}
-            for sid in without_submission
-        ],
+        "not_applied": not_applied,  # rows of the instructor's files that changed no grade, and why
+        "superseded": list(moved),  # files of entries no longer graded, moved to OUT/superseded/ by this run
         "submissions_folder": str(submissions.resolve()),  # where export --feedback-zip finds each student's file
         "similar_submissions": _similar_submissions(out, documents),
     }
@@ -665,5 +705,28 @@ def _write_class_files(
         log.info("%s: %s/%s%s", student_id, document["score"], document["max_score"], problem)
     scores = [d["score"] for d in documents.values()]
     if scores:
-        log.info("gradebook: %d submissions, mean score %.1f, written to %s", len(scores), sum(scores) / len(scores), out)
-    return documents | not_graded, without_submission
+        log.info("gradebook: %d students, mean score %.1f, written to %s", len(scores), sum(scores) / len(scores), out)
+    return documents | not_graded, not_applied
+
+
+def _not_applied(prepared: class_intake.Prepared, too_high: list = ()) -> list[dict]:
+    """The rows of the instructor's files that apply to no graded entry: a name that matches no
+    submission (without a roster), a student on the roster who handed nothing in, an override
+    above the points (``too_high``); each said in the log here, and in the summary and the report."""
+    rows = [*prepared.unmatched, *too_high]
+    resolved = prepared.adjustments.resolved
+    if resolved is not None:
+        graded = {prepared.students.student_of[path].key for path in prepared.ids}
+        files = {identity_normal(intake.student_id_of(path)) for path in prepared.students.student_of}
+        for assigned in (resolved.extensions, resolved.times, resolved.overrides):
+            for student_key, (keyed, _) in assigned.by_student.items():
+                if student_key not in graded:
+                    rows.append((keyed, f"{assigned.students[student_key].name} has no submission"))
+            for entry, (keyed, _) in assigned.by_entry.items():
+                if identity_normal(entry) not in files:
+                    rows.append((keyed, "no submission has that file name"))
+    said = []
+    for keyed, reason in sorted(rows, key=lambda item: (item[0].file, item[0].line)):
+        log.warning("%s: %s for %s: %s; not applied", keyed.where, keyed.what, untrusted.printable(keyed.key), reason)
+        said.append({"file": keyed.file, "line": keyed.line, "key": keyed.key, "what": keyed.what, "reason": reason})
+    return said

@@ -63,6 +63,20 @@ def tests_of(names: list[str]) -> dict[str, int]:
     return counts
 
 
+def check_name(name: str, submission: str) -> str:
+    """A check's name as the student reads it: without the submission's id among its parameters
+    (``test_x[smithjane_LATE_1234_5678_multi_head_attention-b1-s4]`` -> ``test_x[b1-s4]``), which
+    names the file, not the check, and which the batch makes of Canvas's 50-character file names."""
+    if not submission:
+        return name
+    # pytest writes a non-ASCII id escaped in the name (_pytest/compat.py ascii_escaped:
+    # ``val.encode("unicode_escape").decode("ascii")``): "zoë" is "zo\\xeb" there.
+    for written in dict.fromkeys((submission, submission.encode("unicode_escape").decode("ascii"))):
+        if f"[{written}-" in name or f"[{written}]" in name:
+            return name.replace(f"[{written}-", "[", 1).replace(f"[{written}]", "", 1)
+    return name
+
+
 def checks_in_short(names: list[str], name_format=str) -> str:
     return ", ".join(f"{name_format(base)} (x{count})" if count > 1 else name_format(base) for base, count in tests_of(names).items())
 
@@ -75,12 +89,12 @@ def text_lines(entries: list[dict]) -> list[str]:
     return lines
 
 
-def markdown_lines(entries: list[dict]) -> list[str]:
+def markdown_lines(entries: list[dict], submission: str = "") -> list[str]:
     """The diagnosis section of a feedback page. Titles, whys and fixes come from the
     instructors' library (read as written); a root cause's why that quotes the student's code
     (``quotes_student_code``: a layout's parameter names) passes through ``markdown_words``, so
     none of it starts markup; function and check names sit in code spans, since a check's
-    parameters hold the submission's id, which is the student's text."""
+    parameters may hold text of the student's (``submission``, the id, is taken out of them)."""
     from grader.untrusted import markdown_code_span, markdown_words
 
     if not entries:
@@ -92,7 +106,7 @@ def markdown_lines(entries: list[dict]) -> list[str]:
             first = group[0].get("first_failing_check", "")
             lines += [f"### {markdown_code_span(function)}: a mistake that matches none of the known ones", ""]
             if first:
-                lines += [f"- the first failing check is {markdown_code_span(first)} (its full message is below).", ""]
+                lines += [f"- the first failing check is {markdown_code_span(check_name(first, submission))} (its full message is below).", ""]
             continue
         lines += [f"### {markdown_code_span(function)}: " + " and ".join(entry["title"] for entry in known) + ".", ""]
         for entry in known:

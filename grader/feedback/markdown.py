@@ -1,6 +1,6 @@
 """The feedback a student reads after batch grading: a Markdown page per submission.
 
-The student id, check names (whose parameters hold the id), import errors and test messages
+The student id (which check names show without), import errors and test messages
 (which quote exception messages and class names) are the student's text: names and one-line
 messages sit in code spans, the rest in code blocks, each with a fence no text inside can
 close (grader/untrusted.py), so nothing of it renders as a heading, a link or HTML, and it
@@ -11,7 +11,8 @@ folded into one box that names the others.
 
 After a batch with a course file, the score at the top is the final one, and the grade's trail
 (the tests' score, the late penalty, the override and its reason, an instructor's comment:
-grader/feedback/trail_text.py) follows it: the number the gradebook and the export hold.
+grader/feedback/trail_text.py) follows it: the number the gradebook and the export hold. Where
+the course's roster names the student, the heading says their name, not their file's stem.
 """
 
 from __future__ import annotations
@@ -47,8 +48,16 @@ def score_lines(result: SubmissionResult, trail: dict | None = None) -> list[str
     return lines + [f"- {markdown_words(sentence)}" for sentence in said] + ([""] if said else [])
 
 
-def render_markdown(result: SubmissionResult, trail: dict | None = None) -> str:
-    lines = [f"# Feedback for {markdown_code_span(result.submission)}", "", *score_lines(result, trail)]
+def title(result: SubmissionResult, name: str | None = None) -> str:
+    """The page's heading: the student's ``name`` where the batch knows it (the roster's), else the
+    submission's id (its file's stem)."""
+    return f"# Feedback for {markdown_words(name) if name else markdown_code_span(result.submission)}"
+
+
+def render_markdown(result: SubmissionResult, trail: dict | None = None, name: str | None = None) -> str:
+    """The page; ``trail``: the grade's (the batch's, with a course file); ``name``: the student's,
+    from the roster (the page says it instead of the file's stem)."""
+    lines = [title(result, name), "", *score_lines(result, trail)]
     if result.import_error:
         lines += ["Your file could not be imported, so no test could run:", "", markdown_code_block(result.import_error), ""]
     if result.notebook:  # cells skipped or that raised, definitions in several cells
@@ -57,24 +66,28 @@ def render_markdown(result: SubmissionResult, trail: dict | None = None) -> str:
     for group, (earned, total) in result.group_points().items():
         lines.append(f"| {GROUP_TITLES[group]} | {earned}/{total} |")
     failed = [test for test in result.tests if test.outcome != "passed"]
+
+    def shown(test: TestRecord) -> str:  # the check, not the file: no submission id in its name
+        return diagnosis_text.check_name(test.name, result.submission)
+
     if (missing := result.not_written()) and not result.import_error:
         lines += ["", describe_not_written(missing, name_format=markdown_code_span)]
     if failed and not result.import_error:
         # The diagnosis first; the checks it explains then take one line each, the others
         # keep their whole message (expected, got, hint).
-        lines += ["", *diagnosis_text.markdown_lines(result.diagnoses)]
+        lines += ["", *diagnosis_text.markdown_lines(result.diagnoses, result.submission)]
         explained = diagnosis_text.explained_checks(result.diagnoses)
         lines += ["## What to fix" if not explained else "## Failing checks", ""]
         for test in (test for test in failed if test.name in explained):
             message = diagnosis_text.compact_message(test.message or test.outcome)
-            lines += [f"- {markdown_code_span(test.name)} ({_points(test.max_points)}): {markdown_code_span(message)} (explained above)"]
+            lines += [f"- {markdown_code_span(shown(test))} ({_points(test.max_points)}): {markdown_code_span(message)} (explained above)"]
         if explained:
             lines.append("")
         for group in folded([test for test in failed if test.name not in explained]):
             first, others = group[0], group[1:]
-            lines += [f"### {markdown_code_span(first.name)} ({_points(first.max_points)})", ""]
+            lines += [f"### {markdown_code_span(shown(first))} ({_points(first.max_points)})", ""]
             if others:
-                names = ", ".join(markdown_code_span(test.name) for test in others)
+                names = ", ".join(markdown_code_span(shown(test)) for test in others)
                 alike = "" if all(test.message == first.message for test in others) else " (numbers aside)"
                 lines += [f"The same failure{alike} in {len(others)} more check{'s' if len(others) != 1 else ''} "
                           f"({_points(sum(test.max_points for test in others))}): {names}.", ""]

@@ -142,7 +142,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(arguments: argparse.Namespace) -> int:
-    late_policy = gradescope_late.policy_document(getattr(arguments, "course_settings", None))
+    try:
+        late_policy = gradescope_late.policy_document(getattr(arguments, "course_settings", None))
+    except ValueError as error:  # an extension's name the course's roster does not resolve (course_inputs.Refused)
+        for line in str(error).splitlines():
+            print(f"error: {line}", file=sys.stderr)
+        print("nothing written: fix the course's files (python -m grader course check)", file=sys.stderr)
+        return 2
     path = build_zip(arguments.out, arguments.hidden_visibility, late_policy)
     with zipfile.ZipFile(path) as archive:
         count = len(archive.namelist())

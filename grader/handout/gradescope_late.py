@@ -16,8 +16,17 @@ score: grader/feedback/trail_text.py), and a visible "Late work" entry says how 
 was taken. Where the hidden checks are not shown yet, Gradescope shows no total ("If test cases
 are hidden, students will not be able to see their total score", ibid.): the trail then says the
 days and the percent only, since the points would tell the hidden checks' score. The trail is
-also kept in ``extra_data`` for instructors. An extension is found by a student's email, or the
-part of it before the "@".
+also kept in ``extra_data`` for instructors.
+
+An extension is found by a submitter's email, the part of it before the "@", or Gradescope's
+user id (the users' fields Gradescope gives, ibid.), compared as grader/batch/identity.py
+compares names. The course file may name the student by any of their names: with its roster,
+each extension's name is resolved when the zip is built, by the batch's one resolver
+(grader/batch/identity.py), and the student's ``SIS Login ID`` (Canvas's login, which is what
+an email or its first part says) goes into the zip beside the name as written; a name the
+roster does not resolve (nobody, or several students) stops the build, as it stops the batch.
+A roster's name ("Doe, Jane") is not compared with Gradescope's "name" (another spelling,
+"Jane Doe", and not unique).
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from pathlib import Path
 
 from grader.batch import grade_trail, late_work
 from grader.batch.course import Course, LatePolicy
+from grader.batch.identity import normal
 from grader.feedback import trail_text
 
 POLICY_FILE = "late_policy.json"
@@ -41,10 +51,31 @@ def policy_document(course: Course | None) -> dict | None:
     late = course.late
     return {
         "deadline": course.deadline.isoformat(),
-        "extensions": {student: deadline.isoformat() for student, deadline in course.extensions.items()},
+        "extensions": extension_names(course),
         "penalty_per_day": late.penalty_per_day, "max_days": late.max_days,
         "grace_minutes": late.grace_minutes, "unknown_delay_days": late.unknown_delay_days,
     }
+
+
+def extension_names(course: Course) -> dict[str, str]:
+    """Each extension's deadline under the names a submission's users can be matched by: the
+    name as written, and with the course's roster the student's SIS Login ID; raises
+    ``course_inputs.Refused`` naming every extension the roster does not resolve."""
+    from grader.batch import course_inputs, identity, roster
+
+    names = {student: deadline.isoformat() for student, deadline in course.extensions.items()}
+    inputs = course_inputs.read(course)
+    if inputs.rows is None or not names:
+        return names
+    identities = identity.Identities(inputs.rows)
+    extensions = identity.assign(identities, inputs.keyed_extensions())
+    if extensions.errors:
+        raise course_inputs.Refused(extensions.errors)
+    for student_key, (keyed, deadline) in extensions.by_student.items():
+        login = inputs.rows[extensions.students[student_key].row].get(roster.SIS_LOGIN_ID, "").strip()
+        if login:
+            names.setdefault(login, deadline.isoformat())
+    return names
 
 
 def apply(report: dict, source: Path, metadata: Path, *, totals_shown: bool = True) -> dict:
@@ -63,9 +94,10 @@ def apply(report: dict, source: Path, metadata: Path, *, totals_shown: bool = Tr
         return report | {"tests": [*report.get("tests", []), note]}
     users = json.loads(Path(metadata).read_text(encoding="utf-8")).get("users") or []
     names = {str(user.get(key, "")) for user in users if isinstance(user, dict) for key in ("email", "id")}
-    names |= {name.split("@", 1)[0] for name in names if "@" in name}
-    extended = sorted(names & set(policy["extensions"]))
-    deadline = datetime.datetime.fromisoformat(policy["extensions"][extended[0]] if extended else policy["deadline"])
+    names = {normal(name) for name in names | {name.split("@", 1)[0] for name in names if "@" in name} if name}
+    extensions = {normal(name): deadline for name, deadline in policy["extensions"].items()}
+    extended = sorted(names & set(extensions))
+    deadline = datetime.datetime.fromisoformat(extensions[extended[0]] if extended else policy["deadline"])
     rules = LatePolicy(policy["penalty_per_day"], policy["max_days"], policy["grace_minutes"], policy["unknown_delay_days"])
     lateness = late_work.lateness(submitted, False, "gradescope", deadline, rules, extended=bool(extended))
     most = sum(test.get("max_score", 0.0) for test in report.get("tests", []))
