@@ -238,15 +238,22 @@ def signal_myself(*_arguments, **_keywords):
         time.sleep(0.01)
 
 
-def test_a_stop_during_the_comparison_writes_the_gradebook_without_it_and_skips_the_report(graded_pair, tmp_path, monkeypatch):
-    from grader.batch import class_results, similarity
-
+def stopped_at(module, function: str, graded_pair, tmp_path: Path, monkeypatch) -> Path:
+    """A copy of the graded class's OUT, run again and stopped by SIGTERM where ``function`` of
+    ``module`` begins; the run must end as a stopped one (130)."""
     submissions, graded = graded_pair
     out = tmp_path / "out"
     shutil.copytree(graded, out)
     with monkeypatch.context() as patched:
-        patched.setattr(similarity, "class_similarity", signal_myself)
+        patched.setattr(module, function, signal_myself)
         assert run_again(submissions, out) == 130
+    return out
+
+
+def test_a_stop_during_the_comparison_writes_the_gradebook_without_it_and_skips_the_report(graded_pair, tmp_path, monkeypatch):
+    from grader.batch import class_results, similarity
+
+    out = stopped_at(similarity, "class_similarity", graded_pair, tmp_path, monkeypatch)
     document = class_results.read_class_results(out / "results.json")
     assert sorted(document["submissions"]) == ["ann", "ben"] and document["similar_submissions"] == {}
     assert (out / "gradebook.csv").read_text().count("\n") == 3 and not (out / "report.html").exists()
@@ -254,7 +261,7 @@ def test_a_stop_during_the_comparison_writes_the_gradebook_without_it_and_skips_
     assert ("stopped by SIGTERM after grading: every student is graded and the gradebook written; not done: the "
             "comparison of submissions (cut short; results.json holds none) and the report. Run the same command again") in log
     assert lock_is_free(out)
-    assert run_again(submissions, out) == 0  # the next run finishes them
+    assert run_again(graded_pair[0], out) == 0  # the next run finishes them
     assert class_results.read_class_results(out / "results.json")["similar_submissions"]["pairs_found"] == 1
     assert (out / "report.html").is_file()
 
@@ -262,12 +269,7 @@ def test_a_stop_during_the_comparison_writes_the_gradebook_without_it_and_skips_
 def test_a_stop_during_the_report_keeps_the_gradebook_and_the_comparison(graded_pair, tmp_path, monkeypatch):
     from grader.batch import class_results, report
 
-    submissions, graded = graded_pair
-    out = tmp_path / "out"
-    shutil.copytree(graded, out)
-    with monkeypatch.context() as patched:
-        patched.setattr(report, "write_report", signal_myself)
-        assert run_again(submissions, out) == 130
+    out = stopped_at(report, "write_report", graded_pair, tmp_path, monkeypatch)
     assert class_results.read_class_results(out / "results.json")["similar_submissions"]["pairs_found"] == 1
     assert not (out / "report.html").exists()
     assert f"not done: the report (python -m grader report {out} writes it)" in (out / "batch.log").read_text()
