@@ -120,14 +120,20 @@ def forger_source(roots: str, forged: dict, secret_files: tuple[str, ...]) -> st
     return SOLUTION.read_text() + attack.replace("@MARKER@", MARKER)
 
 
-def notebook_of(source: str) -> str:
+def notebook_of(source: str, *more_cells: str) -> str:
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [
         nbformat.v4.new_markdown_cell("# Multi-head self-attention"),
         nbformat.v4.new_code_cell("%load_ext autoreload"),
         nbformat.v4.new_code_cell(source),
+        *(nbformat.v4.new_code_cell(cell) for cell in more_cells),
     ]
     return nbformat.writes(notebook)
+
+
+# A statement too deeply nested for Python's parser: Python 3.11 raises MemoryError on it, not
+# SyntaxError (grader/reading/parser_limits.py), and a platform must still grade what it can.
+TOO_DEEP = "_too_deep = " + "-" * 100_000 + "1\n"
 
 
 def assert_the_forger_failed(printed: str, default_results: Path, name: str) -> None:

@@ -39,7 +39,7 @@ import jsonschema
 import pytest
 
 import catalogue
-from autograder_harness import HONEST_TWIN, MARKER, MUTANT, RUN_TIMEOUT, SOLUTION, STUB
+from autograder_harness import HONEST_TWIN, MARKER, MUTANT, RUN_TIMEOUT, SOLUTION, STUB, TOO_DEEP
 from classroom50.actions_runner import REGISTERED, commands_run, lines, parse
 from grader.handout import classroom50, release
 from grader.hidden import mistakes
@@ -471,6 +471,7 @@ def runs(config, config_with_hidden_checks, offline_config) -> dict[str, Run]:
         "commands": (config, STUB.read_text() + COMMANDER, {}),
         "commands_at_import": (config, STUB.read_text() + RAISE_COMMANDS_AT_IMPORT, {}),
         "command_file_names": (config, None, {"prepare": plant_command_file_names}),
+        "too_deep": (config, SOLUTION.read_text() + TOO_DEEP, {}),
     }
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {name: pool.submit(run_autograder, plan[0], plan[1], **plan[2]) for name, plan in plans.items()}
@@ -625,6 +626,18 @@ def test_the_results_forger_scores_what_its_honest_twin_scores(runs):
         assert not [line for line in breaches if "score line" in line], name
         if name == "forger_process":  # no private /tmp: not one write may succeed
             assert breaches == [], breaches
+
+
+def test_code_too_deep_for_pythons_parser_is_graded_and_the_release_names_its_line(runs):
+    """Python raises MemoryError on such code, not SyntaxError (grader/reading/parser_limits.py):
+    the student's own problem, graded, never the autograder's failure."""
+    run = runs["too_deep"]
+    result = valid(run)
+    assert result["score"] == 0 and result["max-score"] == 100
+    line = SOLUTION.read_text().count("\n") + 1
+    assert "Your file could not be imported" in run.body
+    assert f"too deeply nested for Python's parser, which stops reading the code there" in run.body
+    assert f"(multi_head_attention.py, line {line})" in run.body
 
 
 def test_a_checkout_without_the_exercise_is_an_error_result_not_a_zero(runs):

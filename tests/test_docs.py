@@ -29,7 +29,7 @@ README = REPO_ROOT / "README.md"
 PAGES = [README, *sorted((REPO_ROOT / "docs").rglob("*.md"))]
 SHELL_LANGUAGES = {"sh", "bash", "shell", "console"}
 # Programs that are not this repository's: named here so that a command nobody recognises fails.
-EXTERNAL = {"cd", "cp", "mv", "git", "gh", "docker", "nbgrader", "for", "zip", "cat", "open"}
+EXTERNAL = {"cd", "cp", "mv", "git", "gh", "docker", "nbgrader", "for", "zip", "cat", "open", "apt-get"}
 # Where the commands write what they generate (gitignored): a script there is made by an earlier step.
 GENERATED = REPO_ROOT / "build"
 # Python modules run with `-m` that are not this repository's (the set-up's venv and pip).

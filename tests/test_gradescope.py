@@ -37,6 +37,7 @@ from autograder_harness import (
     MUTANT,
     SOLUTION,
     STUB,
+    TOO_DEEP,
     assert_the_forger_failed,
     bash_only_path,
     forger_source,
@@ -192,6 +193,11 @@ def runs(zips, tmp_path_factory) -> dict[str, Run]:
         "bad_configuration": (
             zips["after_published"], {"multi_head_attention.py": SOLUTION.read_text()}, {"GRADER_SANDBOX": "sideways"}
         ),
+        # A .py too deeply nested for Python's parser beside a complete notebook with such a cell.
+        "too_deep": (zips["after_published"], {
+            "multi_head_attention.py": SOLUTION.read_text() + TOO_DEEP,
+            "multi_head_attention.ipynb": notebook_of(SOLUTION.read_text(), TOO_DEEP),
+        }, {}),
     }
     roots = {name: make_root(archive, files) for name, (archive, files, _) in plans.items()}
 
@@ -278,7 +284,7 @@ def test_the_command_refuses_a_visibility_gradescope_does_not_know(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "name", ["solution", "stubs", "mutant", "forger", "forger_process", "twin_without_bwrap", "bad_configuration"]
+    "name", ["solution", "stubs", "mutant", "forger", "forger_process", "twin_without_bwrap", "bad_configuration", "too_deep"]
 )
 def test_every_run_writes_a_results_json_that_follows_gradescopes_schema(runs, name):
     run = runs[name]
@@ -323,6 +329,18 @@ def test_a_buggy_notebook_loses_points_in_its_groups_and_students_read_why(runs)
     assert all("hint:" not in t["output"] for t in explained)
     assert html.escape(mistakes.BY_ID[MUTANT.mistake].title) in run.results["output"]
     assert "graded homework/attention.ipynb" in run.results["output"].lower()
+
+
+def test_code_too_deep_for_pythons_parser_beside_a_complete_notebook_grades_the_notebook_and_says_why(runs):
+    """Python raises MemoryError on such code, not SyntaxError: once "The autograder failed
+    before it could grade your submission" (grader/reading/parser_limits.py)."""
+    run = runs["too_deep"]
+    assert run.returncode == 0, run.output
+    assert run.results["score"] == 100, run.results["output"]
+    said = html.unescape(run.results["output"])
+    assert "graded multi_head_attention.ipynb (it holds more of the work" in said.lower()
+    assert "multi_head_attention.py defines none of the exercise's 7 functions and has code too deeply nested for Python's parser" in said
+    assert "(the cell starting `_too_deep = ---" in said and "raised MemoryError: too deeply nested for Python's parser" in said
 
 
 def test_hidden_tests_take_the_visibility_chosen_at_build_time_and_the_others_are_visible(runs):

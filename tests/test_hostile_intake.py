@@ -12,6 +12,7 @@ import json
 import multiprocessing
 import os
 import queue
+import re
 import stat
 import struct
 import zipfile
@@ -397,3 +398,47 @@ def test_a_full_disk_while_unpacking_stops_the_batch_loudly_not_as_a_student_pro
     monkeypatch.setattr(class_zip, "_write_if_changed", full)
     with pytest.raises(OSError, match="No space left"):
         class_zip.unpack_class_zip(class_zip_file(tmp_path / "class.zip", {"alice.py": SOURCE}), tmp_path / "out")
+
+
+@pytest.mark.parametrize(
+    ("names", "said"),
+    [
+        pytest.param(["alice.py", "bob.py", "alice.py"], "'alice.py' twice", id="one name twice"),
+        pytest.param(["jos\u00e9.py", "jose\u0301.py"], "one name in Unicode's composed form (NFC)", id="NFC and NFD"),
+        pytest.param(["HW3/alice.py", "HW3/bob.py", "HW3/alice.py"], "'alice.py' twice", id="twice in the re-zipped folder"),
+    ],
+)
+def test_a_class_zip_whose_names_collide_is_refused_naming_them_and_writes_nothing(tmp_path, names, said):
+    """Today the second file overwrote the first, and its student was graded on whichever came last."""
+    import warnings
+
+    from grader.batch import class_zip
+
+    path = tmp_path / "class.zip"
+    with warnings.catch_warnings(), zipfile.ZipFile(path, "w") as archive:
+        warnings.simplefilter("ignore")  # zipfile warns of the duplicate name it writes
+        for number, name in enumerate(names):
+            archive.writestr(name, SOURCE if number == 0 else "raise NotImplementedError\n")
+    with pytest.raises(intake.Refused, match=re.escape(said)) as refused:
+        class_zip.unpack_class_zip(path, tmp_path / "out")
+    assert "refused" in str(refused.value) and "give the folder" in str(refused.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_names_that_differ_only_in_case_collide_where_the_file_system_folds_case(tmp_path, monkeypatch):
+    from grader.batch import class_zip
+
+    path = class_zip_file(tmp_path / "class.zip", {"Alice.py": SOURCE, "alice.py": "raise NotImplementedError\n"})
+    unpacked = class_zip.unpack_class_zip(path, tmp_path / "out")  # this machine's file system tells them apart
+    assert sorted(item.name for item in unpacked.folder.iterdir()) == ["Alice.py", "alice.py"]
+    monkeypatch.setattr(class_zip, "_folds_case", lambda folder: True)  # macOS's and Windows's do not
+    with pytest.raises(intake.Refused, match="'Alice.py' and 'alice.py'.*differ only in case"):
+        class_zip.unpack_class_zip(path, tmp_path / "out2")
+    assert not (tmp_path / "out2").exists()
+
+
+def test_whether_a_file_system_folds_case_is_asked_of_it_and_leaves_nothing(tmp_path):
+    from grader.batch import class_zip
+
+    assert class_zip._folds_case(tmp_path / "out" / "unpacked") is False  # Linux's file systems keep case
+    assert list(tmp_path.iterdir()) == []

@@ -559,6 +559,14 @@ def test_a_notebook_with_a_broken_cell_still_shows_the_work_in_its_other_cells(s
     assert resolve(submissions) == ([worked], {worked: [stub.name]})
 
 
+def test_one_canvas_student_spelled_in_nfc_and_in_nfd_is_one_student(submissions):
+    # One student's two uploads, one name unpacked on macOS (NFD: e and a combining accent):
+    # one student, the stub set aside, not a second student with a phantom 0.
+    finished = write(submissions / "jos\u00e9garcia_12345_67890_multi_head_attention.py", SOLUTION)
+    untouched = write(submissions / "jose\u0301garcia_12345_67891_multi_head_attention.ipynb", notebook(("code", EXERCISE_STUB)))
+    assert resolve(submissions) == ([finished], {finished: [untouched.name]})
+
+
 def test_two_students_whose_ids_look_like_canvas_names_stay_two_students(submissions):
     # Both read as "user 2, file 1": one uploaded file has one id, so these are not Canvas's.
     alice = write(submissions / "section_2_1_alice.py", SOLUTION)

@@ -1,6 +1,7 @@
 """A batch stopped by a signal, or killed outright, leaves nothing grading and nothing behind.
 
-SIGTERM and SIGHUP stop the batch as Ctrl-C does; a batch killed with SIGKILL takes its
+SIGTERM, SIGINT and SIGHUP stop the batch within seconds, keeping every result graded and
+saying what is left undone (tests/test_batch.py: the next run grades only that); a batch killed with SIGKILL takes its
 shards with it (their parent-death signal), and the next run removes the staging folder it
 left; a shard killed with SIGKILL leaves its worker's folder and pids cgroup, which the
 batch removes. Each batch runs with a temporary folder of its own, to see what it leaves.
@@ -11,6 +12,7 @@ readable), each with a generous cap that only a failing run reaches.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import select
 import shutil
@@ -99,21 +101,46 @@ def cgroups_of(pids: list[int]) -> list[Path]:
             for pid in pids for group in root.glob(f"mha-worker-{pid}[.-]*")]
 
 
-@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
-def test_sigterm_and_sighup_stop_the_batch_as_ctrl_c_does(tmp_path, private_tmp, sent):
+def lock_is_free(out: Path) -> bool:
+    """Whether another batch could take OUT's lock now (grader/batch/run.py, lock_out)."""
+    with open(out / ".batch.lock", "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return True
+
+
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=["SIGTERM", "SIGINT", "SIGHUP"])
+def test_a_stop_signal_ends_the_batch_within_seconds_keeping_what_it_graded_and_saying_what_is_not_done(
+    tmp_path, private_tmp, sent
+):
     submissions = a_class(tmp_path / "class")
     out = tmp_path / "out"
     batch = start_batch(submissions, out, private_tmp, "--jobs", "2")
     wait_for_results(out, 1, batch)
     shards = children_of(batch.pid, "grader.batch.shard")
     assert shards, "the shards run"
-    os.kill(batch.pid, sent)  # the batch alone, as `kill PID` or a closed terminal would
+    os.kill(batch.pid, sent)  # the batch alone, as `kill PID`, a closed terminal or Ctrl-C (its group) would
+    signalled = time.monotonic()
     assert batch.wait(timeout=CAP_SECONDS) == 130, batch.stderr.read()[-2000:]
-    assert "interrupted" in batch.stderr.read()
+    seconds = time.monotonic() - signalled
+    print(f"{sent.name}: the batch ended {seconds:.1f} s after the signal")
+    # The shards get a few seconds' grace, then are killed; nothing else runs: no class comparison, no report.
+    assert seconds < 10, f"the batch took {seconds:.1f} s to stop"
+    said = batch.stderr.read()
+    kept = len(list((out / "results").glob("*.json")))
+    assert 0 < kept < CLASS_SIZE
+    assert f"stopped by {sent.name} while grading: {kept} of {CLASS_SIZE} graded in this run, kept in {out / 'results'}" in said
+    assert (f"Not done: grading the other {CLASS_SIZE - kept}, the gradebook (none written yet), the comparison of "
+            "submissions and the report. Run the same command again to continue from there") in said
+    assert not (out / "report.html").exists() and not (out / "gradebook.csv").exists()
+    assert "comparison" not in (out / "batch.log").read_text().split("stopped by")[0]  # not begun
+    assert lock_is_free(out), "a rerun would be refused"
     assert wait_until_gone(shards) == [], "no shard grades on, unseen"
     assert sorted(path.name for path in private_tmp.iterdir()) == [], "staging and worker folders removed"
     assert cgroups_of(shards) == []
-    assert len(list((out / "results").glob("*.json"))) < CLASS_SIZE
 
 
 def test_a_killed_batch_takes_its_shards_with_it_and_the_next_run_removes_what_it_left(tmp_path, private_tmp):
@@ -170,3 +197,80 @@ def test_leftovers_are_judged_only_in_their_own_pid_namespace(tmp_path, monkeypa
     assert elsewhere.is_dir() and ours.is_dir()
     assert not gone_here.exists() and removed == [str(gone_here)]
     assert ours.name.startswith(f"mha-staging-{os.getpid()}.") and f".{namespace}-" in ours.name
+
+
+# --- a stop after grading: the comparison or the report cut short ------------------------------
+
+
+@pytest.fixture(scope="module")
+def graded_pair(tmp_path_factory):
+    """A class of two whose code is the same (one pair to compare), graded once."""
+    folder = tmp_path_factory.mktemp("pair")
+    submissions = folder / "class"
+    submissions.mkdir()
+    solution = (REPO_ROOT / "solutions" / "multi_head_attention.py").read_text()
+    for name in ("ann", "ben"):
+        (submissions / f"{name}.py").write_text(solution)
+    out = folder / "out"
+    graded = subprocess.run(
+        [sys.executable, "-m", "grader", "batch", str(submissions), "--out", str(out), "--quiet", "--no-report"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=CAP_SECONDS, stdin=subprocess.DEVNULL,
+    )
+    assert graded.returncode == 0, graded.stderr[-2000:]
+    return submissions, out
+
+
+def run_again(submissions: Path, out: Path) -> int:
+    """The same command again, in this process (nothing is left to grade: no shard starts)."""
+    import argparse
+
+    from grader.batch import run
+
+    parser = argparse.ArgumentParser()
+    run.add_arguments(parser)
+    return run.run(parser.parse_args([str(submissions), "--out", str(out), "--quiet"]))
+
+
+def signal_myself(*_arguments, **_keywords):
+    """Where a stage of the batch begins: SIGTERM to this very process, as `kill PID` sends it."""
+    os.kill(os.getpid(), signal.SIGTERM)
+    while True:  # the handler raises at the next instruction
+        time.sleep(0.01)
+
+
+def stopped_at(module, function: str, graded_pair, tmp_path: Path, monkeypatch) -> Path:
+    """A copy of the graded class's OUT, run again and stopped by SIGTERM where ``function`` of
+    ``module`` begins; the run must end as a stopped one (130)."""
+    submissions, graded = graded_pair
+    out = tmp_path / "out"
+    shutil.copytree(graded, out)
+    with monkeypatch.context() as patched:
+        patched.setattr(module, function, signal_myself)
+        assert run_again(submissions, out) == 130
+    return out
+
+
+def test_a_stop_during_the_comparison_writes_the_gradebook_without_it_and_skips_the_report(graded_pair, tmp_path, monkeypatch):
+    from grader.batch import class_results, similarity
+
+    out = stopped_at(similarity, "class_similarity", graded_pair, tmp_path, monkeypatch)
+    document = class_results.read_class_results(out / "results.json")
+    assert sorted(document["submissions"]) == ["ann", "ben"] and document["similar_submissions"] == {}
+    assert (out / "gradebook.csv").read_text().count("\n") == 3 and not (out / "report.html").exists()
+    log = (out / "batch.log").read_text()
+    assert ("stopped by SIGTERM after grading: every student is graded and the gradebook written; not done: the "
+            "comparison of submissions (cut short; results.json holds none) and the report. Run the same command again") in log
+    assert lock_is_free(out)
+    assert run_again(graded_pair[0], out) == 0  # the next run finishes them
+    assert class_results.read_class_results(out / "results.json")["similar_submissions"]["pairs_found"] == 1
+    assert (out / "report.html").is_file()
+
+
+def test_a_stop_during_the_report_keeps_the_gradebook_and_the_comparison(graded_pair, tmp_path, monkeypatch):
+    from grader.batch import class_results, report
+
+    out = stopped_at(report, "write_report", graded_pair, tmp_path, monkeypatch)
+    assert class_results.read_class_results(out / "results.json")["similar_submissions"]["pairs_found"] == 1
+    assert not (out / "report.html").exists()
+    assert f"not done: the report (python -m grader report {out} writes it)" in (out / "batch.log").read_text()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the batch's handlers are gone with it

@@ -31,6 +31,7 @@ from autograder_harness import (
     MUTANT,
     SOLUTION,
     STUB,
+    TOO_DEEP,
     Run,
     assert_the_forger_failed,
     bash_only_path,
@@ -168,6 +169,7 @@ def runs(course, tmp_path_factory) -> dict[str, Run]:
         "forger_process": ({"multi_head_attention.py": FORGER}, {"GRADER_SANDBOX": "process"}),
         "twin_without_bwrap": ({"multi_head_attention.py": SOLUTION.read_text() + HONEST_TWIN}, {"no_bwrap": True}),
         "bad_configuration": ({"multi_head_attention.py": SOLUTION.read_text()}, {"GRADER_SANDBOX": "sideways"}),
+        "too_deep": ({"multi_head_attention.py": SOLUTION.read_text() + TOO_DEEP}, {}),
         **{
             f"call_timeout_{value}": ({"multi_head_attention.py": SOLUTION.read_text()}, {"GRADER_CALL_TIMEOUT": value})
             for value in BAD_CALL_TIMEOUTS
@@ -284,7 +286,8 @@ def test_the_dockerfile_builds_python_3_11_or_newer_with_cpu_torch_and_bubblewra
 
 @pytest.mark.parametrize(
     "name",
-    ["solution", "stubs", "mutant_notebook", "misnamed", "forger", "forger_process", "twin_without_bwrap", "bad_configuration"],
+    ["solution", "stubs", "mutant_notebook", "misnamed", "forger", "forger_process", "twin_without_bwrap", "bad_configuration",
+     "too_deep"],
 )
 def test_every_run_writes_a_results_json_that_follows_prairielearns_format(runs, name):
     run = runs[name]
@@ -325,6 +328,19 @@ def test_a_buggy_notebook_is_graded_and_loses_points_in_its_groups(runs):
     assert failed and all("expected" in t["output"].lower() or "explained by the diagnosis" in t["output"] for t in failed)
     if MUTANT.mistake:
         assert "What went wrong:" in run.results["output"]
+
+
+def test_code_too_deep_for_pythons_parser_is_graded_and_the_student_reads_which_line(runs):
+    """Python raises MemoryError on such code, not SyntaxError (grader/reading/parser_limits.py):
+    the student's own problem, never the autograder's failure."""
+    run = runs["too_deep"]
+    assert run.results["gradable"] is True and run.results["score"] == 0, run.output[-3000:]
+    line = SOLUTION.read_text().count("\n") + 1
+    assert (
+        "MemoryError: too deeply nested for Python's parser, which stops reading the code there before any of it runs; "
+        f"write it as several simpler statements (multi_head_attention.py, line {line})"
+    ) in run.results["output"]
+    assert f"at multi_head_attention.py:{line}: _too_deep = ---" in run.results["output"]
 
 
 def test_a_submission_without_a_file_to_grade_is_not_gradable_and_says_why(runs):

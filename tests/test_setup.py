@@ -112,6 +112,52 @@ def test_make_installs_offline_when_the_index_cannot_be_reached(tmp_path, silent
     assert "--extra-index-url" not in finished.stdout.split("torch_index.py")[-1]
 
 
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_the_instructors_make_venv_lets_its_python_run_the_grader_from_a_course_files_folder(tmp_path):
+    """`course init` says to run the commands from the course file's folder: there, the
+    environment's Python finds the grader (once `No module named grader`), and the set-up
+    said which sandbox a batch will use. The instructor's Makefile end to end, in a copy of
+    the repository with a requirements file that installs nothing."""
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    for name in ("Makefile", "student.mk"):
+        shutil.copy(REPO_ROOT / name, clone / name)
+    shutil.copytree(REPO_ROOT / "grader", clone / "grader", ignore=shutil.ignore_patterns("__pycache__"))
+    (clone / "requirements.txt").write_text("# nothing to install: the set-up itself is under test\n")
+    finished = subprocess.run(
+        ["make", ".venv", f"PYTHON={sys.executable}", "TORCH_INDEX="], cwd=clone, capture_output=True, text=True, timeout=300,
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert "\nsandbox: " in finished.stdout  # the set-up names the sandbox a batch will use
+    course, python = tmp_path / "course", clone / ".venv" / "bin" / "python"
+    course.mkdir()
+
+    def grader(*arguments: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(python), "-m", "grader", *arguments], cwd=course, capture_output=True, text=True, timeout=120,
+            env={key: value for key, value in os.environ.items() if key != "PYTHONPATH"},
+        )
+
+    init = grader("course", "init")
+    assert init.returncode == 0, init.stderr
+    assert f"run the commands from its folder with {python} -m grader" in init.stdout
+    checked = grader("course", "check")
+    assert checked.returncode == 0 and "[assignment] points = 100" in checked.stdout, checked.stderr
+    sandbox = grader("sandbox")
+    assert sandbox.returncode == 0 and sandbox.stdout.startswith("sandbox: "), sandbox.stdout + sandbox.stderr
+
+
+def test_the_sandbox_command_names_the_package_where_bubblewrap_is_missing_and_refuses_as_the_batch_would(tmp_path):
+    empty_path = {**os.environ, "PATH": str(tmp_path)}  # no bwrap on it
+    command = [sys.executable, "-m", "grader", "sandbox"]
+    fallback = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, env=empty_path)
+    assert fallback.returncode == 0, fallback.stderr
+    assert fallback.stdout.startswith("sandbox: process (the plain-process sandbox), not bubblewrap\n")
+    assert "bubblewrap (bwrap) is not installed" in fallback.stdout and "sudo apt-get install bubblewrap" in fallback.stdout
+    refused = subprocess.run([*command, "--sandbox", "bwrap"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, env=empty_path)
+    assert refused.returncode == 2 and "a batch with --sandbox bwrap would refuse to start" in refused.stdout
+
+
 def test_gradescope_setup_uses_the_same_probe():
     from grader.handout import gradescope
 

@@ -22,11 +22,16 @@ would find is read as Canvas reads it. Text entries and links (``..._text.html``
 
 Lateness is read here (the ``LATE`` marker) but decided elsewhere: this module only names
 what the file name says.
+
+A name is read in Unicode's composed form (NFC), as intake reads ids (intake.student_id_of):
+a zip made on macOS, or unpacked there, spells "josé" decomposed (NFD: e and a combining
+accent), and the same student's two files must give one name, not two students.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 # name: [[:word:]] characters (Python's \w on str is Unicode too), possibly empty (anonymous);
@@ -50,8 +55,9 @@ class CanvasName:
 
 
 def parse_canvas_name(filename: str) -> CanvasName | None:
-    """``filename`` read as a Canvas "Download Submissions" name, or None when it is not one."""
-    match = _CANVAS_NAME.match(filename)
+    """``filename`` read as a Canvas "Download Submissions" name, or None when it is not one
+    (read in NFC: see the module's docstring; a combining accent is not a \\w character)."""
+    match = _CANVAS_NAME.match(unicodedata.normalize("NFC", filename))
     if match is None:
         return None
     return CanvasName(match["name"] or "", match["late"] is not None, match["user"], match["attachment"], match["file"])

@@ -8,6 +8,14 @@ announce too much), scaled to a class; each member is then read bounded (headers
 and one larger than any gradable entry is not written but said. A student's own zip inside
 it is written as it is: intake opens it later as any student zip, with all those defences.
 
+Two members that would land on one file are refused, whole and named, before anything is
+written: one name twice (the second would overwrite the first, and its student be graded on
+whichever came last), two names that are one in Unicode's composed form (NFC: macOS spells
+"josé" decomposed, and its file systems store both as one file; intake reads ids in NFC), or,
+where the file system folds case (macOS's, Windows's), two names that differ only in case.
+Canvas's zip never holds such a pair (each file carries its own attachment id), so a zip
+that does was made by hand, and which file is the student's is for a person to say.
+
 OS leftovers (``__MACOSX/``, ``.DS_Store``) are not written and are listed as ignored. The
 folder is kept in step with the zip: a file is rewritten only when its bytes changed (so an
 unchanged student is not read again by the next run, intake.fingerprint) and files no
@@ -17,6 +25,8 @@ longer in the zip are removed.
 from __future__ import annotations
 
 import errno
+import tempfile
+import unicodedata
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -62,6 +72,7 @@ def unpack_class_zip(zip_path: Path, out: Path) -> Unpacked:
             files = [member for member in members if not member.is_dir()]
             top = _common_top_folder(files)
             wanted: set[Path] = set()
+            kept: list[tuple[zipfile.ZipInfo, tuple[str, ...]]] = []
             for member in files:
                 parts = PurePosixPath(member.filename.replace("\\", "/")).parts
                 parts = parts[len(top):] if parts[: len(top)] == top else parts
@@ -74,6 +85,9 @@ def unpack_class_zip(zip_path: Path, out: Path) -> Unpacked:
                         reason = intake.not_a_submission(parts[leftover], is_folder=leftover + 1 < len(parts))
                         result.ignored.append(intake.Ignored(printable(shown), reason or ""))
                     continue
+                kept.append((member, parts))
+            _refuse_collisions([parts for _, parts in kept], zip_path.name, folder)
+            for member, parts in kept:
                 try:
                     with archive.open(member) as stream:  # bounded: a member's header may understate it
                         data = stream.read(intake.MAX_UNPACKED_BYTES + 1)
@@ -122,6 +136,60 @@ def top_level_entries(zip_path: Path) -> list[tuple[str, bool]] | None:
         if parts and not any(_is_leftover(part) for part in parts):
             entries[parts[0]] = entries.get(parts[0], False) or len(parts) > 1
     return sorted(entries.items())
+
+
+def _refuse_collisions(paths: list[tuple[str, ...]], zip_name: str, folder: Path) -> None:
+    """``intake.Refused`` naming the first two members that would be one file in ``folder``
+    (see the module's docstring); nothing when every member has a file of its own."""
+    folds: bool | None = None  # asked of the file system only when two names differ in case alone
+    composed_names: dict[tuple[str, ...], tuple[str, ...]] = {}
+    folded_names: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for parts in paths:
+        composed = tuple(unicodedata.normalize("NFC", part) for part in parts)
+        folded = tuple(part.casefold() for part in composed)
+        first = composed_names.get(composed)
+        if first is None and folded in folded_names:
+            folds = _folds_case(folder) if folds is None else folds
+            first = folded_names[folded] if folds else None
+        if first is None:
+            composed_names[composed] = parts
+            folded_names.setdefault(folded, parts)
+            continue
+        one, other = "/".join(first), "/".join(parts)
+        if one == other:
+            said = f"{_quoted(one)} twice: the second would overwrite the first"
+        elif unicodedata.normalize("NFC", one) == unicodedata.normalize("NFC", other):
+            said = (f"{_quoted(one)} and {_quoted(other)}, one name in Unicode's composed form (NFC), as the "
+                    "grader reads names (one spells an accent as a letter and a combining mark)")
+        else:
+            said = (f"{_quoted(one)} and {_quoted(other)}, whose names differ only in case, and the file system of "
+                    f"{folder.parent} does not tell them apart")
+        raise intake.Refused(
+            f"refused: {zip_name} holds {said}, so which file is the student's cannot be told; unzip it, "
+            "keep the student's file, and give the folder."
+        )
+
+
+def _quoted(name: str) -> str:
+    """A member's name for a message: quoted, control characters and every non-ASCII
+    character escaped, so that two names that look the same are seen to differ."""
+    return "'" + printable(name).encode("ascii", "backslashreplace").decode("ascii") + "'"
+
+
+def _folds_case(folder: Path) -> bool:
+    """Whether the file system that will hold ``folder`` takes ``A`` and ``a`` for one name
+    (macOS's and Windows's do, Linux's do not): asked of it in a temporary folder, removed
+    after; when it cannot be asked, assumed to (a refused zip costs a person a look, a file
+    overwritten costs a student their grade)."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        with tempfile.TemporaryDirectory(prefix="mha-case-probe-", dir=existing) as probe:
+            (Path(probe) / "a").touch()
+            return (Path(probe) / "A").exists()
+    except OSError:
+        return True
 
 
 def _is_leftover(part: str) -> bool:

@@ -360,6 +360,23 @@ def apply_to_parser(command: str, parser: argparse.ArgumentParser, argv: list[st
     return notes
 
 
+def _where_to_run_commands(path: Path) -> str:
+    """How to run the commands that read the course file: from its folder with this Python
+    when it finds the grader from any folder (the instructor's `make .venv` makes it so: a .pth
+    file names the repository), else from the repository's folder, naming the file."""
+    import shlex
+
+    repository = Path(__file__).resolve().parents[2]
+    # sys.path[0] is the folder `python -m` started in: only a later entry finds the grader anywhere.
+    anywhere = any(entry and Path(entry).resolve() == repository for entry in sys.path[1:])
+    if anywhere:
+        return f"run the commands from its folder with {shlex.quote(sys.executable)} -m grader (or give --course {path})"
+    return (
+        f"run the commands from {repository} with --course {path.resolve()} (this Python finds the grader only there; "
+        f"`make .venv` in {repository} makes its .venv/bin/python find it from any folder)"
+    )
+
+
 def _given(action: argparse.Action, argv: list[str]) -> bool:
     return any(word == option or word.startswith(option + "=") for option in action.option_strings for word in argv)
 
@@ -383,7 +400,7 @@ def run(arguments: argparse.Namespace) -> int:
             return 2
         arguments.path.parent.mkdir(parents=True, exist_ok=True)
         arguments.path.write_text(STARTING_FILE, encoding="utf-8")
-        print(f"wrote {arguments.path}: edit it, then run the commands from its folder (or give --course {arguments.path})")
+        print(f"wrote {arguments.path}: edit it, then {_where_to_run_commands(arguments.path)}")
         return 0
     return check(arguments.path)
 

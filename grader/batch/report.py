@@ -69,17 +69,26 @@ th button { font: inherit; font-weight: 600; border: 0; background: none; paddin
 th[aria-sort=ascending] button::after { content: " ▲"; } th[aria-sort=descending] button::after { content: " ▼"; }
 .scroll { overflow-x: auto; }
 .muted { color: #666; }
-#students-table { width: 100%; font-size: 13px; } #students-table th, #students-table td { padding: .2rem .35rem; }
-/* The table fits a laptop's width: the group columns' names stand upright, as in a gradebook (across,
-   they took half the width); diagnoses and intake messages, where a column has any, have a quarter of
-   the width each and wrap there (an empty column is as narrow as its name). Ids and file names keep
-   their words whole: a name cell is at least 28 characters wide (longer than nearly every id and file
-   name a class has) and breaks only a name longer than that, which no width could show whole. */
-.side-by-side { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1rem; } .side-by-side pre { background: #f5f5f5; padding: .5rem; overflow-x: auto; font-size: 12px; }
+#students-table { width: 100%; font-size: 13px; font-stretch: semi-condensed; }
+/* The students table fits a laptop's screen (1366 px) and breaks no word, however many columns it
+   gets. The browser gives each column the width its content asks for, within the page's: so what
+   each cell's narrowest width is decides it. Every cell keeps its words whole (a column is never
+   narrower than its longest word), but for what a student controls and may make one long token:
+   an id, a file name, an error's text, which may break anywhere where a word is wider than the
+   column; so those columns have a floor (names 8em, prose 9em: a long word fits) and all share the
+   rest by how much they hold, prose (an override's reason, a diagnosis, an error) the most; numbers, short words (the feedback link, a status)
+   and a column with nothing in it are as narrow as their longest word, header included. An id or
+   a file name breaks after an underscore first (<wbr>). A semi-condensed face where the font has
+   one. The group columns' names stand upright, as in a gradebook. */
+#students-table th, #students-table td { padding: .2rem .3rem; overflow-wrap: break-word; hyphens: manual; }
+#students-table th, #students-table td.status, #students-table td.number { overflow-wrap: normal; }
+#students-table td.name, #students-table td.problem { overflow-wrap: anywhere; }  /* a student's long token must not widen the table */
+#students-table th.name { min-width: 8em; } #students-table th.long { min-width: 9em; }
+#students-table th.number, #students-table th.short, #students-table th.empty { width: 1px; }  /* as narrow as their longest word */
 #students-table thead th { vertical-align: bottom; }
+#students-table th.group, #students-table td[data-group] { padding-left: .15rem; padding-right: .15rem; }
 #students-table th.group button { writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap; }
-#students-table td.text { overflow-wrap: anywhere; } #students-table td.name { min-width: 28ch; }
-#students-table td.long { width: 25%; min-width: 12rem; }
+.side-by-side { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1rem; } .side-by-side pre { background: #f5f5f5; padding: .5rem; overflow-x: auto; font-size: 12px; }
 ul.misconceptions { list-style: none; padding: 0; max-width: 64rem; } ul.misconceptions > li { margin-bottom: .9rem; }
 ul.misconceptions p { margin: .1rem 0; }
 .bar-row { display: grid; grid-template-columns: minmax(0, 1fr) 12rem 6rem; gap: 1rem; align-items: center; }
@@ -370,13 +379,8 @@ def _students_section(submissions: dict[str, dict]) -> str:
     # A grade's trail (grader/batch/grade_trail.py), where some student's score is not the tests' alone
     # or an instructor wrote to a student.
     adjusted = any(d.get("late") or d.get("override") or d.get("comment") for d in submissions.values())
-    trail_columns = [("raw score", "number"), ("late penalty", "number"), ("override", "")] if adjusted else []
-    columns = [
-        ("student", ""), ("graded from", ""), ("feedback", ""), ("status", ""), ("score", "number"), *trail_columns,
-        *((f"{GROUP_TITLES[g]} ({group_max[g]})", "number group") for g in groups),
-        ("diagnoses", ""), ("problem", ""),
-    ]  # (name, the header's classes)
-    head = "".join(_sortable_header(name, classes) for name, classes in columns)
+    overridden = "long" if any(d.get("override") or d.get("comment") for d in submissions.values()) else "empty"
+    trail_columns = [("raw score", "number"), ("late penalty", "number"), ("override", overridden)] if adjusted else []
     texts = {
         sid: (
             "; ".join(_diagnosis_text(d) for d in submissions[sid].get("diagnoses") or [] if isinstance(d, dict)),
@@ -386,6 +390,12 @@ def _students_section(submissions: dict[str, dict]) -> str:
     }
     # A column of long text gets its share of the width only when some row has text in it.
     wide = [" long" if any(text[column] for text in texts.values()) else "" for column in (0, 1)]
+    columns = [
+        ("student", "name"), ("graded from", "name"), ("feedback", "short"), ("status", "short"), ("score", "number"), *trail_columns,
+        *((f"{GROUP_TITLES[g]} ({group_max[g]})", "number group") for g in groups),
+        ("diagnoses", "long" if wide[0] else "empty"), ("problem", "long" if wide[1] else "empty"),
+    ]  # (name, the header's classes: how wide the column may be, STYLE)
+    head = "".join(_sortable_header(name, classes) for name, classes in columns)
     rows = []
     for sid in sorted(submissions):
         result = submissions[sid]
@@ -398,15 +408,15 @@ def _students_section(submissions: dict[str, dict]) -> str:
             f'<td class="override text">{_text(_override_text(override, result.get("comment", "")))}</td>',
         ] if adjusted else []
         cells = [
-            f'<td class="student text name">{_text(class_results.student_name(sid, result))}</td>',
-            f'<td class="text name">{_text(result.get("graded_from", ""))}</td>',
+            f'<td class="student text name">{_breakable(class_results.student_name(sid, result))}</td>',
+            f'<td class="text name">{_breakable(result.get("graded_from", ""))}</td>',
             f"<td>{_feedback_link(sid, 'feedback')}</td>",
             f'<td class="status text">{_text(result.get("status") or status_of(result))}</td>',
             f'<td class="number score">{_text(result["score"])}</td>',
             *trail_cells,
             *(f'<td class="number" data-group="{g}">{_text(points.get(g, {}).get("earned", 0))}</td>' for g in groups),
             f'<td class="diagnoses text{wide[0]}">{_text(diagnoses)}</td>',
-            f'<td class="problem text{wide[1]}">{_text(problem)}</td>',
+            f'<td class="problem text{wide[1]}">{_breakable(problem)}</td>',
         ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return f"""<section id="students"><h2>Students ({len(submissions)})</h2>
@@ -436,6 +446,14 @@ def _late_text(late: dict) -> str:
         return str(late.get("penalty", ""))
     days = late["days_late"]
     return f"{late.get('penalty', '')} ({days} day{'s' if days != 1 else ''}, {late.get('percent', 0):g}%)"
+
+
+def _breakable(value: object) -> str:
+    """Text as HTML that may break after each underscore (``<wbr>``): an id or a file name, where a
+    Canvas file stem has its parts (``smithjane_LATE_12345_67890_attention.py``), or a module's name
+    in an error. Wider than its column, it breaks there, not inside a word. html.escape writes no
+    underscore, so none is inside an entity."""
+    return _text(value).replace("_", "_<wbr>")
 
 
 def _diagnosis_text(diagnosis: dict) -> str:

@@ -34,8 +34,14 @@ for the same file and the same grader version, unless ``--force``. An entry whos
 system record (size, times, inode: ``intake.fingerprint``) is unchanged since the run that
 graded it is not even read again: a 20 MB notebook costs a stat, not a parse.
 
-Ctrl-C, SIGTERM and SIGHUP all stop the batch the same way: the shards end their sessions
-and remove their workers, the staging folder is removed. A shard also ends when the batch
+Ctrl-C (SIGINT), SIGTERM and SIGHUP all stop the batch the same way, within seconds: the
+shards end their sessions and remove their workers (killed after a few seconds' grace), the
+staging folder is removed, OUT's lock is released, and the run says what it kept and what it
+left undone. Stopped while grading, it keeps every result written so far and does nothing
+more: the gradebook, the comparison of submissions and the report wait for the next run,
+which grades only what is left. Stopped after grading, the comparison or the report is cut
+short (the gradebook is written without the comparison; ``python -m grader report OUT`` or
+the same command again finishes them). A shard also ends when the batch
 is killed outright (its parent-death signal); what a killed run left in the temporary
 folder and in the pids cgroups is removed by the next run (``processes.remove_leftovers``).
 Everything a student controls that reaches the gradebook, the log or the terminal passes
@@ -116,6 +122,28 @@ class OutInUse(RuntimeError):
     """Another batch is writing to the same OUT."""
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@dataclasses.dataclass
+class _Stop:
+    """A stop signal's effect on this run: which signal, what the run was doing, what it cut short."""
+
+    signal: str = ""  # "SIGTERM"; "" until one arrives
+    stage: str = "reading the submissions, before grading began"
+    cut_short: list[str] = dataclasses.field(default_factory=list)  # post-grading stages skipped or stopped
+
+
+_STOP = _Stop()
+
+
+def _stop_signal(number: int, _frame) -> None:
+    """Ctrl-C, SIGTERM, SIGHUP: remembered (for the sentence that says what was kept), then
+    raised as Ctrl-C is, at whatever the run is doing."""
+    _STOP.signal = signal.Signals(number).name
+    raise KeyboardInterrupt
+
+
 def run(arguments: argparse.Namespace) -> int:
     # Absolute: the shards run from the repository's folder (processes.py), not the caller's.
     arguments.submissions, arguments.out = arguments.submissions.absolute(), arguments.out.absolute()
@@ -153,12 +181,17 @@ def run(arguments: argparse.Namespace) -> int:
         log.error("%s", error)
         return EXIT_GRADER_FAILED
     # SIGTERM (kill, a scheduler's stop) and SIGHUP (the terminal closed) stop the batch as
-    # Ctrl-C does: shards stopped and cleaned up, staging removed, what was graded kept.
-    previous = {number: signal.signal(number, signal.default_int_handler) for number in (signal.SIGTERM, signal.SIGHUP)}
+    # Ctrl-C does: shards stopped and cleaned up, staging removed, what was graded kept. Ctrl-C
+    # too even where it was ignored when the batch started (a batch started in the background).
+    _STOP.__init__()
+    previous = {number: signal.signal(number, _stop_signal) for number in STOP_SIGNALS}
     try:
         return _run_locked(arguments, out, inputs, prepared)
     except KeyboardInterrupt:
-        log.warning("interrupted before grading began; run the same command again")
+        log.warning(
+            "stopped%s while %s: every result graded so far is kept in %s; run the same command again to continue",
+            f" by {_STOP.signal}" if _STOP.signal else "", _STOP.stage, out / "results",
+        )
         return EXIT_INTERRUPTED
     finally:
         for number, handler in previous.items():
@@ -255,7 +288,11 @@ def _run_locked(arguments: argparse.Namespace, out: Path, inputs: course_inputs.
             log.error("%s", error)
             return EXIT_GRADER_FAILED
         log.info("%d to grade, %d already graded", len(to_grade), len(entries) - len(to_grade))
+        _STOP.stage = "grading"
         status = _grade(to_grade, out, staging, arguments, seed, sandbox)
+        if status == EXIT_INTERRUPTED:  # said by _grade: what is kept, and what waits for the next run
+            return status
+        _STOP.stage = "writing the gradebook"
         assignment = arguments.assignment or (given.stem if unpacked else given.resolve().name)
         documents, not_applied = _write_class_files(
             out, entries, seed, (sandbox, fallback_note), assignment, arguments.submissions,
@@ -266,8 +303,17 @@ def _run_locked(arguments: argparse.Namespace, out: Path, inputs: course_inputs.
         # A shard killed during this run (its worker then dies with it) left its worker's
         # folder and cgroup: they are gone now, not at the next run.
         _remove_leftovers("a grading shard that was killed")
-    report_path = None if arguments.no_report else _write_report(out, course)
+    if _STOP.cut_short:  # stopped while comparing: the report would wait as long
+        _STOP.cut_short.append("the report")
+    report_path = None if arguments.no_report or _STOP.cut_short else _write_report(out, course)
     print(summary.summary(documents, report_path, out, len(to_grade), not_applied, moved), flush=True)
+    if _STOP.cut_short:
+        log.warning(
+            "stopped by %s after grading: every student is graded and the gradebook written; not done: %s. "
+            "Run the same command again (nothing is graded again) to finish them",
+            _STOP.signal or "a signal", " and ".join(_STOP.cut_short),
+        )
+        return EXIT_INTERRUPTED
     return status
 
 
@@ -290,6 +336,9 @@ def _write_report(out: Path, course: course_file.Course | None) -> Path | None:
         return None
     try:
         path = report.write_report(out, course=course)
+    except KeyboardInterrupt:  # a stop signal: the gradebook is written, the report waits
+        _STOP.cut_short.append(f"the report (python -m grader report {out} writes it)")
+        return None
     except Exception:  # noqa: BLE001 - the gradebook is written; the report can be rebuilt
         log.exception("the report could not be written; the gradebook is complete (python -m grader report OUT)")
         return None
@@ -498,6 +547,30 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, see
     # A result counts as this run's only if written after this moment: with --force, the
     # previous run's result for the same file is still there until it is replaced.
     since = time.time()
+    expected = {entry.student_id: _entry_hash(entry) for entry in entries}
+    try:
+        return _grade_in_shards(entries, out, staging, arguments, seed, jobs, sandbox, shard_processes, since, expected)
+    except KeyboardInterrupt:
+        processes.stop(shard_processes)
+        done = {sid for sid in expected if _has_result(out, sid, expected[sid], since)}  # the last ones included
+        class_files = [name for name in ("gradebook.csv", "results.json") if (out / name).is_file()]
+        log.warning(
+            "stopped by %s while grading: %d of %d graded in this run, kept in %s with their feedback. Not done: "
+            "grading the other %d, the gradebook (%s), the comparison of submissions and the report. Run the same "
+            "command again to continue from there: what is graded is not graded again",
+            _STOP.signal or "a signal", len(done), len(entries), out / "results", len(entries) - len(done),
+            f"{' and '.join(class_files)} are still the last finished run's" if class_files else "none written yet",
+        )
+        return EXIT_INTERRUPTED
+
+
+def _grade_in_shards(
+    entries: list[intake.Entry], out: Path, staging: Path, arguments, seed: int, jobs: int, sandbox: str,
+    shard_processes: list, since: float, expected: dict[str, str],
+) -> int:
+    """``_grade``'s work, filling ``shard_processes`` as it starts them (for ``_grade`` to stop
+    them when a signal comes); ``expected``: each student's file hash, ``since``: when it began."""
+    done: set[str] = set()
     # One queue for every shard: each takes the next students when it is free (grader/batch/shard.py).
     manifest = staging / "queue.json"
     manifest.write_text(json.dumps({"shards": jobs, "entries": [_manifest_entry(entry) for entry in entries]}), encoding="utf-8")
@@ -520,23 +593,16 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, see
             manifest, pytest_options, out / "logs" / f"shard-{number}.log", warm_worker=sandbox == "process"
         ))
     started = time.monotonic()
-    expected = {entry.student_id: _entry_hash(entry) for entry in entries}
-    done: set[str] = set()
-    try:
-        with tqdm(total=len(entries), unit="submission", disable=arguments.quiet) as progress:
-            while len(done) < len(entries):
-                running = [process for process in shard_processes if process.poll() is None]
-                newly_done = {sid for sid in expected.keys() - done if _has_result(out, sid, expected[sid], since)}
-                if newly_done:
-                    progress.update(len(newly_done))
-                    done |= newly_done
-                if not running:
-                    break
-                time.sleep(0.1)
-    except KeyboardInterrupt:
-        processes.stop(shard_processes)
-        log.warning("interrupted: %d of %d graded and kept; run the same command again to finish", len(done), len(entries))
-        return EXIT_INTERRUPTED
+    with tqdm(total=len(entries), unit="submission", disable=arguments.quiet) as progress:
+        while len(done) < len(entries):
+            running = [process for process in shard_processes if process.poll() is None]
+            newly_done = {sid for sid in expected.keys() - done if _has_result(out, sid, expected[sid], since)}
+            if newly_done:
+                progress.update(len(newly_done))
+                done |= newly_done
+            if not running:
+                break
+            time.sleep(0.1)
     for process in shard_processes:
         process.wait()  # each has written its last result; let it finish cleanly
     seconds = time.monotonic() - started
@@ -601,6 +667,9 @@ def _similar_submissions(out: Path, documents: dict) -> dict:
     failure is logged and never costs the gradebook."""
     try:
         record = similarity.class_similarity(out, documents)
+    except KeyboardInterrupt:  # a stop signal: the grades are written without it, at once
+        _STOP.cut_short.append("the comparison of submissions (cut short; results.json holds none)")
+        return {}
     except Exception:  # noqa: BLE001 - a flag for people, never a reason to lose the grades
         log.exception("the comparison of submissions failed; the grades are complete")
         return {}

@@ -10,6 +10,7 @@ the student's text alone: an exception message is the student's to write.
 
 from __future__ import annotations
 
+from grader.reading import parser_limits
 from grader.scoring import not_written
 
 GRADED = "graded"
@@ -33,6 +34,10 @@ def status_of(result: dict) -> str:
         # an exception of such a name gets that status: a label, never a point.
         first_line = import_error.strip().splitlines()[0] if import_error.strip() else ""
         if first_line.startswith(("SyntaxError", "IndentationError", "TabError")):
+            return SYNTAX_ERROR
+        # Code nested too deeply: Python raises MemoryError or RecursionError, but the file no
+        # more parses than one with a syntax error (grader/reading/parser_limits.py).
+        if first_line.startswith(("MemoryError", "RecursionError")) and parser_limits.TOO_DEEP in first_line:
             return SYNTAX_ERROR
         if first_line.startswith("Timeout: timed out after"):
             return TIMED_OUT

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from grader.operations import BackwardError, ContractViolation, NotDefined
+from grader.reading import parser_limits
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ def describe_exception(error: BaseException, source: Path) -> ErrorDescription:
     if isinstance(error, NotImplementedError):
         return ErrorDescription("not_written", "NotImplementedError", message, location, function)
     type_name = "RuntimeError" if isinstance(error, BackwardError) else type(error).__name__  # what the student's torch raised
+    if isinstance(error, parser_limits.TooDeeplyNested):  # what Python itself raised on the code (MemoryError, RecursionError)
+        type_name = error.raised
     return ErrorDescription("raised", type_name, message, location, function)
 
 
@@ -65,7 +68,7 @@ def _function_at(source: Path, line_number: int) -> str:
     import ast
 
     try:
-        tree = ast.parse(source.read_text(encoding="utf-8", errors="replace"))
+        tree = parser_limits.parse(source.read_text(encoding="utf-8", errors="replace"), locate=False)
     except (OSError, SyntaxError, ValueError):
         return ""
     found = ""

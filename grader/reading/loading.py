@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from grader.reading import parser_limits
+
 MODULE_FILE_NAME = "multi_head_attention.py"
 NOTEBOOK_FILE_NAME = "multi_head_attention.ipynb"
 
@@ -62,10 +64,16 @@ def choose_work(folder: Path) -> Path:
 
 def import_source(source: Path, name: str | None = None) -> ModuleType:
     """Import ``source`` under ``name``, or a fresh ``submission_...`` name, so several
-    submissions never collide."""
-    module, spec = _new_module(source, name)
+    submissions never collide.
+
+    The file is compiled here, as importlib's loader compiles it (its bytes, so a coding line
+    holds; no ``__future__`` inherited), then run in the module: code nested too deeply for
+    Python's parser is then a ``parser_limits.TooDeeplyNested`` naming its line, never a bare
+    MemoryError or RecursionError that reads like a crash."""
+    module, _ = _new_module(source, name)
     try:
-        spec.loader.exec_module(module)
+        code = parser_limits.compile_module(Path(source).read_bytes(), str(source))
+        exec(code, module.__dict__)  # noqa: S102 - the sandbox's side only (the module's docstring)
     except BaseException:
         sys.modules.pop(module.__name__, None)
         raise
@@ -114,7 +122,8 @@ def run_cells(module: ModuleType, source: Path, cells: list[tuple[int, int]]) ->
     for first, last in cells:
         text = "\n" * (first - 1) + "\n".join(lines[first - 1:last]) + "\n"
         try:
-            exec(compile_cell(text, str(source), "exec"), module.__dict__)  # noqa: S102 - the sandbox's side only
+            code = parser_limits.compile_module(text, str(source), compile_cell)  # too deep: that cell's SyntaxError
+            exec(code, module.__dict__)  # noqa: S102 - the sandbox's side only
         except CELL_ERRORS as error:
             failures.append((first, error))
     return failures

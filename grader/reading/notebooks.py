@@ -14,6 +14,8 @@ import re
 import warnings
 from dataclasses import dataclass
 
+from grader.reading import parser_limits
+
 # IPython line magics (%), shell escapes (!) and help (?): not Python, so they would not import.
 # Where IPython is missing, lines starting with these are dropped (IPython finds them exactly).
 MAGIC_PREFIXES = ("%", "!", "?")
@@ -172,8 +174,12 @@ def magic_lines(source: str) -> set[int]:
     transformation, and each line it turned into a ``get_ipython()`` call is a magic.
     """
     try:
-        ast.parse(source)
+        parser_limits.parse(source, locate=False)
         return set()
+    except parser_limits.TooDeeplyNested:
+        # A kernel cannot run it either (the grading says so, in its cell): the plain rule, in
+        # a millisecond where IPython's transformer takes a second on 100,000 tokens.
+        return _plain_magic_lines(source)
     except (SyntaxError, ValueError):
         pass
     original = source.split("\n")
@@ -182,7 +188,7 @@ def magic_lines(source: str) -> set[int]:
 
         lines = TransformerManager().transform_cell(source).split("\n")
     except Exception:  # noqa: BLE001 - no IPython, or input it cannot transform: the plain rule
-        return {number for number, text in enumerate(original, start=1) if text.lstrip().startswith(MAGIC_PREFIXES)}
+        return _plain_magic_lines(source)
     if len(lines) < len(original):  # it joined lines (a magic continued with a backslash)
         lines += [""] * (len(original) - len(lines))
     return {
@@ -190,6 +196,11 @@ def magic_lines(source: str) -> set[int]:
         for index, line in enumerate(lines[: len(original)])
         if "get_ipython()" in line and line != original[index]
     }
+
+
+def _plain_magic_lines(source: str) -> set[int]:
+    """Every line that starts with a magic, shell or help prefix: the rule without IPython."""
+    return {number for number, text in enumerate(source.split("\n"), start=1) if text.lstrip().startswith(MAGIC_PREFIXES)}
 
 
 def code_cells(text: str) -> list[str]:
@@ -309,7 +320,7 @@ def defined_names(code: str, span: CellSpan, meant: bool = False) -> set[str]:
     cell that does not compile means to define (its ``def`` and ``class`` lines)."""
     lines = code.split("\n")
     try:
-        tree = ast.parse("\n".join(lines[span.first_line - 1:span.last_line]))
+        tree = parser_limits.parse("\n".join(lines[span.first_line - 1:span.last_line]), locate=False)
     except (SyntaxError, ValueError):
         tree = None
     if tree is None:

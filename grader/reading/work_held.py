@@ -11,7 +11,9 @@ body is more than the stub's ``raise NotImplementedError``, a ``pass`` or a ``..
 The batch's intake (one student's several entries, a folder's two files), the desk
 (``grader.reading.loading.choose_work``) and every platform's hand-out
 (``grader.handout.autograder.choose_submission_file``) choose with ``most_work``: one rule.
-Only ``ast`` and ``json`` are needed, so choosing costs no torch import.
+Only ``ast`` and ``json`` are needed, so choosing costs no torch import. Code nested too
+deeply for Python's parser counts as a part that does not parse, as a syntax error does
+(grader/reading/parser_limits.py), never as a file that cannot be read.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from grader.reading import parser_limits
 
 # The functions a student writes, in the order they build on each other (grader.scoring
 # shows "Start with" the first one not written). Methods are named Class.method.
@@ -42,6 +46,7 @@ class Work:
     defined: frozenset[str] = frozenset()  # exercise functions the file defines
     written: frozenset[str] = frozenset()  # of those, the ones whose body is not a stub
     syntax_error: bool = False  # a part of it does not parse (the grader will say where)
+    too_deep: bool = False  # of those parts, one is too deeply nested for Python's parser
     readable: bool = True  # False: not text, not a notebook: it holds nothing to grade
 
     def rank(self) -> tuple[int, int, int, int]:
@@ -61,6 +66,8 @@ class Work:
             said = f"writes {len(self.written)} of the exercise's {total} functions"
             if len(self.defined) > len(self.written):
                 said += f", {len(self.defined) - len(self.written)} left as stubs"
+        if self.too_deep:
+            return said + f" and has code {parser_limits.TOO_DEEP}"
         return said + (" and has a syntax error" if self.syntax_error else "")
 
 
@@ -77,12 +84,13 @@ def work_in_cells(cells: Sequence[str]) -> Work:
     kernel runs it, so one cell's syntax error hides nothing in the others; a later
     definition replaces an earlier one, as running the cells would."""
     bodies: dict[str, bool] = {}  # exercise function -> written
-    syntax_error = False
+    syntax_error = too_deep = False
     for cell in cells:
         try:
-            tree = ast.parse(cell)
-        except (SyntaxError, ValueError):  # ValueError: a NUL byte
+            tree = parser_limits.parse(cell, locate=False)
+        except (SyntaxError, ValueError) as error:  # ValueError: a NUL byte
             syntax_error = True
+            too_deep = too_deep or isinstance(error, parser_limits.TooDeeplyNested)
             continue
         for statement in _module_level(tree.body):
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name in EXERCISE_FUNCTIONS:
@@ -104,7 +112,7 @@ def work_in_cells(cells: Sequence[str]) -> Work:
                         if name == bound or name.startswith(bound + "."):
                             bodies[name] = True
     written = frozenset(name for name, is_written in bodies.items() if is_written)
-    return Work(frozenset(bodies), written, syntax_error)
+    return Work(frozenset(bodies), written, syntax_error, too_deep)
 
 
 def work_in_notebook(text: str) -> Work:
