@@ -110,8 +110,8 @@ def test_intake_stages_such_a_notebook_and_grades_the_file_holding_the_work(tmp_
     (submissions / "carol.ipynb").write_text(notebook(SOLUTION))
     students = intake.one_entry_per_student(intake.list_entries(submissions))
     assert [path.name for path in students.entries] == ["alice.ipynb", "bob", "carol.ipynb"]
-    [(kept, merge)] = students.merged.items()
-    assert "has code too deeply nested for Python's parser" in merge.not_graded[0].reason
+    [(kept, attempts)] = students.attempts.items()
+    assert "has code too deeply nested for Python's parser" in attempts.not_graded[0].reason
     staged = {entry.student_id: entry for entry in (intake.stage_entry(path, staging) for path in students.entries)}
     assert {sid: entry.problem for sid, entry in staged.items()} == {"alice": "", "bob": "", "carol": ""}
     assert staged["bob"].graded_file == "multi_head_attention.ipynb"
