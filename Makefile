@@ -8,15 +8,18 @@ include student.mk
 .PHONY: test stubs notebook examples release batch report benchmark catalogue rehearse picture
 
 # The instructor's environment finds the grader from any folder (a course file's folder, as
-# `course init` says): a .pth file in its site-packages names this repository, so
-# `.venv/bin/python -m grader ...` runs anywhere (site.py adds each line of a .pth to sys.path).
+# `course init` says): a .pth file in its site-packages names .venv/grader-only, a folder that
+# holds one link, grader -> this repository's grader/, so `.venv/bin/python -m grader ...` runs
+# anywhere (site.py adds each line of a .pth to sys.path) while exercises/, solutions/ and tests/
+# stay unimportable elsewhere, as in a student's notebook alone.
 # Then it says which sandbox a batch will use here: bubblewrap is a system package, which
 # pip cannot install (`python -m grader sandbox`). The students' release has no such step.
 GRADER_PATH := $(VENV)/.grader-path
 .venv: $(GRADER_PATH)
 
 $(GRADER_PATH): $(STAMP)
-	$(BIN)/python -c 'import sys, sysconfig, pathlib; pathlib.Path(sysconfig.get_paths()["purelib"], "mha-grader.pth").write_text(sys.argv[1] + "\n")' "$(CURDIR)"
+	rm -rf $(VENV)/grader-only && mkdir $(VENV)/grader-only && ln -s "$(CURDIR)/grader" $(VENV)/grader-only/grader
+	$(BIN)/python -c 'import sys, sysconfig, pathlib; pathlib.Path(sysconfig.get_paths()["purelib"], "mha-grader.pth").write_text(sys.argv[1] + "\n")' "$(CURDIR)/$(VENV)/grader-only"
 	cd / && $(abspath $(BIN))/python -m grader sandbox
 	touch $@
 

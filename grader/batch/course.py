@@ -363,12 +363,14 @@ def apply_to_parser(command: str, parser: argparse.ArgumentParser, argv: list[st
 def _where_to_run_commands(path: Path) -> str:
     """How to run the commands that read the course file: from its folder with this Python
     when it finds the grader from any folder (the instructor's `make .venv` makes it so: a .pth
-    file names the repository), else from the repository's folder, naming the file."""
+    file names a folder holding a link to this grader), else from the repository's folder,
+    naming the file."""
     import shlex
 
     repository = Path(__file__).resolve().parents[2]
     # sys.path[0] is the folder `python -m` started in: only a later entry finds the grader anywhere.
-    anywhere = any(entry and Path(entry).resolve() == repository for entry in sys.path[1:])
+    grader = repository / "grader"
+    anywhere = any(entry and (Path(entry) / "grader").resolve() == grader for entry in sys.path[1:])
     if anywhere:
         return f"run the commands from its folder with {shlex.quote(sys.executable)} -m grader (or give --course {path})"
     return (
