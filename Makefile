@@ -1,14 +1,21 @@
-# `make grade` grades exercises/; `make test` runs the repository's whole test suite.
+# `make grade` grades exercises/; `make test` runs the repository's whole test suite (both tiers),
+# `make test-fast` its fast tier, for the edit loop (docs/development.md#tests).
 # Both create .venv first when it is missing (or when requirements changed). The students'
 # targets (grade, example, the environment) are in student.mk, which the release ships as
 # its Makefile; the instructor's targets follow.
 
 include student.mk
 
-.PHONY: test stubs notebook examples release batch report benchmark catalogue rehearse picture
+.PHONY: test test-fast stubs notebook examples release batch report benchmark catalogue rehearse picture
 
+# Both tiers: what CI runs (.ci/run). The slowest tests are printed at the end.
 test: $(STAMP)
-	$(BIN)/python -m pytest tests -n auto --dist loadfile
+	$(BIN)/python -m pytest tests -n auto --dist loadfile --durations=25
+
+# The fast tier: every test without a slow-tier marker (tests/tiers.py); one of them over 10 s
+# fails the run, naming it.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest tests -n auto --dist loadfile -m "not slow and not platform and not browser" --unmarked-limit 10 --durations=15
 
 stubs: $(STAMP)
 	$(BIN)/python -m grader stubs
