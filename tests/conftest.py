@@ -8,7 +8,11 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-import tiers  # noqa: E402  (tests/ is on the path: pytest puts a conftest's folder there)
+import pytest  # noqa: E402
+
+import shared  # noqa: E402  (tests/ is on the path: pytest puts a conftest's folder there)
+import tiers  # noqa: E402
+from tiers import pytest_collection_modifyitems  # noqa: E402, F401  (a hook: marks the slow fixtures' tests)
 
 pytest_plugins = ("pytester",)  # tests/test_tiers.py runs pytest inside pytest
 
@@ -23,3 +27,10 @@ def pytest_configure(config):
     # The grader's own marker, met here when a test imports a module of checks (the hidden
     # tests' draws): grader/conftest.py registers it for the grader's sessions.
     config.addinivalue_line("markers", "points(n): the points a check of the grader is worth")
+
+
+@pytest.fixture(scope="session")
+@tiers.slow_tier("slow")
+def catalogue_run(tmp_path_factory):
+    """The whole catalogue graded once for the run, shared by every file and worker (tests/shared.py)."""
+    return shared.catalogue_run(tmp_path_factory)

@@ -126,3 +126,33 @@ def test_make_test_fast_runs_the_fast_tier_under_its_limit_and_make_test_runs_ev
     assert f'-m "{tiers.FAST_TIER_EXPRESSION}"' in fast and "--unmarked-limit 10" in fast and "--durations" in fast, fast
     everything = pytest_line("test")
     assert " -m \"" not in everything and "--unmarked-limit" not in everything and "--durations" in everything, everything
+
+
+def test_a_test_of_a_slow_tier_fixture_carries_its_marker_even_through_another_fixture(pytester, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(TESTS), prepend=":")
+    pytester.makepyfile(test_fixtures="""
+import pytest
+import tiers
+
+@pytest.fixture(scope="module")
+@tiers.slow_tier("platform")
+def a_platforms_runs():
+    return {}
+
+@pytest.fixture
+def one_run(a_platforms_runs):
+    return a_platforms_runs
+
+def test_direct(a_platforms_runs):
+    pass
+
+def test_through_another(one_run):
+    pass
+
+def test_without():
+    pass
+""")
+    fast = pytester.runpytest_subprocess("-p", "tiers", "-p", "no:cacheprovider", "-m", tiers.FAST_TIER_EXPRESSION, "-v")
+    fast.assert_outcomes(passed=1, deselected=2)
+    assert "test_without PASSED" in fast.stdout.str()
+    pytester.runpytest_subprocess("-p", "tiers", "-p", "no:cacheprovider", "-m", "platform").assert_outcomes(passed=2, deselected=1)

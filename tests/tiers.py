@@ -26,6 +26,19 @@ SLOW_TIER = {
 FAST_TIER_EXPRESSION = " and ".join(f"not {marker}" for marker in SLOW_TIER)
 
 
+def slow_tier(marker: str):
+    """For a fixture that builds something of the slow tier (the catalogue graded, a platform's
+    runs): every test that asks for it, directly or through another fixture, carries ``marker``.
+    Put it under ``@pytest.fixture``."""
+    assert marker in SLOW_TIER, marker
+
+    def mark(function):
+        function.slow_tier_marker = marker
+        return function
+
+    return mark
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--unmarked-limit", type=float, default=None, metavar="SECONDS",
@@ -40,6 +53,17 @@ def pytest_configure(config):
     limit = config.getoption("unmarked_limit")
     if limit is not None and not hasattr(config, "workerinput"):  # xdist's workers leave it to the controller
         config.pluginmanager.register(UnmarkedLimit(limit), "unmarked-limit")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(items):
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        for definitions in (info.name2fixturedefs.values() if info else ()):
+            for definition in definitions:
+                marker = getattr(definition.func, "slow_tier_marker", None)
+                if marker:
+                    item.add_marker(marker)
 
 
 class UnmarkedLimit:
