@@ -27,7 +27,7 @@ from grading import REPO_ROOT, grade
 
 MUTANT = "mask_after_softmax"
 FIRST_WEIGHTS_CHECK = "test_every_row_of_every_head_sums_to_one"
-needs_browser = pytest.mark.skipif(not browser.available(), reason="Chromium or Playwright is not installed")
+needs_browser = browser.needs_browser
 
 
 def write_mutant(folder: Path, name: str = MUTANT) -> Path:

@@ -79,6 +79,7 @@ def test_the_batch_names_the_cell_as_the_desk_does(tmp_path):
     expect_named(messages_of(batch_result(document, tmp_path)), label_of_broken_cell(document, True))
 
 
+@pytest.mark.slow
 def test_the_check_cells_name_a_cell_by_the_number_the_kernel_gave_its_run():
     nb = nbformat.reads(notebook.notebook_text(filled=True).replace(*BROKEN), as_version=4)
     client = NotebookClient(nb, timeout=300, kernel_name="python3",

@@ -217,6 +217,7 @@ def test_a_second_batch_into_the_same_out_is_refused_naming_the_first(tmp_path):
 # --- 10. a rerun reads no unchanged entry again -----------------------------------------
 
 
+@pytest.mark.slow
 def test_a_rerun_does_not_read_unchanged_entries_again(tmp_path, monkeypatch):
     submissions = tmp_path / "class"
     submissions.mkdir()
@@ -264,6 +265,7 @@ def a_dead_runs_worker_folder(temporary: Path) -> Path:
 
 
 @pytest.mark.parametrize("sandbox", [pytest.param("bwrap", marks=needs_bwrap), "process"])
+@pytest.mark.slow
 def test_a_deep_tree_costs_nobody_a_result_and_leaves_nothing_behind(tmp_path, private_tmp, sandbox):
     submissions = tmp_path / "class"
     submissions.mkdir()

@@ -6,7 +6,10 @@ left; a shard killed with SIGKILL leaves its worker's folder and pids cgroup, wh
 batch removes. Each batch runs with a temporary folder of its own, to see what it leaves.
 
 Waits are for events (a result file appearing, a process ending: a pidfd turning
-readable), each with a generous cap that only a failing run reaches.
+readable), each with a generous cap that only a failing run reaches. The class is one that
+cannot be finished soon after its first result (grading.interruptible_class: half of it sleeps
+at import, past a long call limit), so a signal sent on that event finds the batch mid-way
+whatever the machine's load.
 """
 
 from __future__ import annotations
@@ -18,16 +21,14 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
-import catalogue
-from grading import REPO_ROOT
+from grading import BATCH_EVENT_CAP_SECONDS as CAP_SECONDS
+from grading import INTERRUPTIBLE_CLASS_SIZE as CLASS_SIZE
+from grading import QUICK_CALL_LIMIT, REPO_ROOT, SLOW_CALL_LIMIT, interruptible_class, wait_for_results
 
-CAP_SECONDS = 180
-CLASS_SIZE = 12
 
 
 @pytest.fixture
@@ -39,27 +40,12 @@ def private_tmp():
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def a_class(folder: Path) -> Path:
-    folder.mkdir()
-    for index in range(CLASS_SIZE):
-        (folder / f"student{index:02}.py").write_text(catalogue.implementation_source(catalogue.MUTANTS[index]))
-    return folder
-
-
 def start_batch(submissions: Path, out: Path, private_tmp: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "grader", "batch", str(submissions), "--out", str(out), "--quiet", *extra],
         cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         start_new_session=True, env={**os.environ, "TMPDIR": str(private_tmp)}, text=True,
     )
-
-
-def wait_for_results(out: Path, count: int, batch: subprocess.Popen) -> None:
-    deadline = time.monotonic() + CAP_SECONDS
-    while len(list((out / "results").glob("*.json"))) < count:
-        assert batch.poll() is None, f"the batch ended before {count} results: {batch.stderr.read()[-2000:]}"
-        assert time.monotonic() < deadline, "no result arrived"
-        time.sleep(0.05)
 
 
 def children_of(pid: int, command_part: str) -> list[int]:
@@ -100,10 +86,11 @@ def cgroups_of(pids: list[int]) -> list[Path]:
 
 
 @pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+@pytest.mark.slow
 def test_sigterm_and_sighup_stop_the_batch_as_ctrl_c_does(tmp_path, private_tmp, sent):
-    submissions = a_class(tmp_path / "class")
+    submissions = interruptible_class(tmp_path / "class")
     out = tmp_path / "out"
-    batch = start_batch(submissions, out, private_tmp, "--jobs", "2")
+    batch = start_batch(submissions, out, private_tmp, "--jobs", "2", *SLOW_CALL_LIMIT)
     wait_for_results(out, 1, batch)
     shards = children_of(batch.pid, "grader.batch.shard")
     assert shards, "the shards run"
@@ -116,10 +103,11 @@ def test_sigterm_and_sighup_stop_the_batch_as_ctrl_c_does(tmp_path, private_tmp,
     assert len(list((out / "results").glob("*.json"))) < CLASS_SIZE
 
 
+@pytest.mark.slow
 def test_a_killed_batch_takes_its_shards_with_it_and_the_next_run_removes_what_it_left(tmp_path, private_tmp):
-    submissions = a_class(tmp_path / "class")
+    submissions = interruptible_class(tmp_path / "class")
     out = tmp_path / "out"
-    batch = start_batch(submissions, out, private_tmp, "--jobs", "2")
+    batch = start_batch(submissions, out, private_tmp, "--jobs", "2", *SLOW_CALL_LIMIT)
     wait_for_results(out, 1, batch)
     shards = children_of(batch.pid, "grader.batch.shard")
     assert shards
@@ -130,7 +118,7 @@ def test_a_killed_batch_takes_its_shards_with_it_and_the_next_run_removes_what_i
     assert kept < CLASS_SIZE, "the shards stopped grading when the batch died"
     left = sorted(path.name for path in private_tmp.iterdir())
     assert any(name.startswith("mha-staging-") for name in left), "a SIGKILL cannot be cleaned up after at once"
-    rerun = start_batch(submissions, out, private_tmp)
+    rerun = start_batch(submissions, out, private_tmp, *QUICK_CALL_LIMIT)
     rerun.wait(timeout=CAP_SECONDS * 3)
     assert rerun.returncode == 0, rerun.stderr.read()[-2000:]
     assert sorted(path.name for path in private_tmp.iterdir()) == [], "the next run removed the leftovers"
@@ -138,10 +126,11 @@ def test_a_killed_batch_takes_its_shards_with_it_and_the_next_run_removes_what_i
     assert f"{CLASS_SIZE - kept} to grade, {kept} already graded" in (out / "batch.log").read_text()
 
 
+@pytest.mark.slow
 def test_a_killed_shard_leaves_no_worker_folder_nor_cgroup(tmp_path, private_tmp):
-    submissions = a_class(tmp_path / "class")
+    submissions = interruptible_class(tmp_path / "class")
     out = tmp_path / "out"
-    batch = start_batch(submissions, out, private_tmp, "--jobs", "1")
+    batch = start_batch(submissions, out, private_tmp, "--jobs", "1", *SLOW_CALL_LIMIT)
     wait_for_results(out, 1, batch)
     shards = children_of(batch.pid, "grader.batch.shard")
     assert len(shards) == 1

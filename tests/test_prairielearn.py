@@ -45,6 +45,7 @@ from grader.handout.autograder import instructor_note, pinned, protect
 from grader.sandbox import processes
 from grader.scoring import GROUP_TITLES
 from grading import REPO_ROOT
+import tiers
 
 HIDDEN_TITLE = GROUP_TITLES["reference"]
 BAD_CALL_TIMEOUTS = ("0", "-1", "inf", "nan", "abc")
@@ -152,6 +153,7 @@ def run_entrypoint(course: Path, root: Path, path_without_bwrap: Path | None = N
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("platform")  # the entrypoint run as PrairieLearn runs it, once per case
 def runs(course, tmp_path_factory) -> dict[str, Run]:
     """Every entrypoint run of this module, side by side."""
     no_bwrap = bash_only_path(tmp_path_factory.mktemp("path") / "bin")

@@ -26,7 +26,7 @@ from sample_class import notebook_document
 
 SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
 STUB = REPO_ROOT / "exercises" / "multi_head_attention.py"
-needs_browser = pytest.mark.skipif(not browser.available(), reason="Chromium or Playwright is not installed")
+needs_browser = browser.needs_browser
 
 
 # --- the numbers, on the hand-made class (tests/handmade_class.py) ---------------------------
