@@ -8,14 +8,19 @@ include student.mk
 
 .PHONY: test test-fast stubs notebook examples release batch report benchmark catalogue rehearse picture
 
-# Both tiers: what CI runs (.ci/run). The slowest tests are printed at the end.
+# One test worker more than the machine has cores: many tests wait on a process they started
+# (a platform's run, a kernel, a batch), and a third worker computes meanwhile.
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+
+# Both tiers: what CI runs (.ci/run). Each file's tests run in one worker (a module's fixtures are
+# built once); the slowest tests are printed at the end.
 test: $(STAMP)
-	$(BIN)/python -m pytest tests -n auto --dist loadfile --durations=25
+	$(BIN)/python -m pytest tests -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 # The fast tier: every test without a slow-tier marker (tests/tiers.py); one of them over 10 s
-# fails the run, naming it.
+# (on a quiet machine) fails the run, naming it.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest tests -n auto --dist loadfile -m "not slow and not platform and not browser" --unmarked-limit 10 --durations=15
+	$(BIN)/python -m pytest tests -n $(TEST_WORKERS) --dist loadfile -m "not slow and not platform and not browser" --unmarked-limit 10 --durations=15
 
 stubs: $(STAMP)
 	$(BIN)/python -m grader stubs

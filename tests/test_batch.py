@@ -194,6 +194,7 @@ def test_isolated_and_in_process_grading_give_the_same_scores(tmp_path):
 
 
 @pytest.mark.parametrize("sandbox", [pytest.param("bwrap", marks=needs_bwrap), "process"])
+@pytest.mark.slow
 def test_honest_code_using_the_standard_library_scores_full_marks_in_either_sandbox(tmp_path, sandbox):
     """In the process sandbox a child runs as nobody, who may not read the interpreter's
     own files: the worker imports the usual modules before it forks."""
@@ -265,6 +266,7 @@ def test_a_shard_whose_session_cannot_run_stops_and_says_so(tmp_path):
     assert not (tmp_path / "out" / "results").exists()
 
 
+@pytest.mark.slow
 def test_canvas_download_zip_is_graded_as_it_comes_one_student_once_on_the_file_that_holds_the_work(tmp_path):
     # Canvas's "Download Submissions" gives one member per uploaded file (NAME_USERID_FILEID_file,
     # lib/content_zipper.rb): her helpers module beside her finished exercise, another student's
@@ -298,6 +300,7 @@ def test_canvas_download_zip_is_graded_as_it_comes_one_student_once_on_the_file_
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_an_interpreter_under_tmp_keeps_one_worker_for_the_whole_shard(tmp_path):
     # bwrap binds the interpreter read-only where it lives; under /tmp (a virtualenv linked
     # into a temporary clone, as CI's and the benchmark's are) that binding sits inside the

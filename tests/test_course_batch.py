@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from grading import REPO_ROOT
+import tiers
 
 SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
 STUB = REPO_ROOT / "exercises" / "multi_head_attention.py"
@@ -99,6 +100,7 @@ def course_seed(folder: Path) -> int:
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # a term's class graded by the batch
 def term(tmp_path_factory):
     folder = tmp_path_factory.mktemp("term")
     (folder / "course.toml").write_text(COURSE, encoding="utf-8")

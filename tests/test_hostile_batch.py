@@ -27,6 +27,7 @@ from grader.batch import run as batch_run
 from grader.sandbox import processes
 from grader.batch import class_results
 from grading import REPO_ROOT
+import tiers
 from test_interruption import private_tmp  # noqa: F401 - a fixture: the batch's own temporary folder
 from test_untrusted import outside_code_blocks
 
@@ -107,6 +108,7 @@ def remove_deep(folder: Path) -> None:
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # a hostile class graded by the batch
 def hostile_class(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile")
     submissions = build_hostile_class(root)

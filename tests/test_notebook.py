@@ -88,6 +88,7 @@ def test_notebook_is_current_tells_a_stale_copy_from_a_fresh_one(tmp_path):
     assert not notebook.notebook_is_current(solution, copy), "a notebook of an older solution counts as current"
 
 
+@pytest.mark.slow
 def test_notebook_check_command_exits_one_on_a_stale_copy_and_the_command_rewrites_it(tmp_path):
     # A copy of the repository (the generator finds files beside grader/) with a stale notebook.
     shutil.copytree(REPO_ROOT / "grader", tmp_path / "grader", ignore=shutil.ignore_patterns("__pycache__"))

@@ -458,6 +458,7 @@ def test_folders_the_grader_cannot_close_are_named_in_the_instructors_note(tmp_p
     assert f"NOT closed to it: {theirs}" in note and "was made unreadable" not in note
 
 
+@pytest.mark.platform
 def test_the_command_says_the_next_steps_with_an_image_name_that_can_be_pushed(tmp_path):
     # PrairieLearn's docs/dockerImages.md: build for linux/amd64, push, name it in the question, sync it.
     placeholder = build(tmp_path / "default")

@@ -154,6 +154,7 @@ def test_the_student_readme_says_what_to_hand_in_and_how_to_set_up(student_relea
     assert (student_release / "exercises" / "LESSON.md").is_file()
 
 
+@pytest.mark.slow
 def test_a_guided_release_gives_the_constructors_and_records_its_level(tmp_path):
     out = tmp_path / "guided"
     finished = subprocess.run(

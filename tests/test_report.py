@@ -21,6 +21,7 @@ from grader import untrusted
 from grader.batch import class_statistics, report
 from grader.scoring import GROUPS
 from grading import REPO_ROOT
+import tiers
 from handmade_class import HOSTILE_ID, class_documents, document, write_out
 from sample_class import notebook_document
 
@@ -182,6 +183,7 @@ def test_the_report_command_says_when_there_is_nothing_to_report(tmp_path):
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # a class graded by the batch
 def graded(tmp_path_factory):
     """A batch of six entries: dup.py and dup.ipynb (one student's two files: the .py holds the
     work), dup.zip (the same id again, an archive: another entry), pair.py and pair.ipynb (both

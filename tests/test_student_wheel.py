@@ -227,6 +227,7 @@ def test_the_nbgrader_course_with_install_from_looks_for_this_repository_first()
 # --- the checks run on the CPU -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_checks_see_no_gpu_whatever_the_kernel_has(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # as on a kernel with a GPU
     solution = notebook.exercise_source(stubs.SOLUTION_PATH.read_text(encoding="utf-8"), filled=True)

@@ -19,7 +19,13 @@ TESTS = Path(__file__).resolve().parent
 
 # Each phase of a test reports the seconds its ``takes`` marker gives, a third of them each.
 CONFTEST = """
+import os
+
 import pytest
+import tiers
+
+# The machine's load, as the test says (a quiet machine unless TIERS_TEST_LOAD gives another).
+tiers.load_factor = lambda: float(os.environ.get("TIERS_TEST_LOAD", "1"))
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "takes(seconds): the test's reported duration")
@@ -84,7 +90,7 @@ def run(pytester, *arguments):
 def named_over(result, limit) -> list[tuple[str, str]]:
     """The (test, seconds) lines of the guard's section, in its order."""
     section = result.stdout.str().split(f"unmarked tests over {limit} s", 1)[1]
-    return [(nodeid, seconds) for seconds, nodeid in re.findall(r"^\s*([\d.]+) s  (\S+)$", section, re.MULTILINE)]
+    return [(nodeid, seconds) for seconds, nodeid in re.findall(r"^\s*([\d.]+) s  (\S+)", section, re.MULTILINE)]
 
 
 def test_an_unmarked_test_over_the_limit_fails_the_session_by_name(suite):
@@ -103,6 +109,16 @@ def test_under_xdist_the_controller_judges_every_workers_tests(suite):
     assert [nodeid for nodeid, _ in named_over(result, 10)] == [
         "test_kinds.py::test_unmarked_and_slow", "test_kinds.py::test_unmarked_with_a_costly_fixture",
     ]
+
+
+def test_on_a_loaded_machine_a_test_is_judged_by_its_time_on_a_quiet_one(suite, monkeypatch):
+    monkeypatch.setenv("TIERS_TEST_LOAD", "1.25")  # 12 s at 1.25 times the load: 9.6 s when quiet
+    result = run(suite, "--unmarked-limit", "10")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    monkeypatch.setenv("TIERS_TEST_LOAD", "1.1")  # 12 s: 10.9 s when quiet
+    result = run(suite, "--unmarked-limit", "10")
+    assert named_over(result, 10) == [("test_kinds.py::test_unmarked_and_slow", "12.0")]
+    assert "(at 1.1 times a quiet machine's load: 10.9 s)" in result.stdout.str()
 
 
 def test_within_the_limit_or_without_the_option_the_session_passes(suite):

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+import tiers
+
 import catalogue
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,6 +49,7 @@ def exercises_folder(tmp_path: Path, source: str | None) -> Path:
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # the experiment trained
 def reference_run(tmp_path_factory):
     """One run on the reference with --heads 1: the one head, then two heads beside it."""
     folder = tmp_path_factory.mktemp("train")
