@@ -70,9 +70,10 @@ def grade(submissions: list[Path], tmp_path: Path, *extra: str, timeout: float =
 # The server: imports what every grading imports first, then for each request forks a supervisor,
 # which forks the grading (``python -m pytest ARGUMENTS`` from the request's folder, with its
 # environment, its output in two files) and answers with its pid, then its exit status. It
-# stops when its standard input closes: when the test process that started it ends, however.
+# stops, removing its folder, when its standard input closes: when the test process that started
+# it ends, however.
 _SERVER = r"""
-import json, os, select, signal, socket, sys
+import json, os, select, shutil, signal, socket, sys
 
 import numpy  # noqa: F401
 import pytest
@@ -83,7 +84,8 @@ def serve(listener):
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the supervisors: the kernel reaps them
     while True:
         readable, _, _ = select.select([listener, 0], [], [])
-        if 0 in readable:  # end of file: the test process is gone
+        if 0 in readable:  # end of file: the test process is gone; so is this server's folder
+            shutil.rmtree(os.path.dirname(sys.argv[1]), ignore_errors=True)
             os._exit(0)
         connection, _ = listener.accept()
         if os.fork():
