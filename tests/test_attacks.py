@@ -280,8 +280,9 @@ def processes_carrying(marker: str) -> dict[int, str]:
     return found
 
 
-def survivors_after(marker: str, patience: float = 3.0) -> dict[int, str]:
-    """What still carries the marker once dying processes had ``patience`` seconds to go."""
+def survivors_after(marker: str, patience: float = 60.0) -> dict[int, str]:
+    """What still carries the marker once dying processes had ``patience`` seconds to go: a wait
+    for an event (the last one gone), whose cap only a failing run reaches, whatever the load."""
     deadline = time.monotonic() + patience
     while (found := processes_carrying(marker)) and time.monotonic() < deadline:
         time.sleep(0.1)
