@@ -187,6 +187,14 @@ SLOW_CALL_LIMIT = ("--call-timeout", "60")  # six slow students, two shards: thr
 QUICK_CALL_LIMIT = ("--call-timeout", "1")
 
 
+def as_a_terminals_job() -> None:
+    """``preexec_fn`` for a batch a test stops as a user would: SIGINT as a terminal's foreground
+    job has it. A suite started in the background (``make test &``, a CI runner's shell) hands its
+    processes SIGINT ignored, and a Python started so never raises KeyboardInterrupt: Ctrl-C, and
+    the batch's own SIGINT to its shards, would do nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interruptible_class(folder: Path) -> Path:
     import catalogue
 

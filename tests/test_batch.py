@@ -21,7 +21,7 @@ import catalogue
 from grader.batch import class_results, shard
 from grader.sandbox import processes
 from grading import BATCH_EVENT_CAP_SECONDS, INTERRUPTIBLE_CLASS_SIZE, QUICK_CALL_LIMIT, REPO_ROOT, SLOW_CALL_LIMIT
-from grading import grade, interruptible_class, wait_for_results
+from grading import as_a_terminals_job, grade, interruptible_class, wait_for_results
 
 SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
 STUB = REPO_ROOT / "exercises" / "multi_head_attention.py"
@@ -161,7 +161,7 @@ def test_an_interrupted_batch_keeps_what_it_graded_and_a_rerun_finishes(tmp_path
         [sys.executable, "-m", "grader", "batch", str(submissions), "--out", str(out), "--quiet", "--jobs", "1",
          *SLOW_CALL_LIMIT],
         cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, env={**os.environ, "TMPDIR": str(own_tmp)},
+        start_new_session=True, env={**os.environ, "TMPDIR": str(own_tmp)}, preexec_fn=as_a_terminals_job,
     )
     wait_for_results(out, 2, batch)  # an event, not a clock: two students graded
     os.killpg(batch.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group

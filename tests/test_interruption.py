@@ -27,7 +27,7 @@ import pytest
 
 from grading import BATCH_EVENT_CAP_SECONDS as CAP_SECONDS
 from grading import INTERRUPTIBLE_CLASS_SIZE as CLASS_SIZE
-from grading import QUICK_CALL_LIMIT, REPO_ROOT, SLOW_CALL_LIMIT, interruptible_class, wait_for_results
+from grading import QUICK_CALL_LIMIT, REPO_ROOT, SLOW_CALL_LIMIT, as_a_terminals_job, interruptible_class, wait_for_results
 
 
 
@@ -45,6 +45,7 @@ def start_batch(submissions: Path, out: Path, private_tmp: Path, *extra: str) ->
         [sys.executable, "-m", "grader", "batch", str(submissions), "--out", str(out), "--quiet", *extra],
         cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         start_new_session=True, env={**os.environ, "TMPDIR": str(private_tmp)}, text=True,
+        preexec_fn=as_a_terminals_job,  # the batch stops its shards with SIGINT
     )
 
 
