@@ -1,11 +1,12 @@
-# `make grade` grades exercises/; `make test` runs the repository's whole test suite.
+# `make grade` grades exercises/; `make test` runs the repository's whole test suite (both tiers),
+# `make test-fast` its fast tier, for the edit loop (docs/development.md#tests).
 # Both create .venv first when it is missing (or when requirements changed). The students'
 # targets (grade, example, the environment) are in student.mk, which the release ships as
 # its Makefile; the instructor's targets follow.
 
 include student.mk
 
-.PHONY: test stubs notebook examples release batch report benchmark catalogue rehearse picture
+.PHONY: test test-fast stubs notebook examples release batch report benchmark catalogue rehearse picture
 
 # The instructor's environment finds the grader from any folder (a course file's folder, as
 # `course init` says): a .pth file in its site-packages names .venv/grader-only, a folder that
@@ -23,8 +24,19 @@ $(GRADER_PATH): $(STAMP)
 	cd / && $(abspath $(BIN))/python -m grader sandbox
 	touch $@
 
+# One test worker more than the machine has cores: many tests wait on a process they started
+# (a platform's run, a kernel, a batch), and a third worker computes meanwhile.
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+
+# Both tiers: what CI runs (.ci/run). Each file's tests run in one worker (a module's fixtures are
+# built once); the slowest tests are printed at the end.
 test: $(STAMP) $(GRADER_PATH)
-	$(BIN)/python -m pytest tests -n auto --dist loadfile
+	$(BIN)/python -m pytest tests -n $(TEST_WORKERS) --dist loadfile --durations=25
+
+# The fast tier: every test without a slow-tier marker (tests/tiers.py); one of them over 10 s
+# (on a quiet machine) fails the run, naming it.
+test-fast: $(STAMP) $(GRADER_PATH)
+	$(BIN)/python -m pytest tests -n $(TEST_WORKERS) --dist loadfile -m "not slow and not platform and not browser" --unmarked-limit 10 --durations=15
 
 stubs: $(STAMP)
 	$(BIN)/python -m grader stubs

@@ -28,6 +28,15 @@ def available() -> bool:
     return chromium_path() is not None
 
 
+def needs_browser(test):
+    """A test that opens a page in Chromium: in the slow tier (the ``browser`` marker,
+    tests/tiers.py), and skipped where Chromium or Playwright is missing."""
+    import pytest
+
+    skip = pytest.mark.skipif(not available(), reason="Chromium or Playwright is not installed")
+    return pytest.mark.browser(skip(test))
+
+
 @contextlib.contextmanager
 def browser() -> Iterator[object]:
     """A headless Chromium (Playwright's Browser); Chromium's own sandbox is off when root, as it must be."""

@@ -1,4 +1,5 @@
-"""Make the repository root importable (``import grader``) however pytest is started."""
+"""Make the repository root importable (``import grader``) however pytest is started, and
+load the suite's own plugins: the tiers' markers and the fast tier's guard (tests/tiers.py)."""
 
 import sys
 from pathlib import Path
@@ -7,10 +8,29 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+import pytest  # noqa: E402
+
+import shared  # noqa: E402  (tests/ is on the path: pytest puts a conftest's folder there)
+import tiers  # noqa: E402
+from tiers import pytest_collection_modifyitems  # noqa: E402, F401  (a hook: marks the slow fixtures' tests)
+
+pytest_plugins = ("pytester",)  # tests/test_tiers.py runs pytest inside pytest
+
+
+def pytest_addoption(parser):
+    tiers.pytest_addoption(parser)
+
 
 def pytest_configure(config):
-    # A test that builds a fresh environment (tests/test_colab.py): `-m "not slow"` leaves it out.
-    config.addinivalue_line("markers", "slow: builds a fresh environment with torch; minutes, not seconds")
+    # The slow tier's markers (slow, platform, browser), one line each in tiers.SLOW_TIER.
+    tiers.pytest_configure(config)
     # The grader's own marker, met here when a test imports a module of checks (the hidden
     # tests' draws): grader/conftest.py registers it for the grader's sessions.
     config.addinivalue_line("markers", "points(n): the points a check of the grader is worth")
+
+
+@pytest.fixture(scope="session")
+@tiers.slow_tier("slow")
+def catalogue_run(tmp_path_factory):
+    """The whole catalogue graded once for the run, shared by every file and worker (tests/shared.py)."""
+    return shared.catalogue_run(tmp_path_factory)

@@ -68,6 +68,7 @@ import grader
 from grader.sandbox import landlock, processes
 from grader.sandbox.isolated import OUTPUT_KEPT_BYTES
 from grading import GradingRun, grade
+import tiers
 
 REPO_ROOT = Path(grader.__file__).resolve().parent.parent
 SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
@@ -279,8 +280,9 @@ def processes_carrying(marker: str) -> dict[int, str]:
     return found
 
 
-def survivors_after(marker: str, patience: float = 3.0) -> dict[int, str]:
-    """What still carries the marker once dying processes had ``patience`` seconds to go."""
+def survivors_after(marker: str, patience: float = 60.0) -> dict[int, str]:
+    """What still carries the marker once dying processes had ``patience`` seconds to go: a wait
+    for an event (the last one gone), whose cap only a failing run reaches, whatever the load."""
     deadline = time.monotonic() + patience
     while (found := processes_carrying(marker)) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -373,6 +375,7 @@ def remove_files_carrying(marker: str) -> None:
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # every attack graded in one run: some timed out on purpose
 def bwrap_run(tmp_path_factory):
     if not BWRAP_WORKS:
         pytest.skip("bubblewrap (bwrap) is not installed or cannot create namespaces here")
@@ -382,6 +385,7 @@ def bwrap_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # every attack graded in one run: some timed out on purpose
 def process_run(tmp_path_factory):
     outcome = attack_run(tmp_path_factory, "process", list(PROCESS_SELECTION))
     yield outcome
@@ -389,6 +393,7 @@ def process_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # every attack graded in one run: some timed out on purpose
 def shipped_run(tmp_path_factory):
     sandbox = "bwrap" if BWRAP_WORKS else "process"
     outcome = attack_run(tmp_path_factory, sandbox, list(SHIPPED), twins=(), label="shipped")
@@ -397,6 +402,7 @@ def shipped_run(tmp_path_factory):
 
 
 @pytest.fixture(params=[pytest.param("bwrap", marks=needs_bwrap), "process"])
+@tiers.slow_tier("slow")  # one of the runs above, asked for by name
 def any_run(request) -> AttackRun:
     """The bwrap run or the process run: for behaviour both sandboxes must show."""
     return request.getfixturevalue(f"{request.param}_run")
@@ -420,6 +426,7 @@ def in_both_runs(names: tuple[str, ...], holes: dict | None = None) -> list:
 
 
 @pytest.fixture
+@tiers.slow_tier("slow")  # the runs above, asked for by name
 def run_of(request):
     return lambda sandbox: request.getfixturevalue(f"{sandbox}_run")
 
@@ -566,6 +573,7 @@ def test_a_forged_reply_is_refused_as_malformed_and_nothing_of_it_is_shown(run_o
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_replies_announcing_megabytes_they_do_not_send_leave_the_shard_memory_at_its_baseline(tmp_path):
     """Two grading shards side by side, three students each: in one, honest zeros then two
     honest students; in the other, a forger announcing 16 MiB per tensor, one announcing 1 GiB,

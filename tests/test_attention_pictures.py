@@ -24,10 +24,11 @@ from grader.feedback import attention_comparison
 from grader.batch import attention_picture, class_results, feedback_pages
 from grader.handout import gradescope, prairielearn
 from grading import REPO_ROOT, grade
+import tiers
 
 MUTANT = "mask_after_softmax"
 FIRST_WEIGHTS_CHECK = "test_every_row_of_every_head_sums_to_one"
-needs_browser = pytest.mark.skipif(not browser.available(), reason="Chromium or Playwright is not installed")
+needs_browser = browser.needs_browser
 
 
 def write_mutant(folder: Path, name: str = MUTANT) -> Path:
@@ -122,6 +123,7 @@ def test_the_png_frames_differing_entries_in_red_and_leaves_masked_ones_blank():
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # a class graded by the batch
 def batch_out(tmp_path_factory):
     root = tmp_path_factory.mktemp("pictures-batch")
     (root / "class").mkdir()

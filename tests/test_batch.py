@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import zipfile
 from pathlib import Path
 
@@ -21,7 +20,8 @@ import pytest
 import catalogue
 from grader.batch import class_results, shard
 from grader.sandbox import processes
-from grading import REPO_ROOT, grade
+from grading import BATCH_EVENT_CAP_SECONDS, INTERRUPTIBLE_CLASS_SIZE, QUICK_CALL_LIMIT, REPO_ROOT, SLOW_CALL_LIMIT
+from grading import as_a_terminals_job, grade, interruptible_class, wait_for_results
 
 SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
 STUB = REPO_ROOT / "exercises" / "multi_head_attention.py"
@@ -63,6 +63,7 @@ def gradebook(out: Path) -> list[dict]:
         return list(csv.DictReader(handle))
 
 
+@pytest.mark.slow
 def test_the_batch_exits_zero_whatever_the_students_scored(graded_class):
     _, _, finished = graded_class
     assert finished.returncode == 0, finished.stdout + finished.stderr
@@ -125,6 +126,7 @@ def test_the_run_is_logged_and_no_temporary_file_is_left(graded_class):
     assert not leftovers
 
 
+@pytest.mark.slow
 def test_a_rerun_skips_what_is_graded_and_force_regrades(graded_class):
     submissions, out, _ = graded_class
     before = (out / "results" / "alice.json").read_text()
@@ -146,41 +148,39 @@ def test_a_missing_submissions_folder_is_an_error_of_the_grader(tmp_path):
     assert "not a folder" in finished.stderr
 
 
+@pytest.mark.slow
 def test_an_interrupted_batch_keeps_what_it_graded_and_a_rerun_finishes(tmp_path):
-    submissions = tmp_path / "class"
-    submissions.mkdir()
-    for index in range(12):
-        mutant = catalogue.MUTANTS[index]
-        (submissions / f"student{index:02}.py").write_text(catalogue.implementation_source(mutant))
+    # A class that cannot be finished soon after its first results (grading.interruptible_class).
+    submissions = interruptible_class(tmp_path / "class")
     out = tmp_path / "out"
     # A temporary folder of its own (world-traversable, as the machine's is), to see what
     # the interrupted batch leaves in it.
     own_tmp = Path(tempfile.mkdtemp(prefix="interrupted-batch-"))
     own_tmp.chmod(0o711)
     batch = subprocess.Popen(
-        [sys.executable, "-m", "grader", "batch", str(submissions), "--out", str(out), "--quiet", "--jobs", "1"],
+        [sys.executable, "-m", "grader", "batch", str(submissions), "--out", str(out), "--quiet", "--jobs", "1",
+         *SLOW_CALL_LIMIT],
         cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, env={**os.environ, "TMPDIR": str(own_tmp)},
+        start_new_session=True, env={**os.environ, "TMPDIR": str(own_tmp)}, preexec_fn=as_a_terminals_job,
     )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(list((out / "results").glob("*.json"))) < 2:
-        time.sleep(0.05)
+    wait_for_results(out, 2, batch)  # an event, not a clock: two students graded
     os.killpg(batch.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
-    batch.wait(timeout=60)
+    batch.wait(timeout=BATCH_EVENT_CAP_SECONDS)
     left = sorted(path.name for path in own_tmp.iterdir())
     shutil.rmtree(own_tmp, ignore_errors=True)
     assert left == [], "the shards end their sessions and remove their workers' folders"
     kept = sorted((out / "results").glob("*.json"))
-    assert 2 <= len(kept) < 12, "interrupted mid-way"
+    assert 2 <= len(kept) < INTERRUPTIBLE_CLASS_SIZE, "interrupted mid-way"
     for path in kept:
         json.loads(path.read_text())  # every kept file is whole
-    finished = run_batch(submissions, out)
+    finished = run_batch(submissions, out, *QUICK_CALL_LIMIT)
     assert finished.returncode == 0, finished.stderr
-    assert f"{12 - len(kept)} to grade, {len(kept)} already graded" in (out / "batch.log").read_text()
-    assert len(gradebook(out)) == 12
+    assert f"{INTERRUPTIBLE_CLASS_SIZE - len(kept)} to grade, {len(kept)} already graded" in (out / "batch.log").read_text()
+    assert len(gradebook(out)) == INTERRUPTIBLE_CLASS_SIZE
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_isolated_and_in_process_grading_give_the_same_scores(tmp_path):
     chosen = [*catalogue.MUTANTS[:12:2], *catalogue.VARIANTS[:3]]
     paths = [catalogue.write_implementation(impl, tmp_path) for impl in chosen]
@@ -194,6 +194,7 @@ def test_isolated_and_in_process_grading_give_the_same_scores(tmp_path):
 
 
 @pytest.mark.parametrize("sandbox", [pytest.param("bwrap", marks=needs_bwrap), "process"])
+@pytest.mark.slow
 def test_honest_code_using_the_standard_library_scores_full_marks_in_either_sandbox(tmp_path, sandbox):
     """In the process sandbox a child runs as nobody, who may not read the interpreter's
     own files: the worker imports the usual modules before it forks."""
@@ -221,6 +222,7 @@ sys.exit(status)
 """
 
 
+@pytest.mark.slow
 def test_a_shard_grades_in_several_sessions_with_one_worker(tmp_path):
     """Five students in sessions of two: three pytest sessions in one process, sharing one
     worker that outlives each session, and every student's result written and honest."""
@@ -264,6 +266,7 @@ def test_a_shard_whose_session_cannot_run_stops_and_says_so(tmp_path):
     assert not (tmp_path / "out" / "results").exists()
 
 
+@pytest.mark.slow
 def test_canvas_download_zip_is_graded_as_it_comes_one_student_once_on_the_file_that_holds_the_work(tmp_path):
     # Canvas's "Download Submissions" gives one member per uploaded file (NAME_USERID_FILEID_file,
     # lib/content_zipper.rb): her helpers module beside her finished exercise, another student's
@@ -299,6 +302,7 @@ def test_canvas_download_zip_is_graded_as_it_comes_one_student_once_on_the_file_
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_an_interpreter_under_tmp_keeps_one_worker_for_the_whole_shard(tmp_path):
     # bwrap binds the interpreter read-only where it lives; under /tmp (a virtualenv linked
     # into a temporary clone, as CI's and the benchmark's are) that binding sits inside the
@@ -342,6 +346,7 @@ print(json.dumps(taken))
 """
 
 
+@pytest.mark.slow
 def test_shards_share_one_queue_each_student_taken_once_in_parts_that_shrink(tmp_path):
     queue = tmp_path / "queue.json"
     names = [f"s{index:03d}" for index in range(120)]

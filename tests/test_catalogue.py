@@ -9,6 +9,7 @@ are graded in one grader run.
 from __future__ import annotations
 
 import random
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -20,38 +21,53 @@ from grader.feedback import diagnosis_text, root_causes
 from grader.hidden import mistakes
 
 
-@pytest.fixture(scope="module")
-def catalogue_paths(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("catalogue")
-    pairs = [catalogue.paired(*pair) for pair in (*catalogue.PAIRS, *catalogue.UNKNOWN_PAIRS, *catalogue.LAYOUT_PAIRS)]
-    return [catalogue.write_implementation(impl, folder) for impl in (*catalogue.MUTANTS, *catalogue.VARIANTS, *pairs)]
+# catalogue_run (tests/conftest.py): the whole catalogue, graded once per test run on a seed
+# drawn for that run (tests/shared.py), and shared with the other files that read it.
 
 
-# Drawn once per session, as a course's seed is, and shared by both runs of the catalogue.
-CATALOGUE_SEED = random.SystemRandom().randrange(10**6)
-
-
-@pytest.fixture(scope="module")
-def catalogue_run(catalogue_paths, tmp_path_factory):
-    # A safety net, not a timed test: some 140 submissions, failing ones diagnosed.
-    return grade(catalogue_paths, tmp_path_factory.mktemp("results"), "--grading-seed", str(CATALOGUE_SEED), timeout=1800)
-
-
-def test_reusing_answers_changes_no_score_no_sentence_and_no_picture(catalogue_paths, catalogue_run, tmp_path):
+def assert_asking_every_time_changes_nothing_a_reader_sees(reused, asked, seed: int) -> None:
     # The grader asks the student's code each distinct question once (grader/submission.py's
-    # answers); asked every time instead, the whole catalogue must grade to the same bytes. A
+    # answers); asked every time instead, the same submissions must grade to the same bytes. A
     # module whose answers change from call to call (random numbers, a count of calls, a cache
     # of its own) is found at its first reused answer, before any was reused, and then asked
     # every time: it too grades to the same bytes, its numbers and its evidence included.
-    asked = grade(catalogue_paths, tmp_path, "--grading-seed", str(CATALOGUE_SEED), "--ask-every-time", timeout=1800)
-    assert asked.results.keys() == catalogue_run.results.keys()
+    assert asked.results.keys() == reused.results.keys()
+    differing = [
+        name for name in reused.results
+        if what_a_reader_sees(asked.results[name]) != what_a_reader_sees(reused.results[name])
+    ]
+    assert not differing, f"graded differently when every call reached the code (seed {seed}): {differing}"
+
+
+def test_reusing_answers_changes_no_score_no_sentence_and_no_picture(catalogue_run, tmp_path):
+    """The whole catalogue, asked every time (the slow tier: tests/tiers.py marks every test of
+    catalogue_run)."""
+    asked = grade(catalogue_run.paths, tmp_path, "--grading-seed", str(catalogue_run.seed), "--ask-every-time", timeout=1800)
     changing = {name for name in catalogue_run.results if root_causes.NONDETERMINISTIC in catalogue_run.diagnosed(name)}
     assert {"dropout_on_the_weights", "calls_counted_on_the_head", "scaled_on_first_sight"} <= changing
-    differing = [
-        name for name in catalogue_run.results
-        if what_a_reader_sees(asked.results[name]) != what_a_reader_sees(catalogue_run.results[name])
-    ]
-    assert not differing, f"graded differently when every call reached the code (seed {CATALOGUE_SEED}): {differing}"
+    assert_asking_every_time_changes_nothing_a_reader_sees(catalogue_run, asked, catalogue_run.seed)
+
+
+# The fast tier's guard of the same: the first mistake of each family the report counts (the first
+# catalogue, a student's style, a contract slip, randomness, in place), a valid variant and a pair.
+FAMILIES = ("", "style", "contract", "randomness", "in_place")
+SAMPLE = (
+    *(next(entry for entry in catalogue.MUTANTS if entry.kind == kind) for kind in FAMILIES),
+    catalogue.VARIANTS[0], catalogue.paired(*catalogue.PAIRS[0]),
+)
+
+
+def test_reusing_answers_changes_nothing_a_reader_sees_on_a_sample_of_the_catalogue(tmp_path):
+    seed = random.SystemRandom().randrange(10**6)
+    paths = [catalogue.write_implementation(entry, tmp_path / "sample") for entry in SAMPLE]
+    runs = {"reused": (), "asked": ("--ask-every-time",)}
+    with ThreadPoolExecutor(max_workers=2) as pool:  # side by side: the two runs are independent
+        for name in runs:
+            (tmp_path / name).mkdir()
+        graded = {name: pool.submit(grade, paths, tmp_path / name, "--grading-seed", str(seed), *extra)
+                  for name, extra in runs.items()}
+        reused, asked = graded["reused"].result(), graded["asked"].result()
+    assert_asking_every_time_changes_nothing_a_reader_sees(reused, asked, seed)
 
 
 def test_the_catalogue_is_large_enough():

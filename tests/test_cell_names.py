@@ -74,11 +74,13 @@ def batch_result(document: dict, tmp_path) -> dict:
     return class_results.read_class_results(tmp_path / "out" / "results.json")["submissions"]["nina"]
 
 
+@pytest.mark.slow
 def test_the_batch_names_the_cell_as_the_desk_does(tmp_path):
     document = broken_notebook(execution_counts=True)
     expect_named(messages_of(batch_result(document, tmp_path)), label_of_broken_cell(document, True))
 
 
+@pytest.mark.slow
 def test_the_check_cells_name_a_cell_by_the_number_the_kernel_gave_its_run():
     nb = nbformat.reads(notebook.notebook_text(filled=True).replace(*BROKEN), as_version=4)
     client = NotebookClient(nb, timeout=300, kernel_name="python3",
@@ -91,6 +93,7 @@ def test_the_check_cells_name_a_cell_by_the_number_the_kernel_gave_its_run():
     assert f"In [{broken.execution_count}] (the cell starting `{FIRST_LINE}" in shown, shown[-2000:]
 
 
+@pytest.mark.slow
 def test_the_batch_names_the_cell_of_a_syntax_error_and_why_a_name_is_missing_never_the_joined_file(tmp_path):
     # A cell that does not compile is that cell's error, as in a kernel: the notebook's other
     # cells still run, and the checks that need head_dimension say which cell failed to define it.

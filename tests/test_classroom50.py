@@ -44,6 +44,7 @@ from classroom50.actions_runner import REGISTERED, commands_run, lines, parse
 from grader.handout import classroom50, release
 from grader.hidden import mistakes
 from grading import REPO_ROOT
+import tiers
 
 SCHEMA = json.loads((Path(__file__).parent / "classroom50" / "result-v1.schema.json").read_text())
 SLUG = "multi-head-attention"
@@ -447,6 +448,7 @@ def plant_command_file_names(checkout: Path, *_) -> None:
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("platform")  # some twenty runs of autograder.py as the runner runs it
 def runs(config, config_with_hidden_checks, offline_config) -> dict[str, Run]:
     installs = {"drop": ("MHA_GRADER_PYTHON",), "GRADER_SANDBOX": "process"}
     plans = {

@@ -7,7 +7,7 @@ package files (no network). The notebook lies alone in an empty folder, made wit
 the grader into that kernel, its check cells grade with the installed grader, and torch is
 the same files afterwards as before.
 
-Slow (a fresh environment with torch, and two notebooks graded cell by cell): marked ``slow``,
+Slow (a fresh environment with torch, and two notebooks graded cell by cell): marked ``platform``,
 in a file of its own, so that with ``-n`` the other files do not wait on it.
 """
 
@@ -188,7 +188,7 @@ def ran(kernel):
             "torch_after": torch_state(kernel["python"], kernel["environment"], kernel["work"])}
 
 
-@pytest.mark.slow
+@pytest.mark.platform
 def test_the_filled_notebook_alone_installs_nothing_twice_and_shows_the_visible_full_marks(ran):
     nb = ran["filled"]
     assert not problems_in(nb), problems_in(nb)
@@ -199,7 +199,7 @@ def test_the_filled_notebook_alone_installs_nothing_twice_and_shows_the_visible_
     assert "checked when your work is graded" in last, last  # the hidden group is not in the wheel
 
 
-@pytest.mark.slow
+@pytest.mark.platform
 def test_the_release_stub_notebook_alone_installs_the_grader_and_runs_to_its_end(ran, kernel):
     nb = ran["stub"]
     assert not problems_in(nb), problems_in(nb)
@@ -212,14 +212,14 @@ def test_the_release_stub_notebook_alone_installs_the_grader_and_runs_to_its_end
     assert nb.cells[-1].cell_type == "markdown" and "File > Download > Download .ipynb" in nb.cells[-1].source
 
 
-@pytest.mark.slow
+@pytest.mark.platform
 def test_the_kernels_torch_is_the_same_files_after_and_only_what_was_missing_was_added(ran, kernel):
     assert ran["torch_after"] == kernel["torch_before"]
     assert kernel["torch_before"]["location"].startswith(str(kernel["work"])), "torch must be the stand-in's own"
     assert {DISTRIBUTION_NAME, "pytest", "pytest-timeout"} <= set(ran["installed"]), ran["installed"]
 
 
-@pytest.mark.slow
+@pytest.mark.platform
 def test_a_grader_needing_another_torch_is_refused_in_one_sentence_and_torch_is_kept(ran, kernel):
     said = ran["refused"].strip().splitlines()
     assert said[0].startswith("Installing the grader from") and f"torch=={kernel['torch_before']['version']}" in said[0], said
@@ -229,7 +229,7 @@ def test_a_grader_needing_another_torch_is_refused_in_one_sentence_and_torch_is_
     assert ran["torch_after"] == kernel["torch_before"]
 
 
-@pytest.mark.slow
+@pytest.mark.platform
 def test_the_downloaded_notebook_is_graded_by_the_batch_as_any_notebook(ran, tmp_path):
     # As downloaded: executed, outputs and all. One copy also loses its cells' tags, as a front
     # end may drop metadata: the grader's cells are still known by their first line.

@@ -139,6 +139,7 @@ def test_batch_refuses_a_number_of_shards_that_grades_nobody(jobs, tmp_path, cap
     assert not (tmp_path / "marks").exists()
 
 
+@pytest.mark.slow
 def test_batch_run_from_another_folder_writes_where_its_relative_paths_point(tmp_path):
     """The shards run from the repository's folder: a relative --out once sent their results there."""
     (tmp_path / "class").mkdir()

@@ -16,6 +16,7 @@ import pytest
 
 from grading import REPO_ROOT
 from grading import command_in as run
+import tiers
 
 SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
 STUB = REPO_ROOT / "exercises" / "multi_head_attention.py"
@@ -88,6 +89,7 @@ def course_seed(folder: Path) -> int:
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # a term's class graded by the batch
 def term(tmp_path_factory):
     folder = tmp_path_factory.mktemp("term")
     (folder / "course.toml").write_text(COURSE, encoding="utf-8")
@@ -184,6 +186,7 @@ def test_the_export_reads_the_course_and_sends_the_final_scores(term):
     assert [line.rsplit(",", 1)[1] for line in lines[2:]] == ["80", "50", "100", "0", ""]  # alice, bob, carl, dave; eve: none
 
 
+@pytest.mark.slow
 def test_an_incremental_run_and_only_keep_the_seed_and_only_leaves_the_others_byte_identical(term):
     folder, _ = term
     seed = course_seed(folder)
@@ -217,6 +220,7 @@ def test_only_refuses_to_mix_seeds_and_an_unknown_id(term):
     assert result_bytes(folder) == before
 
 
+@pytest.mark.slow
 def test_the_override_survives_force(term):
     folder, _ = term
     forced = batch(folder, "--force")
@@ -239,6 +243,7 @@ def test_a_hand_edited_result_is_graded_again_and_said(term):
     assert gradebook(folder)["dave"]["score"] == "0"
 
 
+@pytest.mark.slow
 def test_without_a_course_file_the_seed_is_recorded_in_out_and_kept(tmp_path):
     (tmp_path / "class").mkdir()
     (tmp_path / "class" / "alice.py").write_text(SOLUTION.read_text())

@@ -308,6 +308,7 @@ def test_a_function_not_written_yet_or_not_defined_is_not_diagnosed(tmp_path):
         assert verdicts(path) == {mistakes.HEAD: ("missing_scale",)}, name
 
 
+@pytest.mark.slow
 def test_an_endless_loop_met_only_by_the_diagnosis_stops_and_costs_no_point(tmp_path):
     """The probes' sizes are their own; code looping only there must not hang the run."""
     source = catalogue.implementation_source(next(m for m in KNOWN if m.mistake == "missing_scale"))

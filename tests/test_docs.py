@@ -112,9 +112,10 @@ def synopsis_words(command: str) -> list[str]:
 
 
 @functools.cache
-def pytest_help() -> str:
+def pytest_help(folder: str = "grader") -> str:
+    """``pytest FOLDER --help``: the grader's options, or the test suite's (tests/conftest.py's)."""
     finished = subprocess.run(
-        [sys.executable, "-m", "pytest", "grader", "--help", "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", folder, "--help", "-p", "no:cacheprovider"],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
     )
     assert finished.returncode == 0, finished.stderr
@@ -230,7 +231,9 @@ def check_one_command(command: str) -> str | None:
         if module == "grader":
             return check_grader_command(arguments)
         if module == "pytest":
-            unknown = [flag for flag in flags(arguments) if not re.search(rf"(^|[\s,]){re.escape(flag)}\b", pytest_help(), re.M)]
+            suite = "tests" if arguments and arguments[0].split("/")[0] == "tests" else "grader"
+            listed = pytest_help(suite)
+            unknown = [flag for flag in flags(arguments) if not re.search(rf"(^|[\s,]){re.escape(flag)}\b", listed, re.M)]
             return f"pytest does not list {unknown}" if unknown else None
         return None if module in EXTERNAL_MODULES else f"python -m {module}: not a module this repository documents"
     script, arguments = rest[0], rest[1:]
@@ -255,6 +258,8 @@ def test_the_command_checker_catches_a_wrong_command():
     assert check_command("python -m grader gradescope a.zip --hidden-visibility sometimes") is not None
     assert check_command("make no-such-target") is not None
     assert check_command("pytest grader --no-such-flag") is not None
+    assert check_command("pytest tests --no-such-flag") is not None
+    assert check_command("pytest grader --unmarked-limit 10") is not None  # the test suite's option, not the grader's
     assert check_command(".venv/bin/python exercises/no_such_script.py") is not None
     assert check_command("frobnicate --all") is not None
     assert check_command("python -m grader batch SUBMISSIONS --out OUT [--jobs N] [--sandbox auto|bwrap|process]") is None

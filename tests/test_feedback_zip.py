@@ -17,6 +17,7 @@ import pytest
 from grader.batch import feedback_zip
 from grader.batch import class_results
 from grading import REPO_ROOT
+import tiers
 
 SOLUTION = (REPO_ROOT / "solutions" / "multi_head_attention.py").read_text(encoding="utf-8")
 STUB = (REPO_ROOT / "exercises" / "multi_head_attention.py").read_text(encoding="utf-8")
@@ -43,6 +44,7 @@ def _notebook(code: str) -> str:
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # a class graded and exported
 def exported(tmp_path_factory):
     root = tmp_path_factory.mktemp("canvas")
     submissions = root / "submissions"

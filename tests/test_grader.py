@@ -169,6 +169,7 @@ def test_missing_names_are_reported_as_such(tmp_path):
     assert any("expected your file to define `concatenate_heads`" in m for m in messages), messages
 
 
+@pytest.mark.slow
 def test_an_endless_loop_fails_with_a_timeout_and_the_run_goes_on(tmp_path):
     looping = solution_with("def concatenate_heads(head_results: list[HeadResult]) -> torch.Tensor:\n",
                             "def concatenate_heads(head_results: list[HeadResult]) -> torch.Tensor:\n    while True:\n        pass\n")

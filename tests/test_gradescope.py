@@ -51,6 +51,7 @@ from grader.hidden import mistakes
 from grader.sandbox import landlock, processes
 from grader.scoring import GROUP_TITLES
 from grading import REPO_ROOT
+import tiers
 
 # --- Gradescope's results.json, as its specification describes it ---------------------------
 
@@ -175,6 +176,7 @@ def zips(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("platform")  # run_autograder run as Gradescope runs it, once per case
 def runs(zips, tmp_path_factory) -> dict[str, Run]:
     """Every run_autograder run of this module, side by side."""
     no_bwrap = bash_only_path(tmp_path_factory.mktemp("path") / "bin")

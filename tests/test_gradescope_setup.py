@@ -82,6 +82,7 @@ def venv_version(venv: Path) -> tuple[int, int]:
     return int(major), int(minor)
 
 
+@pytest.mark.platform  # setup.sh run with the image's stand-ins: seconds
 def test_on_ubuntu_22_04_setup_installs_python_3_11_from_the_archive_and_builds_the_venv_with_it(tmp_path):
     completed, apt, venv = run_setup(tmp_path, "ubuntu-22.04")
     assert completed.returncode == 0, completed.stdout + completed.stderr
@@ -92,6 +93,7 @@ def test_on_ubuntu_22_04_setup_installs_python_3_11_from_the_archive_and_builds_
     assert f"the grader runs on Python {sys.version_info.major}.{sys.version_info.minor}" in completed.stdout
 
 
+@pytest.mark.platform  # setup.sh run with the image's stand-ins: seconds
 def test_on_an_image_without_python_setup_installs_python_3_11_too(tmp_path):
     completed, apt, venv = run_setup(tmp_path, None)
     assert completed.returncode == 0, completed.stdout + completed.stderr
@@ -99,6 +101,7 @@ def test_on_an_image_without_python_setup_installs_python_3_11_too(tmp_path):
     assert "python3.11 python3.11-venv" in apt and venv_version(venv) >= (3, 11)
 
 
+@pytest.mark.platform  # setup.sh run with the image's stand-ins: seconds
 def test_where_python3_is_recent_enough_setup_uses_it_and_installs_no_other_python(tmp_path):
     completed, apt, venv = run_setup(tmp_path, "recent")
     assert completed.returncode == 0, completed.stdout + completed.stderr

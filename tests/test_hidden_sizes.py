@@ -49,6 +49,7 @@ SEED_SENSITIVE = ("scale_by_seq_len", "scale_halved", "scale_power_half", "mask_
                   "default_mask_from_the_attribute", "default_mask_sized_by_batch")
 
 
+@pytest.mark.slow
 def test_a_mistake_scores_the_same_on_the_seeds_that_used_to_hide_it(tmp_path):
     mutants = [m for m in catalogue.MUTANTS if m.name in SEED_SENSITIVE]
     assert len(mutants) == len(SEED_SENSITIVE)

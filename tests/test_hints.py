@@ -14,7 +14,7 @@ import pytest
 
 import catalogue
 from catalogue import Edit, Implementation
-from grading import grade
+from grading import GradingRun, grade
 
 _SOFTMAX_LINE = "weights = torch.softmax(scores, dim=-1)"
 _MASK_LINE = 'scores = scores.masked_fill(~allowed_mask, float("-inf"))'
@@ -141,12 +141,14 @@ def hints_of(run, name: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+def graded(catalogue_run, tmp_path_factory):
+    """The catalogue's entries from the run's grading of the whole catalogue (tests/conftest.py), and
+    the styles graded here on the same seed: (each submission's result, the names read here)."""
     folder = tmp_path_factory.mktemp("hints")
-    by_name = {impl.name: impl for impl in (*catalogue.MUTANTS, *catalogue.VARIANTS)}
-    implementations = [by_name[name] for name in CATALOGUE_NAMES] + list(STYLES)
-    run = grade([catalogue.write_implementation(impl, folder) for impl in implementations], tmp_path_factory.mktemp("results"))
-    return run, [impl.name for impl in implementations]
+    styles = grade([catalogue.write_implementation(impl, folder) for impl in STYLES], folder,
+                   "--grading-seed", str(catalogue_run.seed))
+    results = {name: catalogue_run.results[name] for name in CATALOGUE_NAMES} | styles.results
+    return GradingRun(0, "", results), [*CATALOGUE_NAMES, *(impl.name for impl in STYLES)]
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ from grader.batch import run as batch_run
 from grader.sandbox import processes
 from grader.batch import class_results
 from grading import REPO_ROOT
+import tiers
 from test_interruption import private_tmp  # noqa: F401 - a fixture: the batch's own temporary folder
 from test_untrusted import outside_code_blocks
 
@@ -107,6 +108,7 @@ def remove_deep(folder: Path) -> None:
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # a hostile class graded by the batch
 def hostile_class(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile")
     submissions = build_hostile_class(root)
@@ -217,6 +219,7 @@ def test_a_second_batch_into_the_same_out_is_refused_naming_the_first(tmp_path):
 # --- 10. a rerun reads no unchanged entry again -----------------------------------------
 
 
+@pytest.mark.slow
 def test_a_rerun_does_not_read_unchanged_entries_again(tmp_path, monkeypatch):
     submissions = tmp_path / "class"
     submissions.mkdir()
@@ -264,6 +267,7 @@ def a_dead_runs_worker_folder(temporary: Path) -> Path:
 
 
 @pytest.mark.parametrize("sandbox", [pytest.param("bwrap", marks=needs_bwrap), "process"])
+@pytest.mark.slow
 def test_a_deep_tree_costs_nobody_a_result_and_leaves_nothing_behind(tmp_path, private_tmp, sandbox):
     submissions = tmp_path / "class"
     submissions.mkdir()

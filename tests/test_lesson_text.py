@@ -42,6 +42,7 @@ def test_the_lesson_for_the_py_file_says_how_to_see_the_score_and_the_notebook_p
     assert "The cell below shows your score" in SCORE_CELL
 
 
+@pytest.mark.slow
 def test_the_releases_example_offers_no_solution_option(tmp_path):
     out = tmp_path / "release"
     finished = subprocess.run([sys.executable, "-m", "grader", "release", str(out)], cwd=REPO_ROOT,

@@ -26,6 +26,7 @@ import catalogue
 from grader.handout import nbgrader_course, notebook, release, stubs
 from grader.scoring import GROUPS
 from grading import REPO_ROOT
+import tiers
 
 ASSIGNMENT = nbgrader_course.ASSIGNMENT
 NOTEBOOK_NAME = nbgrader_course.NOTEBOOK_NAME
@@ -89,6 +90,7 @@ def cell_scores(course: Path) -> dict[str, dict[str, float]]:
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("platform")  # an nbgrader course: generated, submitted, autograded
 def course(tmp_path_factory) -> Course:
     root = tmp_path_factory.mktemp("nbgrader")
     environment = nbgrader_environment(root)

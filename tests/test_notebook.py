@@ -26,6 +26,7 @@ from grader.reading import notebooks
 from grader.batch import intake
 from grader.handout import notebook, release, stubs
 from grading import REPO_ROOT
+import tiers
 
 NOTEBOOK = REPO_ROOT / "exercises" / "multi_head_attention.ipynb"
 SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
@@ -87,6 +88,7 @@ def test_notebook_is_current_tells_a_stale_copy_from_a_fresh_one(tmp_path):
     assert not notebook.notebook_is_current(solution, copy), "a notebook of an older solution counts as current"
 
 
+@pytest.mark.slow
 def test_notebook_check_command_exits_one_on_a_stale_copy_and_the_command_rewrites_it(tmp_path):
     # A copy of the repository (the generator finds files beside grader/) with a stale notebook.
     shutil.copytree(REPO_ROOT / "grader", tmp_path / "grader", ignore=shutil.ignore_patterns("__pycache__"))
@@ -194,6 +196,7 @@ def execute(nb) -> tuple[object, BaseException | None]:
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # both notebooks executed in kernels, every check cell grading
 def executed():
     """Both versions, executed side by side (each check runs the grader: seconds apiece)."""
     filled = nbformat.reads(notebook.notebook_text(filled=True), as_version=4)
@@ -280,6 +283,7 @@ def write_executed(executed, folder: Path) -> dict[str, Path]:
     return paths
 
 
+@pytest.mark.slow
 def test_completed_notebooks_are_submissions_for_pytest_grader_and_for_the_batch(executed, tmp_path):
     paths = write_executed(executed, tmp_path / "class")
     results_json = tmp_path / "results.json"
@@ -313,6 +317,7 @@ def test_a_check_says_so_when_the_grader_is_not_beside_the_notebook(monkeypatch,
         notebook_checks.points("shapes", out_of=15)
 
 
+@pytest.mark.slow
 def test_code_that_ends_the_graders_process_is_graded_again_in_the_worker(monkeypatch, capsys):
     filled = notebook.exercise_source(solution_source(), filled=True)
     fatal = "outputs = [result.output for result in head_results]"
@@ -360,6 +365,7 @@ def test_lesson_md_is_the_notebooks_lesson_and_is_current():
     assert "LESSON.md" in (REPO_ROOT / "exercises" / "multi_head_attention.py").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_notebook_check_fails_when_lesson_md_is_stale(tmp_path):
     for folder in ("grader", "solutions", "exercises"):
         shutil.copytree(REPO_ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__", "scaffolding.txt"))

@@ -116,12 +116,14 @@ def expect_a_kernels_run(result: dict) -> None:
                               "definition in In [95] (the cell starting `def head_dimension("), said
 
 
+@pytest.mark.slow
 def test_cell_magics_that_run_python_are_graded_and_the_others_said_skipped_at_the_desk_and_in_the_batch(tmp_path):
     path = write(tmp_path / "class", "magic", magic_notebook())
     expect_magics_read_as_the_kernel_runs_them(grade([path], tmp_path).results["magic"])
     expect_magics_read_as_the_kernel_runs_them(batch(tmp_path / "class", tmp_path / "out")["magic"])
 
 
+@pytest.mark.slow
 def test_training_input_and_raising_cells_run_as_in_a_kernel_at_the_desk_and_in_the_batch(tmp_path):
     path = write(tmp_path / "class", "kernel", kernel_notebook())
     expect_a_kernels_run(grade([path], tmp_path).results["kernel"])
@@ -147,6 +149,7 @@ def test_a_cell_magic_that_does_not_run_python_is_skipped_saying_what_it_does(ma
     assert span.skipped.startswith(magic.split()[0] + ": it ") and "cell magic" not in span.skipped
 
 
+@pytest.mark.slow
 def test_the_check_cells_grade_the_cells_run_as_the_kernel_ran_them(monkeypatch, capsys):
     from grader import notebook_checks
 

@@ -42,7 +42,7 @@ def can_make_containers() -> str:
     return ""
 
 
-pytestmark = pytest.mark.skipif(bool(can_make_containers()), reason=can_make_containers() or "ok")
+pytestmark = [pytest.mark.platform, pytest.mark.skipif(bool(can_make_containers()), reason=can_make_containers() or "ok")]
 
 
 def test_inside_a_docker_like_container_bubblewrap_is_refused_and_the_fallback_grades_and_says_why(tmp_path, request):

@@ -46,6 +46,7 @@ from grader.handout.autograder import instructor_note, pinned, protect
 from grader.sandbox import processes
 from grader.scoring import GROUP_TITLES
 from grading import REPO_ROOT
+import tiers
 
 HIDDEN_TITLE = GROUP_TITLES["reference"]
 BAD_CALL_TIMEOUTS = ("0", "-1", "inf", "nan", "abc")
@@ -153,6 +154,7 @@ def run_entrypoint(course: Path, root: Path, path_without_bwrap: Path | None = N
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("platform")  # the entrypoint run as PrairieLearn runs it, once per case
 def runs(course, tmp_path_factory) -> dict[str, Run]:
     """Every entrypoint run of this module, side by side."""
     no_bwrap = bash_only_path(tmp_path_factory.mktemp("path") / "bin")
@@ -472,6 +474,7 @@ def test_folders_the_grader_cannot_close_are_named_in_the_instructors_note(tmp_p
     assert f"NOT closed to it: {theirs}" in note and "was made unreadable" not in note
 
 
+@pytest.mark.platform
 def test_the_command_says_the_next_steps_with_an_image_name_that_can_be_pushed(tmp_path):
     # PrairieLearn's docs/dockerImages.md: build for linux/amd64, push, name it in the question, sync it.
     placeholder = build(tmp_path / "default")

@@ -12,6 +12,7 @@ import pytest
 
 from grader import STUDENT_SUBPACKAGES
 from grader.handout import behaviour_scan, release
+import shared
 from grading import REPO_ROOT
 
 
@@ -93,10 +94,11 @@ def test_the_leak_scan_finds_solution_text_when_it_is_there(student_release, tmp
     assert release.leaked_solution_lines(leaky) == ["grader/notes.py: weights = torch.softmax(scores, dim=-1)  # (batch, seq, seq)"]
 
 
-def test_no_function_of_the_release_computes_the_references_numbers(student_release):
+@pytest.mark.slow  # the scan calls every function of the grader: a minute, once per run (tests/shared.py)
+def test_no_function_of_the_release_computes_the_references_numbers(student_release, tmp_path_factory):
     """The leak scan by behaviour: every function shipped, called with a reference module's
     parameters, inputs and masks, returns neither its output nor its attention weights."""
-    assert behaviour_scan.callable_solutions(student_release) == []
+    assert shared.callable_solutions(tmp_path_factory, student_release) == []  # once per run for these files
 
 
 def test_the_behaviour_scan_finds_a_callable_solution_that_no_solution_line_gives_away(tmp_path):
@@ -152,6 +154,7 @@ def test_the_student_readme_says_what_to_hand_in_and_how_to_set_up(student_relea
     assert (student_release / "exercises" / "LESSON.md").is_file()
 
 
+@pytest.mark.slow
 def test_a_guided_release_gives_the_constructors_and_records_its_level(tmp_path):
     out = tmp_path / "guided"
     finished = subprocess.run(

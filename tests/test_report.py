@@ -20,12 +20,13 @@ import handmade_class
 from grader import untrusted
 from grader.batch import class_statistics, report
 from grading import REPO_ROOT
+import tiers
 from handmade_class import HOSTILE_ID, class_documents, document, write_out
 from sample_class import notebook_document
 
 SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
 STUB = REPO_ROOT / "exercises" / "multi_head_attention.py"
-needs_browser = pytest.mark.skipif(not browser.available(), reason="Chromium or Playwright is not installed")
+needs_browser = browser.needs_browser
 
 
 # --- the numbers, on the hand-made class (tests/handmade_class.py) ---------------------------
@@ -181,6 +182,7 @@ def test_the_report_command_says_when_there_is_nothing_to_report(tmp_path):
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # a class graded by the batch
 def graded(tmp_path_factory):
     """A batch of six entries: dup.py, dup.ipynb and dup.zip (one student's three files: the .py
     holds the most work, the notebook none), pair.py and pair.ipynb (both hold work: the notebook,

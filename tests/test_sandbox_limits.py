@@ -69,6 +69,7 @@ def test_under_bwrap_tmp_and_dev_shm_hold_no_more_than_the_budget(tmp_path):
     assert run.score("fills_tmpfs") == 100  # a full disk is an error the code may catch, not a crash
 
 
+@pytest.mark.slow
 def test_in_the_process_sandbox_a_child_writing_past_its_budget_is_ended(tmp_path):
     path = tmp_path / "fills_disk.py"
     path.write_text(SOLUTION.read_text() + '\nFOLDERS = (".",)\n' + FILL)
@@ -80,6 +81,7 @@ def test_in_the_process_sandbox_a_child_writing_past_its_budget_is_ended(tmp_pat
     assert filled(result["output"]).get(".", 0) < ATTEMPTED_FILES * CHUNK
 
 
+@pytest.mark.slow
 def test_a_file_in_a_declared_encoding_reaches_the_worker_as_python_reads_it(tmp_path):
     """``pytest grader --submission latin.py --isolate``: the worker's copy keeps the file's
     coding line and its encoding (it was once read as UTF-8 with replacement characters)."""
@@ -101,6 +103,7 @@ def with_attack(folder, name: str):
     return path
 
 
+@pytest.mark.slow
 def test_in_the_process_sandbox_a_writer_below_path_max_is_ended_and_the_next_student_is_not(tmp_path):
     # An honest student first (the worker's start is not what this test is about), one after.
     first, honest = tmp_path / "first.py", tmp_path / "honest.py"

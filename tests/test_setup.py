@@ -95,6 +95,7 @@ def test_an_empty_index_turns_it_off():
 
 @linux_only
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+@pytest.mark.slow
 def test_make_installs_offline_when_the_index_cannot_be_reached(tmp_path, silent_server):
     """The students' Makefile end to end, with a small requirements file standing in for
     the exercise's (pip installs from this machine's usual indexes, as the real one would)."""

@@ -83,6 +83,7 @@ def test_without_the_hand_out_set_aside_two_stubs_would_be_a_pair():
     assert [(pair.first, pair.second) for pair in pairs] == [("dan", "erin")]
 
 
+@pytest.mark.slow
 def test_the_figures_are_the_same_in_every_process():
     # copydetect's own hash is Python's, salted per process: the figures would move run to run.
     script = (

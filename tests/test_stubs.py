@@ -321,6 +321,7 @@ def test_example_says_when_no_value_error_is_raised_for_a_width_that_does_not_di
     assert "✗ head_dimension(8, 3) raised no ValueError" in finished.stdout, finished.stdout
 
 
+@pytest.mark.slow
 def test_example_says_the_grader_checks_more_once_all_checks_pass():
     finished = run_python(str(EXAMPLE_FILE), "--solution")
     assert "All checks pass." in finished.stdout and "the grader" in finished.stdout.split("All checks pass.")[1]
@@ -336,6 +337,7 @@ def test_example_says_when_there_is_no_solutions_folder(tmp_path):
     assert "absent" in finished.stdout and "Traceback" not in finished.stderr, finished.stdout
 
 
+@pytest.mark.slow
 def test_example_plot_draws_each_heads_matrix_with_the_future_left_blank(tmp_path):
     matplotlib_image = pytest.importorskip("matplotlib.image")
     finished = run_python(str(EXAMPLE_FILE), "--solution", "--plot", str(tmp_path / "attention.png"))

@@ -25,8 +25,10 @@ import pytest
 from nbclient import NotebookClient
 
 from grader import DISTRIBUTION_NAME, notebook_checks
-from grader.handout import behaviour_scan, kernel_install, nbgrader_course, notebook, release, stubs, wheel
+from grader.handout import kernel_install, nbgrader_course, notebook, release, stubs, wheel
+import shared
 from grading import REPO_ROOT
+import tiers
 
 INSTRUCTOR_LAYERS = ("grader/hidden/", "grader/sandbox/", "grader/batch/", "grader/handout/")
 
@@ -68,13 +70,15 @@ def test_no_line_of_solution_text_is_in_the_wheel(built):
     assert "no solution text found in it" in built.said
 
 
-def test_no_function_of_the_wheel_computes_the_references_numbers(built, tmp_path):
+@pytest.mark.slow  # the scan of tests/test_release.py: a minute, once per run for both (tests/shared.py)
+def test_no_function_of_the_wheel_computes_the_references_numbers(built, tmp_path, tmp_path_factory):
     """The behaviour scan of tests/test_release.py, on the grader the wheel installs."""
     for name, content in built.entries.items():
         if name.startswith("grader/"):
             (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / name).write_bytes(content)
-    assert behaviour_scan.callable_solutions(tmp_path) == []
+    # Once per run for these files: the release ships the same (tests/shared.py).
+    assert shared.callable_solutions(tmp_path_factory, tmp_path) == []
 
 
 def test_a_wheel_that_would_hold_solution_text_is_refused_and_not_written(monkeypatch, tmp_path):
@@ -135,6 +139,7 @@ def stream(cell, name: str = "stdout") -> str:
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # notebooks run in kernels without a grader
 def alone(tmp_path_factory):
     folder = tmp_path_factory.mktemp("alone")
     missing = "/nonexistent/multi_head_attention_grader-0.1.0-py3-none-any.whl"
@@ -222,6 +227,7 @@ def test_the_nbgrader_course_with_install_from_looks_for_this_repository_first()
 # --- the checks run on the CPU -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_checks_see_no_gpu_whatever_the_kernel_has(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # as on a kernel with a GPU
     solution = notebook.exercise_source(stubs.SOLUTION_PATH.read_text(encoding="utf-8"), filled=True)

@@ -17,7 +17,6 @@ import sys
 
 import pytest
 
-import catalogue
 from grader.handout import notebook, reference_examples, stubs
 from grading import REPO_ROOT, grade
 
@@ -30,18 +29,8 @@ DESK_LOSSES = {
     "no_output_projection": 5,
     "doubled_output_projection": 5,
 }
-
-
-def mutant(name: str):
-    return next(impl for impl in catalogue.MUTANTS if impl.name == name)
-
-
-@pytest.fixture(scope="module")
-def mutants_run(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("mutants")
-    names = [*DESK_LOSSES, "heads_in_a_plain_list", "projections_with_bias", "no_divisibility_check", "weights_stacked_heads_first"]
-    paths = [catalogue.write_implementation(mutant(name), folder) for name in names]
-    return grade(paths, tmp_path_factory.mktemp("results"))
+# The lesson's mistakes and the others read here are the catalogue's mutants: catalogue_run
+# (tests/conftest.py), the whole catalogue graded once per test run.
 
 
 # --- the visible reference group -----------------------------------------------------------
@@ -71,16 +60,16 @@ def test_the_examples_command_checks_the_committed_file():
 
 
 @pytest.mark.parametrize("name", list(DESK_LOSSES))
-def test_the_lessons_mistakes_cost_visible_points_at_the_desk(mutants_run, name):
-    groups = mutants_run.results[name]["groups"]
+def test_the_lessons_mistakes_cost_visible_points_at_the_desk(catalogue_run, name):
+    groups = catalogue_run.results[name]["groups"]
     visible = sum(points["earned"] for group, points in groups.items() if group != "reference")
     assert sum(points["max"] for group, points in groups.items() if group != "reference") == VISIBLE_MAX
     assert groups["reference_examples"]["earned"] < groups["reference_examples"]["max"], groups
     assert VISIBLE_MAX - visible >= DESK_LOSSES[name], f"{name} scores {visible}/{VISIBLE_MAX} at the desk"
 
 
-def test_a_doubled_output_projection_is_explained_after_the_heads(mutants_run):
-    messages = [test["message"] for test in mutants_run.failed_tests("doubled_output_projection")
+def test_a_doubled_output_projection_is_explained_after_the_heads(catalogue_run):
+    messages = [test["message"] for test in catalogue_run.failed_tests("doubled_output_projection")
                 if test["group"] == "reference_examples"]
     assert messages and all("output_projection applied twice" in message for message in messages), messages
 
@@ -94,25 +83,25 @@ def test_a_doubled_output_projection_is_explained_after_the_heads(mutants_run):
     ("projections_with_bias", ["unexpected heads.<h>.key.bias (4,) for h = 0, 1, 2", "heads.<h>.query.bias (4,) for h = 0, 1, 2",
                                "expected: heads.<h>.query.weight (4, 12) for h = 0, 1, 2", "held at zero"]),
 ])
-def test_a_wrong_parameter_layout_names_the_expected_names_and_shapes(mutants_run, name, expected):
-    messages = [test["message"] for test in mutants_run.failed_tests(name)]
+def test_a_wrong_parameter_layout_names_the_expected_names_and_shapes(catalogue_run, name, expected):
+    messages = [test["message"] for test in catalogue_run.failed_tests(name)]
     assert not any("KeyError" in message for message in messages), messages
     layout = [message for message in messages if "could not load its weights" in message or "the contract's parameters" in message]
     assert layout, messages
     assert any(all(text in message for text in expected) for message in layout), layout[:2]
 
 
-def test_a_constructor_that_does_not_raise_is_not_said_to_return_none(mutants_run):
-    (failure,) = [test for test in mutants_run.failed_tests("no_divisibility_check")
+def test_a_constructor_that_does_not_raise_is_not_said_to_return_none(catalogue_run):
+    (failure,) = [test for test in catalogue_run.failed_tests("no_divisibility_check")
                   if test["name"].startswith("test_an_indivisible_width")]
     assert "returned None" not in failure["message"], failure["message"]
     assert "no error: the module was built" in failure["message"], failure["message"]
 
 
-def test_a_wrong_shape_says_whose_weights_and_how_they_are_laid_out(mutants_run):
-    messages = [test["message"] for test in mutants_run.failed_tests("weights_stacked_heads_first")]
+def test_a_wrong_shape_says_whose_weights_and_how_they_are_laid_out(catalogue_run):
+    messages = [test["message"] for test in catalogue_run.failed_tests("weights_stacked_heads_first")]
     assert not any(message.startswith("the weights has") for message in messages), messages
-    causal = [test["message"] for test in mutants_run.failed_tests("weights_stacked_heads_first")
+    causal = [test["message"] for test in catalogue_run.failed_tests("weights_stacked_heads_first")
               if test["group"] == "causal_masking"]
     assert causal and all(m.startswith("MultiHeadSelfAttention weights for batch=") and "hint:" in m for m in causal)
 

@@ -40,6 +40,7 @@ IGNORES_MASK = (
 )
 
 
+@pytest.mark.slow
 def test_past_its_budget_what_remains_of_a_slow_submission_scores_zero_saying_why(tmp_path):
     # Some 50 checks call the head's forward; at 0.5 s a call, 3 s cannot cover them.
     slow = tmp_path / "slow.py"
@@ -55,14 +56,16 @@ def test_past_its_budget_what_remains_of_a_slow_submission_scores_zero_saying_wh
     assert not [test for test in run.failed_tests("slow") if "already timed out" in test["message"]]
 
 
+@pytest.mark.slow
 def test_a_diagnosis_past_its_own_budget_is_dropped_and_recorded_without_costing_a_point(tmp_path):
-    # The mistake is known (the mask is ignored), but each probe of the head sleeps 0.3 s: a
-    # diagnosis of at least two probes cannot finish in 0.5 s.
+    # The mistake is known (the mask is ignored), but each probe of the head sleeps 0.1 s: a
+    # diagnosis of at least two probes cannot finish in 0.15 s. (The checks sleep as much: some
+    # hundred calls, the test's whole cost.)
     slow = tmp_path / "slow_ignores_mask.py"
-    slow.write_text(sleeping(0.3, IGNORES_MASK))
-    run = grade([slow], tmp_path, "--isolate", "--diagnosis-budget", "0.5")
+    slow.write_text(sleeping(0.1, IGNORES_MASK))
+    run = grade([slow], tmp_path, "--isolate", "--diagnosis-budget", "0.15")
     result = run.results["slow_ignores_mask"]
-    assert "the diagnosis's 0.5 s budget ran out" in result["time_budget"]["ran_out"]["diagnosis"]
+    assert "the diagnosis's 0.15 s budget ran out" in result["time_budget"]["ran_out"]["diagnosis"]
     assert "submission" not in result["time_budget"]["ran_out"]
     assert result["diagnoses"] == []
     # The checks themselves ran in full: the score is that of the same mistake without sleeping.
@@ -101,6 +104,7 @@ def cpu_quota_refusal() -> str:
 
 
 @pytest.mark.skipif(bool(cpu_quota_refusal()), reason=cpu_quota_refusal() or "-")
+@pytest.mark.slow
 def test_a_notebook_that_trains_for_seconds_scores_the_same_under_half_a_cpu(tmp_path):
     # The notebook trains a toy model for 3 s of CPU at its top level, asks input() and has a
     # raising cell (tests/test_notebook_runs.py). Under a quota of half a CPU (cgroup v1's CFS
@@ -126,6 +130,7 @@ def test_a_notebook_that_trains_for_seconds_scores_the_same_under_half_a_cpu(tmp
     expect_a_kernels_run(at_the_desk["kernel"])
 
 
+@pytest.mark.slow
 def test_at_the_desk_code_that_waits_is_stopped_by_the_clock_and_said_to_wait(tmp_path):
     # The per-test limit counts CPU time (grader/timeouts.py); a forward that sleeps computes
     # nothing, so the wall-clock limit (3 times the CPU limit) stops it, saying it waited.

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+import tiers
+
 import catalogue
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,6 +49,7 @@ def exercises_folder(tmp_path: Path, source: str | None) -> Path:
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # the experiment trained
 def reference_run(tmp_path_factory):
     """One run on the reference with --heads 1: the one head, then two heads beside it."""
     folder = tmp_path_factory.mktemp("train")
@@ -55,6 +58,7 @@ def reference_run(tmp_path_factory):
     return finished, json.loads((folder / "figures.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_two_heads_each_take_a_different_pattern(reference_run):
     _, figures = reference_run
     two = figures["compared_with"]
@@ -89,6 +93,7 @@ def test_training_repeats_exactly_under_its_seed():
     assert first.losses[0] != first.losses[-1]  # it did train
 
 
+@pytest.mark.slow
 def test_heads_that_share_one_set_of_weights_do_not_specialise(tmp_path):
     mutant = next(m for m in catalogue.MUTANTS if m.name == "shared_head_module")
     folder = exercises_folder(tmp_path, catalogue.implementation_source(mutant))
@@ -132,6 +137,7 @@ def test_plot_without_matplotlib_says_how_to_get_it_before_training():
     assert "Training" not in finished.stdout
 
 
+@pytest.mark.slow
 def test_plot_writes_a_png(tmp_path):
     pytest.importorskip("matplotlib")
     finished = run_train("--solution", "--plot", str(tmp_path / "attention.png"))

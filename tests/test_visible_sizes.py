@@ -13,7 +13,6 @@ import pytest
 import catalogue
 from grader import data
 from grader.handout import reference_examples
-from grading import grade
 
 VISIBLE_GROUPS = set(catalogue.GROUPS) - {catalogue.REFERENCE}
 
@@ -32,15 +31,10 @@ def test_head_dim_four_is_where_half_and_square_root_agree():
     assert not data.confusions_hidden_by(data.Config(batch=2, seq=5, model_dim=18, num_heads=3))
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("mutants")
-    return grade([catalogue.write_implementation(m, folder) for m in catalogue.MUTANTS], tmp_path_factory.mktemp("results"))
-
-
+# The mutants graded: catalogue_run (tests/conftest.py), the whole catalogue graded once per test run.
 @pytest.mark.parametrize("mutant", catalogue.MUTANTS, ids=[m.name for m in catalogue.MUTANTS])
-def test_every_known_mistake_fails_a_visible_check(run, mutant):
-    lost = run.lost_groups(mutant.name)
+def test_every_known_mistake_fails_a_visible_check(catalogue_run, mutant):
+    lost = catalogue_run.lost_groups(mutant.name)
     assert lost & VISIBLE_GROUPS, f"{mutant.name} loses only {sorted(lost)}: nothing at the desk shows it"
     # and the visible groups it names lose points for certain
     assert set(mutant.losing_groups) & VISIBLE_GROUPS <= lost, sorted(lost)

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from grader.batch import class_results
 from grader.sandbox import processes
 from grading import REPO_ROOT
@@ -89,6 +91,7 @@ def test_a_warm_worker_no_one_adopts_is_ended_with_its_shard():
     assert not Path(f"/proc/{pid}").exists()
 
 
+@pytest.mark.slow
 def test_a_warm_worker_that_died_waiting_gives_way_to_an_exec_d_one():
     # Killed before the shard's first worker adopts it (out of memory, say): the shard must
     # still get a worker, started the usual way, and grade with it.
