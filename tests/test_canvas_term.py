@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import tiers
+
 import canvas_term
 from grading import command_in as run
 
@@ -43,6 +45,7 @@ def results(folder: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # a Canvas term graded by the batch
 def term(tmp_path_factory):
     folder = canvas_term.write_term(tmp_path_factory.mktemp("canvas-term") / "course")
     first = batch(folder)

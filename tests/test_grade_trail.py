@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+import tiers
+
 import browser
 from grader.__main__ import main
 from grader.batch import class_results, course as course_file, course_inputs, export, grade_trail, late_work
@@ -78,6 +80,7 @@ STUDENTS = {"late": LATE, "overridden": OVERRIDDEN, "commented": COMMENTED}
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # a Canvas class graded by the batch and exported
 def term(tmp_path_factory) -> Path:
     """The class graded with its course file, exported to Canvas with its feedback zip, and as plain CSV."""
     folder = tmp_path_factory.mktemp("term")
