@@ -62,10 +62,8 @@ def read(course: Course | None) -> Inputs:
     if (path := course.file("roster")) is not None:
         try:
             inputs.rows = roster.read_roster(path)
-        except roster.RosterError as error:
-            inputs.problems.append(f"{path}: {error}")
-        except OSError as error:
-            inputs.problems.append(f"{path}: cannot be read ({error.strerror or error})")
+        except roster.RosterError as error:  # each line names the file
+            inputs.problems += str(error).splitlines()
     if (path := course.file("overrides")) is not None:
         try:
             inputs.overrides = overrides.read_overrides(path)
