@@ -179,6 +179,8 @@ class Identities:
         users = {self.canvas[stem].user_id for stem in stems if stem in self.canvas}
         if users:
             return f"Canvas's names (user {', '.join(sorted(users))})"
+        if len(set(stems)) > 1:  # Alice.py and alice.py: one name as names are compared (``normal``)
+            return "their name (the same, case and Unicode's spelling aside)"
         return "their name (the same, another extension)"
 
     # --- a name an instructor wrote --------------------------------------------------------
