@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import re
 import tomllib
+from pathlib import Path
 
 import pytest
 
 from grader.__main__ import main
 from grader.batch import course
 from handmade_class import class_documents, write_out
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 ROSTER = (
     "Student,ID,SIS User ID,SIS Login ID,Section\r\n"
@@ -232,3 +235,85 @@ def test_the_points_are_checked_as_the_flag_checks_them(tmp_path, capsys):
     with pytest.raises(SystemExit) as stopped:
         main(["export", str(out), "--course", str(path), "--roster", "r.csv", "--assignment", "A (1)", "--out", "g.csv"])
     assert stopped.value.code == 2 and "course.toml:2: [assignment] points" in capsys.readouterr().err
+
+
+# --- a course file that is not a plain file, and other files it names --------------------------
+
+
+@pytest.mark.parametrize("kind", ["a link to nothing", "a folder"])
+def test_a_course_toml_in_the_working_directory_that_is_no_file_is_refused_never_passed_over(tmp_path, monkeypatch, capsys, kind):
+    """Once ``course check`` refused it while the batch, the report and the export ran without
+    the course's deadline, late policy and overrides, saying nothing."""
+    if kind == "a folder":
+        (tmp_path / "course.toml").mkdir()
+    else:
+        (tmp_path / "course.toml").symlink_to(tmp_path / "a drive not mounted" / "course.toml")
+    monkeypatch.chdir(tmp_path)
+    assert course.find(None) == tmp_path / "course.toml"
+    out = write_out(tmp_path / "out", class_documents())
+    with pytest.raises(SystemExit) as stopped:
+        main(["report", str(out)])
+    said = capsys.readouterr().err
+    assert stopped.value.code == 2 and "course.toml: " + ("a folder, not a file" if kind == "a folder" else "a link to a file that does not exist") in said
+    assert not (out / "report.html").exists()
+
+
+def test_a_device_named_as_the_roster_is_refused_without_being_read(tmp_path):
+    """/dev/zero once took the memory of the machine (a line that never ends), and a FIFO waited
+    forever. Read in a process whose memory is capped, so that a grader that reads it fails here
+    with a MemoryError instead of taking the machine's memory."""
+    import json
+    import resource
+    import subprocess
+    import sys
+
+    path = write(tmp_path, '[files]\nroster = "/dev/zero"\noverrides = "/dev/zero"\n')
+    code = (
+        "import json, sys; from grader.batch import course, course_inputs; "
+        "print(json.dumps(course_inputs.read(course.load(sys.argv[1])).problems))"
+    )
+
+    def capped():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    read = subprocess.run(
+        [sys.executable, "-c", code, str(path)], cwd=REPO_ROOT, capture_output=True, text=True, preexec_fn=capped,
+        timeout=120, stdin=subprocess.DEVNULL,
+    )
+    assert read.returncode == 0, read.stderr[-2000:]
+    assert json.loads(read.stdout) == [
+        "/dev/zero: not a regular file (a device, a FIFO or a socket): give the file itself",
+        "/dev/zero: not a regular file (a device, a FIFO or a socket): give the file itself",
+    ]
+
+
+def test_a_file_larger_than_any_instructors_file_is_refused_unread(tmp_path, monkeypatch):
+    from grader.batch import course_inputs, instructor_files
+
+    monkeypatch.setattr(instructor_files, "LIMIT", 1000)
+    (tmp_path / "submitted_at.csv").write_text("student,submitted_at\n" + "x" * 2000 + "\n", encoding="utf-8")
+    path = write(tmp_path, '[files]\nsubmitted_at = "submitted_at.csv"\n')
+    [problem] = course_inputs.read(course.load(path)).problems
+    assert problem.endswith("submitted_at.csv: larger than 1000 bytes, far more than such a file holds: is it the right file?")
+
+
+def test_a_course_file_saved_with_a_byte_order_mark_reads_and_keeps_it_when_the_seed_is_written(tmp_path):
+    """Notepad writes one; tomllib read it as "Invalid statement (at line 1, column 1)"."""
+    path = tmp_path / "course.toml"
+    path.write_bytes(b'\xef\xbb\xbf[assignment]\nname = "HW3"\n')
+    loaded = course.load(path)
+    assert loaded.get("assignment", "name") == "HW3"
+    course.record_seed(loaded, 7)
+    assert path.read_bytes().startswith(b'\xef\xbb\xbf[assignment]\ngrading_seed = 7 ')
+    assert course.load(path).get("assignment", "grading_seed") == 7
+
+
+@pytest.mark.parametrize("extension", ['"2025-12-08T23:59:00-05:00"', '"2026-12-05T23:59:00-05:00"'])
+def test_an_extension_that_is_not_after_the_deadline_is_refused_with_its_line(tmp_path, extension):
+    """A year mistyped (or the deadline moved past it) would take that student's points."""
+    path = write(tmp_path, f'[assignment]\ndeadline = "2026-12-05T23:59:00-05:00"\n[extensions]\njdoe = {extension}\n')
+    with pytest.raises(course.CourseError, match=r"course\.toml:4: \[extensions\] jdoe = 202\d-12-0\dT23:59:00-05:00 is not after "
+                       r"the assignment's deadline \(2026-12-05T23:59:00-05:00\)"):
+        course.load(path)
+    write(tmp_path, '[assignment]\ndeadline = "2026-12-05T23:59:00-05:00"\n[extensions]\njdoe = "2026-12-05T23:59:01-05:00"\n')
+    assert course.load(path).extensions["jdoe"].second == 1

@@ -207,6 +207,26 @@ def test_a_roster_with_two_id_columns_is_refused_not_read_by_its_second(out, tmp
     assert status == 2 and "twice.csv has more than one column named ID" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("row", "said"),
+    [
+        ('"Evans, Mark",1001,U5,login5,Section B,\r\n', "merged.csv:7: ID '1001' is also on line 3"),
+        ('"Evans, Mark",1005,U1,login5,Section B,\r\n', "merged.csv:7: SIS User ID 'U1' is also on line 3"),
+        ('"Evans, Mark",1005,U5,S1,Section B,\r\n', "merged.csv:7: SIS Login ID 'S1' is also on line 3"),
+    ],
+)
+def test_a_roster_that_gives_one_id_to_two_rows_is_refused_naming_both_lines(out, tmp_path, capsys, row, said):
+    """Canvas gives each student one row and each id to one user: two rows with one id are a
+    merged or hand-edited file. Once the batch graded on, counting the extension, the
+    submission time and the override of both students as "has no submission"."""
+    merged = tmp_path / "merged.csv"
+    merged.write_text(ROSTER + row, encoding="utf-8")
+    status = main(["export", str(out), "--roster", str(merged), "--assignment", "A (1)", "--out", str(tmp_path / "g.csv")])
+    err = capsys.readouterr().err
+    assert status == 2 and said in err and "one row per student" in err and "Traceback" not in err
+    assert not (tmp_path / "g.csv").exists()
+
+
 def test_a_student_whose_grading_failed_is_said_so_not_called_without_a_submission(tmp_path, roster_file, capsys):
     documents = class_documents()
     del documents["s3"]  # Carol Three handed in, but her grading shard failed: no result

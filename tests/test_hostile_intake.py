@@ -425,6 +425,24 @@ def test_a_class_zip_whose_names_collide_is_refused_naming_them_and_writes_nothi
     assert not (tmp_path / "out").exists()
 
 
+def test_the_batch_refuses_such_a_zip_before_it_writes_anything_not_even_out_or_its_log(tmp_path, monkeypatch, capsys):
+    """Once the refusal came after OUT, its batch.log and its lock file had been written."""
+    import warnings
+
+    from grader.__main__ import main
+
+    monkeypatch.chdir(tmp_path)  # no course file here
+    path = tmp_path / "class.zip"
+    with warnings.catch_warnings(), zipfile.ZipFile(path, "w") as archive:
+        warnings.simplefilter("ignore")  # zipfile warns of the duplicate name it writes
+        archive.writestr("alice.py", SOURCE)
+        archive.writestr("alice.py", "raise NotImplementedError\n")
+    status = main(["batch", str(path), "--out", str(tmp_path / "out"), "--quiet"])
+    said = capsys.readouterr().err
+    assert status == 2 and "refused: class.zip holds 'alice.py' twice" in said
+    assert not (tmp_path / "out").exists()
+
+
 def test_names_that_differ_only_in_case_collide_where_the_file_system_folds_case(tmp_path, monkeypatch):
     from grader.batch import class_zip
 

@@ -110,3 +110,11 @@ def test_without_a_roster_the_file_stem_and_canvas_user_id_and_name_work_and_an_
     assert done.errors == [] and [(row.key, why) for row, why in done.unmatched] == [
         ("alicia", "matches no submission (names compared: submission's file name, Canvas user id, name in Canvas's file names)")
     ]
+
+
+def test_files_of_one_name_but_for_its_case_are_said_to_be_one_students_for_that_reason():
+    """Alice.py and alice.py were "one student's files by their name (the same, another extension)"."""
+    assert Identities(None, ["Alice", "alice"]).same_student_because(["Alice", "alice"]) == (
+        "their name (the same, case and Unicode's spelling aside)"
+    )
+    assert Identities(None, ["alice"]).same_student_because(["alice", "alice"]) == "their name (the same, another extension)"

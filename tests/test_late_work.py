@@ -233,3 +233,31 @@ def test_without_a_policy_in_the_zip_gradescope_results_are_unchanged(tmp_path):
 
     (tmp_path / "source").mkdir()
     assert gradescope_late.apply(REPORT, tmp_path / "source", tmp_path / "submission_metadata.json") == REPORT
+
+
+def test_a_late_record_reads_the_same_wherever_the_courses_folder_is(tmp_path):
+    """The note named submitted_at.csv by its absolute path: the export and the report, which derive
+    the record again, refused a class whose folder had been moved or copied to another machine,
+    saying that the course's files had changed or results.json had been edited by hand."""
+    import shutil
+
+    from grader.batch import course_inputs
+    from grader.batch.course import load
+
+    first = tmp_path / "term"
+    first.mkdir()
+    (first / "course.toml").write_text(
+        '[assignment]\ndeadline = "2026-12-05T23:59:00-05:00"\n[late]\npenalty_per_day = 10\n'
+        '[files]\nsubmitted_at = "times.csv"\n', encoding="utf-8",
+    )
+    (first / "times.csv").write_text("student,submitted_at\nother,2026-12-05T10:00:00-05:00\n", encoding="utf-8")
+    moved = tmp_path / "copied elsewhere" / "term"
+    shutil.copytree(first, moved)
+    marked = "hughestom_LATE_110208_4400114_multi_head_attention"
+
+    def note(folder):
+        adjustments = course_inputs.adjustments(load(folder / "course.toml"), [marked, "other"])
+        return adjustments.lateness(marked, marked + ".py").note
+
+    assert note(first) == note(moved)
+    assert note(first).endswith("; times.csv has no row for this student") and str(tmp_path) not in note(first)

@@ -54,7 +54,10 @@ def test_a_reason_without_a_score_is_a_comment_for_that_student(tmp_path):
         ("student,score,reason\n,50,why\n", r":2: a row needs a student"),
         ("student,score,reason\nbob,50,a\nBob ,60,b\n", r":3: a second override for Bob \(the first is on line 2\)"),
         ("student,score,reason\nbob,50,a\neve," + "x" * 200_000 + ",b\n", r":3: cannot be read as CSV \(field larger than field limit"),
-        (b"student,score,reason\nb\xf6b,50,a\n", r"not UTF-8 text"),
+        (b"student,score,reason\nb\xf6b,50,a\n", r":2: not UTF-8 text"),
+        # Python 3.11's csv reads a NUL into the cell: the reason would reach the student's file
+        # in Canvas's feedback zip, which Python then refuses to run.
+        ("student,score,reason\nbob,50,a\nbob2,50,regraded\x00\n", r"overrides\.csv:3: a NUL byte"),
         ("student,score,reason\n" + "x" * 100_000 + ",fifty,why\n", r":2: x{57}\.\.\.: the score must be a number"),
     ],
 )

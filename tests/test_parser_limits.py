@@ -87,7 +87,10 @@ def test_a_plain_syntax_error_stays_pythons_own():
 def test_a_file_too_deep_holds_a_part_that_does_not_parse_not_an_unreadable_file():
     work = work_held.work_in_code(SOLUTION + "\n" + DEEP_LINE + "\n")
     assert work.readable and work.syntax_error and work.too_deep and not work.written
-    assert work.describe().endswith("has code too deeply nested for Python's parser")
+    # Nothing of it was read: what it defines is not known, so never "defines none" (it defines all 7).
+    assert work.describe() == (
+        "does not parse (code too deeply nested for Python's parser), so which of the exercise's 7 functions it writes cannot be told"
+    )
     cells = work_held.work_in_cells([SOLUTION, DEEP_LINE])  # a notebook: the other cells still count
     assert cells.written == frozenset(work_held.EXERCISE_FUNCTIONS) and cells.too_deep
 
@@ -111,7 +114,7 @@ def test_intake_stages_such_a_notebook_and_grades_the_file_holding_the_work(tmp_
     students = intake.one_entry_per_student(intake.list_entries(submissions))
     assert [path.name for path in students.entries] == ["alice.ipynb", "bob", "carol.ipynb"]
     [(kept, attempts)] = students.attempts.items()
-    assert "has code too deeply nested for Python's parser" in attempts.not_graded[0].reason
+    assert "does not parse (code too deeply nested for Python's parser)" in attempts.not_graded[0].reason
     staged = {entry.student_id: entry for entry in (intake.stage_entry(path, staging) for path in students.entries)}
     assert {sid: entry.problem for sid, entry in staged.items()} == {"alice": "", "bob": "", "carol": ""}
     assert staged["bob"].graded_file == "multi_head_attention.ipynb"
@@ -123,7 +126,7 @@ def test_every_platform_chooses_the_complete_notebook_over_such_a_py_and_says_wh
     (tmp_path / "multi_head_attention.ipynb").write_text(notebook(SOLUTION))
     chosen, found = choose_submission_file(tmp_path)
     assert chosen == tmp_path / "multi_head_attention.ipynb"
-    assert "multi_head_attention.py defines none of the exercise's 7 functions and has code too deeply nested" in found
+    assert "multi_head_attention.py does not parse (code too deeply nested for Python's parser), so which of" in found
     assert loading.choose_work(tmp_path) == chosen  # the desk's choice, by the same rule
 
 

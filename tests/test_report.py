@@ -219,8 +219,8 @@ def test_results_json_records_which_entry_each_id_was_graded_from(graded):
     assert "superseded: pair.py (writes 1 of the exercise's 7 functions, 6 left as stubs)" in document["submissions"]["pair"]["intake_note"]
     expected = (
         "graded dup.py (writes 7 of the exercise's 7 functions): no order of these attempts is known (not all named by Canvas, "
-        "no submission time for each file): the one that holds the most work; superseded: dup.zip (defines none of the "
-        "exercise's 7 functions and has a syntax error); not graded: dup.ipynb (writes 0 of the exercise's 7 functions, "
+        "no submission time for each file): the one that holds the most work; superseded: dup.zip (does not parse (a syntax "
+        "error), so which of the exercise's 7 functions it writes cannot be told); not graded: dup.ipynb (writes 0 of the exercise's 7 functions, "
         "7 left as stubs); one student's files by their name (the same, another extension)"
     )
     assert document["submissions"]["dup"]["graded_file"] == document["submissions"]["dup"]["intake_note"] == expected

@@ -51,6 +51,17 @@ def test_a_helpers_module_defines_none_of_the_exercise():
     assert work == work_held.Work() and work.describe() == "defines none of the exercise's 7 functions"
 
 
+def test_a_file_that_does_not_parse_is_never_said_to_define_none_of_the_exercise():
+    """Once "defines none of the exercise's 7 functions and has a syntax error" of a complete
+    file with one typo: nothing of it was read, so what it defines is not known."""
+    work = work_held.work_in_code(SOLUTION + "\ndef broken(:\n")
+    assert work.syntax_error and work.unparsed and not work.defined
+    assert work.describe() == "does not parse (a syntax error), so which of the exercise's 7 functions it writes cannot be told"
+    # A notebook's other cells were read: what they define is known, and said.
+    cells = work_held.work_in_cells(["def helper():\n    return 1\n", "def broken(:\n"])
+    assert not cells.unparsed and cells.describe() == "defines none of the exercise's 7 functions and has a syntax error"
+
+
 def test_cells_run_in_order_a_later_definition_wins_and_a_broken_cell_hides_nothing_else():
     cells = [SOLUTION, "def causal_mask(seq_len):\n    raise NotImplementedError\n", "def broken(:\n"]
     work = work_held.work_in_cells(cells)

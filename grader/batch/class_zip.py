@@ -67,26 +67,8 @@ def unpack_class_zip(zip_path: Path, out: Path) -> Unpacked:
     result = Unpacked(folder)
     try:
         with open(zip_path, "rb") as raw, zipfile.ZipFile(raw) as archive:
-            members = archive.infolist()
-            intake.check_archive(members, zip_path.name, MAX_CLASS_MEMBERS, MAX_CLASS_BYTES, "unzip it and give the folder")
-            files = [member for member in members if not member.is_dir()]
-            top = _common_top_folder(files)
+            kept = _listed(archive, zip_path.name, folder, result.ignored)
             wanted: set[Path] = set()
-            kept: list[tuple[zipfile.ZipInfo, tuple[str, ...]]] = []
-            for member in files:
-                parts = PurePosixPath(member.filename.replace("\\", "/")).parts
-                parts = parts[len(top):] if parts[: len(top)] == top else parts
-                if not parts:
-                    continue
-                leftover = next((index for index, part in enumerate(parts) if _is_leftover(part)), None)
-                if leftover is not None:
-                    shown = "/".join(parts[: leftover + 1]) + ("/" if leftover + 1 < len(parts) else "")
-                    if all(item.name != printable(shown) for item in result.ignored):  # __MACOSX/ once, not per file
-                        reason = intake.not_a_submission(parts[leftover], is_folder=leftover + 1 < len(parts))
-                        result.ignored.append(intake.Ignored(printable(shown), reason or ""))
-                    continue
-                kept.append((member, parts))
-            _refuse_collisions([parts for _, parts in kept], zip_path.name, folder)
             for member, parts in kept:
                 try:
                     with archive.open(member) as stream:  # bounded: a member's header may understate it
@@ -117,6 +99,45 @@ def unpack_class_zip(zip_path: Path, out: Path) -> Unpacked:
         raise intake.Refused(f"{zip_path.name} is not a readable zip ({type(error).__name__}: {error}).") from None
     _remove_all_but(folder, wanted)
     return result
+
+
+def check_class_zip(zip_path: Path, out: Path) -> None:
+    """Refuse ``zip_path`` as ``unpack_class_zip`` would refuse it whole (``intake.Refused``),
+    from its listing alone: the batch asks before it writes anything, OUT and its log included."""
+    try:
+        with open(zip_path, "rb") as raw, zipfile.ZipFile(raw) as archive:
+            _listed(archive, zip_path.name, out / UNPACKED, [])
+    except intake.Refused:
+        raise
+    except Exception as error:  # noqa: BLE001 - as unpack_class_zip: BadZipFile, zlib.error, EOFError...
+        raise intake.Refused(f"{zip_path.name} is not a readable zip ({type(error).__name__}: {error}).") from None
+
+
+def _listed(
+    archive: zipfile.ZipFile, zip_name: str, folder: Path, ignored: list[intake.Ignored]
+) -> list[tuple[zipfile.ZipInfo, tuple[str, ...]]]:
+    """The members to write into ``folder``, each with its path there (OS leftovers added to
+    ``ignored`` instead); ``intake.Refused`` for a zip refused whole (see the module's docstring)."""
+    members = archive.infolist()
+    intake.check_archive(members, zip_name, MAX_CLASS_MEMBERS, MAX_CLASS_BYTES, "unzip it and give the folder")
+    files = [member for member in members if not member.is_dir()]
+    top = _common_top_folder(files)
+    kept: list[tuple[zipfile.ZipInfo, tuple[str, ...]]] = []
+    for member in files:
+        parts = PurePosixPath(member.filename.replace("\\", "/")).parts
+        parts = parts[len(top):] if parts[: len(top)] == top else parts
+        if not parts:
+            continue
+        leftover = next((index for index, part in enumerate(parts) if _is_leftover(part)), None)
+        if leftover is not None:
+            shown = "/".join(parts[: leftover + 1]) + ("/" if leftover + 1 < len(parts) else "")
+            if all(item.name != printable(shown) for item in ignored):  # __MACOSX/ once, not per file
+                reason = intake.not_a_submission(parts[leftover], is_folder=leftover + 1 < len(parts))
+                ignored.append(intake.Ignored(printable(shown), reason or ""))
+            continue
+        kept.append((member, parts))
+    _refuse_collisions([parts for _, parts in kept], zip_name, folder)
+    return kept
 
 
 def top_level_entries(zip_path: Path) -> list[tuple[str, bool]] | None:

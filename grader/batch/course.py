@@ -16,11 +16,14 @@ from __future__ import annotations
 import argparse
 import datetime
 import math
+import os
 import re
 import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from grader.batch import instructor_files
 
 FILE_NAME = "course.toml"
 
@@ -188,9 +191,9 @@ def load(path: Path) -> Course:
     Every problem is said at once, one line each naming the file, the line and the key."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise CourseError(f"{path}: cannot be read ({error})") from None
+        text = instructor_files.read_text(path)  # a regular file, bounded, UTF-8 (a byte-order mark dropped)
+    except instructor_files.UnreadableFile as error:
+        raise CourseError(error.message(path)) from None
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:  # its message ends with "(at line N, column M)"
@@ -220,6 +223,15 @@ def load(path: Path) -> Course:
                 extensions[key] = checked
             else:
                 values.setdefault(section, {})[key] = checked
+    deadline = values.get("assignment", {}).get("deadline")
+    for key, moment in extensions.items() if deadline is not None else ():
+        # An extension is a later deadline: one on or before the assignment's is a typo (a year,
+        # a month) or a deadline moved past it since, and would take points from that student.
+        if moment <= deadline:
+            problems.append(
+                f"{path}:{lines[('extensions', key)]}: [extensions] {_cut(key)} = {moment.isoformat()} is not after "
+                f"the assignment's deadline ({deadline.isoformat()}): an extension must give a later one"
+            )
     if problems:
         raise CourseError("\n".join(problems))
     return Course(path, values, extensions, lines)
@@ -259,13 +271,17 @@ def find(explicit: Path | None, working_directory: Path | None = None) -> Path |
     if explicit is not None:
         return Path(explicit)
     candidate = Path(working_directory or Path.cwd()) / FILE_NAME
-    return candidate if candidate.is_file() else None
+    # Anything of that name is the course file: a folder or a link to nothing is refused by
+    # ``load``, never passed over (the command would then run without the course's policy).
+    return candidate if os.path.lexists(candidate) else None
 
 
 def record_seed(course: Course, seed: int) -> None:
     """Write ``grading_seed = SEED`` into the course file's [assignment] section, keeping
     every other line (and comment) as it was: one line replaced, or one inserted."""
-    text = course.path.read_text(encoding="utf-8")
+    raw = course.path.read_text(encoding="utf-8")
+    mark = "\ufeff" if raw.startswith("\ufeff") else ""  # a byte-order mark (``load`` drops it) is kept
+    text = raw[len(mark):]
     lines = text.splitlines(keepends=True)
     line = f"grading_seed = {seed}                # drawn by the first batch; every later run uses it\n"
     if course.get("assignment", "grading_seed") is not None:
@@ -280,7 +296,7 @@ def record_seed(course: Course, seed: int) -> None:
     new_text = "".join(lines)
     if tomllib.loads(new_text).get("assignment", {}).get("grading_seed") != seed:  # never leave a broken file
         raise CourseError(f"{course.path}: could not record grading_seed = {seed}; add that line to [assignment] by hand")
-    course.path.write_text(new_text, encoding="utf-8")
+    course.path.write_text(mark + new_text, encoding="utf-8")
 
 
 def _sections(text: str) -> set[str]:

@@ -62,10 +62,8 @@ def read(course: Course | None) -> Inputs:
     if (path := course.file("roster")) is not None:
         try:
             inputs.rows = roster.read_roster(path)
-        except roster.RosterError as error:
-            inputs.problems.append(f"{path}: {error}")
-        except OSError as error:
-            inputs.problems.append(f"{path}: cannot be read ({error.strerror or error})")
+        except roster.RosterError as error:  # each line names the file
+            inputs.problems += str(error).splitlines()
     if (path := course.file("overrides")) is not None:
         try:
             inputs.overrides = overrides.read_overrides(path)
@@ -185,8 +183,10 @@ class Adjustments:
 
     @property
     def times_file(self) -> str | None:
-        course = self.course
-        return str(course.file("submitted_at")) if course is not None and course.file("submitted_at") else None
+        """The submission times' file as the course file names it (``[files] submitted_at``): a
+        late record says it, and must read the same wherever the course's folder is (the export
+        and the report derive the record again, perhaps on another machine)."""
+        return self.course.get("files", "submitted_at") if self.course is not None else None
 
     def where(self, key: str) -> str:
         """Why no record of ``key`` ("late", "override", "comment") can come from the course here,

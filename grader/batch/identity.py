@@ -24,12 +24,14 @@ several columns (a login equal to their own SIS id) is one student.
 from __future__ import annotations
 
 import csv
+import io
 import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.batch import instructor_files
 from grader.batch.canvas_names import CanvasName, parse_canvas_name
 from grader.batch.roster import ID, SIS_LOGIN_ID, SIS_USER_ID, STUDENT, describe
 
@@ -177,6 +179,8 @@ class Identities:
         users = {self.canvas[stem].user_id for stem in stems if stem in self.canvas}
         if users:
             return f"Canvas's names (user {', '.join(sorted(users))})"
+        if len(set(stems)) > 1:  # Alice.py and alice.py: one name as names are compared (``normal``)
+            return "their name (the same, case and Unicode's spelling aside)"
         return "their name (the same, another extension)"
 
     # --- a name an instructor wrote --------------------------------------------------------
@@ -343,26 +347,26 @@ def _canvas_file(key: str) -> str | None:
 def read_csv(path: Path, header: tuple[str, ...]) -> list[tuple[int, list[str]]]:
     """The rows of ``path`` after its header (which must start with ``header``) as (line,
     cells), blank rows left out; one message naming the file and the line for anything else:
-    a missing file, bytes that are not UTF-8, a wrong header, a field or line too long for
-    the csv module (its limit is 131,072 characters: ``csv.field_size_limit``), a NUL byte."""
+    a file that cannot be read as an instructor's file (grader/batch/instructor_files.py: missing,
+    not a regular file, too large, not UTF-8, a NUL byte), a wrong header, a field or line too
+    long for the csv module (its limit is 131,072 characters: ``csv.field_size_limit``)."""
     rows, line = [], 1
     try:
-        with open(path, newline="", encoding="utf-8-sig") as handle:  # Excel and Canvas write a byte-order mark
-            reader = csv.reader(handle)
-            found = [cell.strip().casefold() for cell in next(reader, [])]
-            if found[: len(header)] != list(header):
-                raise InstructorFileError(
-                    f"{path}:1: the first line must be the header {','.join(header)} (found {','.join(found)[:200]!r})"
-                )
+        text = instructor_files.read_text(Path(path))  # Excel and Canvas write a byte-order mark: dropped
+    except instructor_files.UnreadableFile as error:
+        raise InstructorFileError(error.message(path)) from None
+    try:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        found = [cell.strip().casefold() for cell in next(reader, [])]
+        if found[: len(header)] != list(header):
+            raise InstructorFileError(
+                f"{path}:1: the first line must be the header {','.join(header)} (found {','.join(found)[:200]!r})"
+            )
+        line = reader.line_num
+        for cells in reader:
             line = reader.line_num
-            for cells in reader:
-                line = reader.line_num
-                if any(cell.strip() for cell in cells):
-                    rows.append((line, cells))
-    except OSError as error:
-        raise InstructorFileError(f"{path}: cannot be read ({error.strerror or error})") from None
-    except UnicodeDecodeError as error:
-        raise InstructorFileError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start}); save it as UTF-8 CSV") from None
+            if any(cell.strip() for cell in cells):
+                rows.append((line, cells))
     except csv.Error as error:
         raise InstructorFileError(f"{path}:{line + 1}: cannot be read as CSV ({error}); is a field or a line far too long?") from None
     return rows

@@ -160,6 +160,13 @@ def run(arguments: argparse.Namespace) -> int:
     # problem stops the batch with every line named (a class zip by its listing of entries).
     inputs = course_inputs.read(getattr(arguments, "course_settings", None))
     prepared = None
+    if _is_class_zip(arguments.submissions):
+        try:  # a zip refused whole (two members of one name, a ".."...) is refused before OUT exists
+            class_zip.check_class_zip(arguments.submissions, out)
+        except intake.Refused as refusal:
+            said = untrusted.printable(str(refusal))
+            print(said if said.startswith("refused:") else f"error: {said}", file=sys.stderr)
+            return EXIT_GRADER_FAILED
     try:
         if not _is_class_zip(arguments.submissions):
             prepared = class_intake.prepare(arguments.submissions, inputs, arguments.only)

@@ -48,6 +48,7 @@ class Work:
     syntax_error: bool = False  # a part of it does not parse (the grader will say where)
     too_deep: bool = False  # of those parts, one is too deeply nested for Python's parser
     readable: bool = True  # False: not text, not a notebook: it holds nothing to grade
+    unparsed: bool = False  # no part of it parses: what it defines is not known (a .py with a syntax error)
 
     def rank(self) -> tuple[int, int, int, int]:
         """Greater holds more of the work: functions written first. A file that does not
@@ -60,6 +61,9 @@ class Work:
         if not self.readable:
             return "could not be read"
         total = len(EXERCISE_FUNCTIONS)
+        if self.unparsed:  # nothing was read, so "defines none" would state what is not known
+            why = f"code {parser_limits.TOO_DEEP}" if self.too_deep else "a syntax error"
+            return f"does not parse ({why}), so which of the exercise's {total} functions it writes cannot be told"
         if not self.defined:
             said = f"defines none of the exercise's {total} functions"
         else:
@@ -85,6 +89,7 @@ def work_in_cells(cells: Sequence[str]) -> Work:
     definition replaces an earlier one, as running the cells would."""
     bodies: dict[str, bool] = {}  # exercise function -> written
     syntax_error = too_deep = False
+    parsed = 0
     for cell in cells:
         try:
             tree = parser_limits.parse(cell, locate=False)
@@ -92,6 +97,7 @@ def work_in_cells(cells: Sequence[str]) -> Work:
             syntax_error = True
             too_deep = too_deep or isinstance(error, parser_limits.TooDeeplyNested)
             continue
+        parsed += 1
         for statement in _module_level(tree.body):
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name in EXERCISE_FUNCTIONS:
                 bodies[statement.name] = _is_written(statement.body)
@@ -112,7 +118,7 @@ def work_in_cells(cells: Sequence[str]) -> Work:
                         if name == bound or name.startswith(bound + "."):
                             bodies[name] = True
     written = frozenset(name for name, is_written in bodies.items() if is_written)
-    return Work(frozenset(bodies), written, syntax_error, too_deep)
+    return Work(frozenset(bodies), written, syntax_error, too_deep, unparsed=syntax_error and not parsed)
 
 
 def work_in_notebook(text: str) -> Work:
