@@ -9,7 +9,10 @@ inputs and weights; nothing here decides whether an answer is right.
 
 from __future__ import annotations
 
+import collections
+import functools
 import re
+import types
 import warnings
 import weakref
 from types import ModuleType
@@ -70,19 +73,22 @@ def run_head(
     allowed_mask: torch.Tensor,
     output_gradient: torch.Tensor | None = None,
     rng_seed: int | None = None,
+    fresh: bool = False,
 ) -> dict[str, Any]:
     """One AttentionHead with the grader's weights; optionally backpropagate. ``rng_seed``:
-    torch's generator is seeded first (the grader asks the same question twice with it)."""
-    head, held = _with_parameters(student, "AttentionHead", (model_dim, head_dim), inputs.dtype, parameters)
+    torch's generator is seeded first (the grader asks the same question twice with it).
+    ``fresh``: a head built for this call alone, which no earlier call has run."""
+    head, held = _with_parameters(student, "AttentionHead", (model_dim, head_dim), inputs.dtype, parameters, fresh)
     if rng_seed is not None:
         _seed(rng_seed)
     inputs = inputs.clone().requires_grad_(output_gradient is not None)
+    before = _state(student, head)
     with torch.enable_grad():  # the grader may call this from inside a backward pass
         result = head(inputs, allowed_mask)
     output, weights = _fields(result, "AttentionHead.forward", "HeadResult")
     return {"output": _plain(output), "weights": _plain(weights)} | held | _gradients(
         head, inputs, output, output_gradient, student, lambda: head(inputs, allowed_mask).output
-    )
+    ) | _state_changed(before, student, head)
 
 
 def concatenate_heads(
@@ -121,17 +127,20 @@ def run_attention(
     parameters: dict[str, torch.Tensor] | None = None,
     output_gradient: torch.Tensor | None = None,
     rng_seed: int | None = None,
+    fresh: bool = False,
 ) -> dict[str, Any]:
-    """MultiHeadSelfAttention built under ``seed``; the grader's weights loaded if given."""
+    """MultiHeadSelfAttention built under ``seed``; the grader's weights loaded if given
+    (``fresh``: into a module built for this call alone)."""
     held: dict = {}
     if parameters is None:
         _seed(seed)
         module = _require(student, "MultiHeadSelfAttention")(model_dim, num_heads).to(inputs.dtype)
     else:
-        module, held = _with_parameters(student, "MultiHeadSelfAttention", (model_dim, num_heads), inputs.dtype, parameters)
+        module, held = _with_parameters(student, "MultiHeadSelfAttention", (model_dim, num_heads), inputs.dtype, parameters, fresh)
     if rng_seed is not None:
         _seed(rng_seed)
     inputs = inputs.clone().requires_grad_(output_gradient is not None)
+    before = _state(student, module)
     with torch.enable_grad():  # the grader may call this from inside a backward pass
         try:
             result = module(inputs) if allowed_mask is None else module(inputs, allowed_mask)
@@ -142,7 +151,7 @@ def run_attention(
     rerun = lambda: (module(inputs) if allowed_mask is None else module(inputs, allowed_mask)).output  # noqa: E731
     return {"output": _plain(output), "weights": _plain(weights)} | held | _gradients(
         module, inputs, output, output_gradient, student, rerun
-    )
+    ) | _state_changed(before, student, module)
 
 
 _SIZES_DISAGREE = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
@@ -203,14 +212,89 @@ def initial_parameters(student: ModuleType, model_dim: int, num_heads: int, seed
 
 # Modules built for a submission, reused across calls: building one costs more than the
 # forward pass. Every reuse first loads the grader's weights, which replace all of the
-# module's state, so a reused module computes exactly what a fresh one would.
+# module's parameters, so a reused module computes what a fresh one would unless its forward
+# keeps state of its own, which the call then reports (``_state_changed``).
 _built_modules: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _with_parameters(student: ModuleType, class_name: str, sizes: tuple, dtype, parameters: dict) -> tuple[torch.nn.Module, dict]:
-    """The module built for these sizes, the grader's weights loaded; and ``{"not_held": [...]}``,
-    the grader's biases it has no place for (see ``_load``), or {}."""
-    built = _built_modules.setdefault(student, {})
+# --- State kept between calls ---------------------------------------------------------------------
+# A forward pass that changes what the module keeps (an attribute of the module or of one of its
+# parts, a buffer, a global of the student's file, an attribute of one of its classes: a count of
+# calls, the last output remembered, keys smoothed with the last call's) may answer the next
+# question differently: the grader's handle then asks every question afresh (grader/submission.py).
+# The parameters are not state: the grader loads its own into the module before every call.
+_MODULE_INTERNALS = frozenset(vars(torch.nn.Module())) - {"_buffers", "_modules"}
+_DEPTH = 16  # containers nested deeper than this are compared by their kind only (a head in a module: 7 levels)
+_HASHED_ELEMENTS = 1 << 16  # a larger tensor is compared by identity, version and a sample of its bytes
+_ITEMS = 4096  # a larger container (a notebook's data set) by identity and length
+
+
+def _fingerprint(value: Any, depth: int = 0) -> Any:
+    """A hashable summary of ``value`` that changes when what it holds changes (not a copy)."""
+    kind = type(value)
+    if depth > _DEPTH:
+        return kind.__name__
+    if isinstance(value, torch.Tensor):
+        plain = value.detach()
+        if plain.numel() > _HASHED_ELEMENTS:
+            sample = plain.reshape(-1)[:: max(plain.numel() // 4096, 1)]
+            return ("large tensor", id(value), value._version, tuple(plain.shape), hash(sample.cpu().contiguous().view(torch.uint8).numpy().tobytes()))
+        flat = plain.cpu().contiguous().reshape(-1)
+        return ("tensor", str(plain.dtype), tuple(plain.shape), flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b"")
+    if kind in (int, bool, str, bytes, complex, type(None)):
+        return value
+    if kind is float:
+        return repr(value)  # NaN is the same NaN
+    if isinstance(value, torch.nn.Module):
+        return ("module", kind.__name__, _fingerprint(
+            {name: item for name, item in vars(value).items() if name not in _MODULE_INTERNALS}, depth + 1
+        ))
+    if isinstance(value, (dict, list, tuple, set, frozenset, collections.deque)) and len(value) > _ITEMS:
+        return ("large container", kind.__name__, id(value), len(value))
+    if isinstance(value, dict):
+        return ("dict", tuple((_fingerprint(key, depth + 1), _fingerprint(item, depth + 1)) for key, item in list(value.items())))
+    if isinstance(value, (list, tuple, collections.deque)):
+        return (kind.__name__, tuple(_fingerprint(item, depth + 1) for item in list(value)))
+    if isinstance(value, (set, frozenset)):
+        return (kind.__name__, frozenset(_fingerprint(item, depth + 1) for item in list(value)))
+    if isinstance(value, (ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, property,
+                          staticmethod, classmethod, functools.partial)):
+        return kind.__name__  # code, not state (a function swapped for another is not looked for)
+    own = getattr(value, "__dict__", None)
+    return (kind.__name__, _fingerprint(dict(own), depth + 1)) if isinstance(own, dict) else kind.__name__
+
+
+def _state(student: ModuleType, module: torch.nn.Module) -> Any:
+    """What ``module`` and the student's file keep, as a fingerprint: the module's attributes and
+    buffers (its parts' too), the file's globals, and the attributes of the classes it defines."""
+    try:
+        return _fingerprint(_kept(student, module))
+    except Exception:  # noqa: BLE001 - state that cannot be read is not shown to be unchanged
+        return object()
+
+
+def _kept(student: ModuleType, module: torch.nn.Module) -> tuple:
+    name = getattr(student, "__name__", "")
+    own = {key: value for key, value in vars(student).items() if not key.startswith("__")}
+    classes = {key: value for key, value in own.items() if isinstance(value, type) and value.__module__ == name}
+    return (
+        module,
+        {key: value for key, value in own.items() if key not in classes},
+        {key: {k: v for k, v in vars(cls).items() if not k.startswith("__")} for key, cls in classes.items()},
+    )
+
+
+def _state_changed(before: Any, student: ModuleType, module: torch.nn.Module) -> dict:
+    """``{"state_changed": True}`` when the call changed what the module or the file keeps, else {}."""
+    return {"state_changed": True} if _state(student, module) != before else {}
+
+
+def _with_parameters(
+    student: ModuleType, class_name: str, sizes: tuple, dtype, parameters: dict, fresh: bool = False
+) -> tuple[torch.nn.Module, dict]:
+    """The module built for these sizes (``fresh``: built anew and not kept), the grader's weights
+    loaded; and ``{"not_held": [...]}``, the grader's biases it has no place for (see ``_load``), or {}."""
+    built = {} if fresh else _built_modules.setdefault(student, {})
     key = (class_name, sizes, dtype)
     module = built.get(key)
     if module is None:

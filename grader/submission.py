@@ -30,14 +30,17 @@ TIMEOUTS_BEFORE_GIVING_UP = 2
 # it again without asking: a result, or an exception the code raised. A time-out, a crash or
 # a broken reply says something about that one run, and the next asking runs the code again.
 REUSABLE_ERRORS = ("raised", "not_written")
-# A remembered answer is given again only once the code has shown that it answers a question
-# it was asked before as it did the first time: its first reuses reach the code afresh and are
-# compared bit for bit (NaN with NaN) with the remembered answer. Until then every call reaches
-# the code, as with --ask-every-time; on a difference nothing is remembered any more, so a module
-# whose answers change from call to call (a counter, a cache of its own, a buffer it updates) is
-# graded exactly as if every call were asked afresh. The first reuses ask again the first
-# questions of the run (the shapes group's forward passes, reused by the group that follows), a
-# handful of calls after them; each costs one call of the few hundred a submission makes.
+# A remembered answer is given again only while nothing it depends on can have changed. Every
+# forward pass reports whether it changed what the module or the student's file keeps (an
+# attribute, a buffer, a global, a class's attribute: grader/operations.py ``_state``); from the
+# first that did, no answer is reused and every question asked again is compared bit for bit
+# (NaN with NaN) with its first answer, so a module whose answers change from call to call (a
+# counter, the last output remembered, keys smoothed with the last call's) is graded exactly as
+# if every call were asked afresh, and the first answer found to differ is told. State the
+# grader cannot see (another module's, a generator's) is looked for too: the first reuses reach
+# the code afresh and are compared the same way (the shapes group's forward passes, asked again
+# by the group that follows); each costs one call of the few hundred a submission makes.
+# With --ask-every-time the same questions are compared, so the evidence is the same.
 REUSES_ASKED_AGAIN = 2
 
 
@@ -157,6 +160,7 @@ class Submission:
         self._afresh = 0
         self.reuses_asked_again = 0
         self.changed_answer: ChangedAnswer | None = None  # the first answer found to change, if any
+        self.state_changed_by: set[str] = set()  # the operations whose calls changed what the code keeps
         self.current_check = ""  # the check making calls now (set by grader/conftest.py)
         # The grader's biases the student's modules had no place for (bias=False where the
         # contract has a bias: grader/operations.py ``_load``), as the runs reported them.
@@ -170,6 +174,11 @@ class Submission:
         self.backend.close()
         if self.answers is not None:
             self.answers.clear()
+
+    @property
+    def keeps_state(self) -> bool:
+        """A call changed what the module or the file keeps: from then on nothing is reused."""
+        return bool(self.state_changed_by)
 
     @contextlib.contextmanager
     def afresh(self):
@@ -185,7 +194,8 @@ class Submission:
         self.operations_called.add(operation)
         key = None if self.answers is None or self._afresh else _request_key(operation, arguments)
         remembered = self.answers.get(key) if key is not None else None
-        if remembered is not None and self.reuse and self.reuses_asked_again >= REUSES_ASKED_AGAIN:
+        compared = not self.keeps_state and self.reuses_asked_again >= REUSES_ASKED_AGAIN  # else asked and compared
+        if remembered is not None and self.reuse and compared:
             result, error, _ = remembered
             if error is not None:
                 raise StudentCodeError(operation, error)
@@ -202,7 +212,11 @@ class Submission:
             self.timeouts[operation] = self.timeouts.get(operation, 0) + 1
             self.backend.abort()  # a worker still busy with this call must not answer the next one
             raise
-        if remembered is not None and (error is None or error.kind in REUSABLE_ERRORS):
+        if type(result) is dict and result.pop("state_changed", False) is True:
+            self.state_changed_by.add(operation)
+        if remembered is not None and compared:
+            pass  # asked every time (--ask-every-time), where a reuse would have answered: nothing to compare
+        elif remembered is not None and (error is None or error.kind in REUSABLE_ERRORS):
             self._compare(operation, arguments, remembered, result, error)
         elif key is not None and (error is None or error.kind in REUSABLE_ERRORS):
             self.answers[key] = (_copied(result), error, self.current_check)
@@ -222,8 +236,6 @@ class Submission:
                 operation, _sizes(arguments), first_check, self.current_check, tuple(differences[:MAX_DIFFERENCES_SAID])
             )
             self.answers = None
-        elif not self.reuse and self.reuses_asked_again >= REUSES_ASKED_AGAIN:
-            self.answers = None  # compared as often as when reusing: nothing more to remember
 
     # The calls tests make. Each checks the kinds of what comes back, never the values.
 

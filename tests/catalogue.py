@@ -1457,6 +1457,43 @@ MUTANTS += (
         losing_groups=(GRADIENT_FLOW, REFERENCE_EXAMPLES),
         must_read=("forward keeps state between calls", "had asked, and the answer differed"),
     ),
+    # State the first reuses do not show: asked again right after itself, the same question gets
+    # the same answer (the last output of its shape is its own), so only the report of a change of
+    # what the code keeps (grader/operations.py) stops the reuse. Every check that asks two
+    # questions of one shape in a row (the causal-masking checks' before and after a change, the
+    # gradient checks, the shipped examples) meets the smoothing, whatever the sizes drawn.
+    Implementation(
+        name="output_remembered_by_shape",
+        kind="state",
+        mistake="nondeterministic",
+        description="Remembered the module's last output for each input shape in a global dict and averaged each output with it.",
+        edits=(
+            _edit("class AttentionHead(nn.Module):", "_LAST_OUTPUT = {}  # input shape -> the last output\n\n\nclass AttentionHead(nn.Module):"),
+            _edit(_PROJECTION_LINE, _PROJECTION_LINE + "\n        previous = _LAST_OUTPUT.get(tuple(inputs.shape))\n"
+                                    "        if previous is not None:\n            combined = 0.5 * (combined + previous)\n"
+                                    "        _LAST_OUTPUT[tuple(inputs.shape)] = combined.detach()"),
+        ),
+        losing_groups=(CAUSAL_MASKING, GRADIENT_FLOW, REFERENCE_EXAMPLES),
+        must_read=("forward keeps state between calls", ", and the answer differed"),
+    ),
+    # Kept on the class: every head, of every module, smooths its keys with the last keys any head
+    # made of the same shape, so from the second head of a call on no head computes its own.
+    Implementation(
+        name="keys_smoothed_with_the_last_call",
+        kind="state",
+        mistake="nondeterministic",
+        description="Smoothed each head's keys with the last keys of the same shape, kept in a class attribute.",
+        edits=(_edit(
+            "keys = self.key(inputs)  # (batch, seq, head_dim)",
+            "keys = self.key(inputs)  # (batch, seq, head_dim)\n"
+            "        last = type(self).__dict__.get('last_keys')\n"
+            "        if last is not None and last.shape == keys.shape:\n"
+            "            keys = 0.5 * (keys + last)\n"
+            "        type(self).last_keys = keys.detach()",
+        ),),
+        losing_groups=(CAUSAL_MASKING, GRADIENT_FLOW, REFERENCE_EXAMPLES, REFERENCE),
+        must_read=("gives different answers to the same call", "had asked, and the answer differed"),
+    ),
 )
 # Entries whose only difference from the solution is a bias on one side.
 LAYOUT_ONLY = (

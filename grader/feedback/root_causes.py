@@ -118,9 +118,11 @@ FUNCTION_OF_OPERATION = {
     "head_dimension": "head_dimension", "concatenate_heads": "concatenate_heads",
     "initial_parameters": "MultiHeadSelfAttention.__init__", "construct_attention": "MultiHeadSelfAttention.__init__",
 }
+# Said when a forward pass changed what the code keeps (grader/operations.py ``_state_changed``).
+KEEPS_STATE = "forward keeps state between calls (a call changed an attribute, a buffer, a global or a class attribute of your code), and "
 AFRESH = (
-    "Every call before that one had reached your code, and from it on every call did too: your grade is what "
-    "asking every question afresh gives, none of your answers reused."
+    "Your grade is what asking every question afresh gives: no answer of yours was given again in place of a call "
+    "that could have answered differently."
 )
 
 
@@ -202,10 +204,10 @@ def randomness_question(grading_seed: int) -> RandomnessQuestion:
 def find_randomness(handle, grading_seed: int = 0) -> dict | None:
     """Ask the head, then the module, the same question four times (torch's generator seeded
     with two seeds drawn from the grading seed, the first again for the last two): answers that
-    differ are randomness, named with its likely source. The first seed's three answers agree
-    when forward draws from torch's generator; state kept between calls shows as answers that
-    differ under one seed (a count of calls that flips every other call agrees with itself two
-    calls later, never on the next call)."""
+    differ are randomness, named with its likely source. Each asking builds the module afresh, so
+    what an earlier call left in it is not taken for randomness. The first seed's three answers
+    agree when forward draws from torch's generator; state kept outside the module (a global, a
+    class attribute) shows as answers that differ under one seed."""
     question = randomness_question(grading_seed)
     config = question.config
     rng = data.generator(question.data_seed)
@@ -223,7 +225,10 @@ def find_randomness(handle, grading_seed: int = 0) -> dict | None:
     for function, call, arguments in questions:
         try:
             with handle.afresh():  # the same question asked again must reach the code again
-                answers = [call(**_copies(arguments), rng_seed=seed) for seed in (question.first, question.second, question.first, question.first)]
+                # Each asking on a module built for it: what an earlier call left in the module (a count
+                # of calls, its last output) must not look like randomness.
+                answers = [call(**_copies(arguments), rng_seed=seed, fresh=True)
+                           for seed in (question.first, question.second, question.first, question.first)]
         except StudentCodeError:
             continue  # a call that fails is not randomness; its checks say what it is
         reseeded_agree = not (_answers_differ(answers[0], answers[2]) or _answers_differ(answers[2], answers[3]))
@@ -248,6 +253,9 @@ class RootCauses:
         self.unloadable: set[str] = set()  # submissions whose layout the grader's weights do not fit
         self.said_changed: set[str] = set()  # submissions told that an answer changed (its evidence given)
         self.first_raised: dict[tuple, str] = {}  # (submission, error type, student's line) -> first check
+        # Per submission: the failed checks of its numbers no cause explained when they failed
+        # (test name, operations), for an answer found to change later.
+        self.unexplained: dict[str, list[tuple[str, set[str]]]] = {}
 
     def repeated_error(self, submission: str, test_name: str, error: BaseException) -> str | None:
         """An error of the student's code raised at the same line as in an earlier check: that
@@ -261,6 +269,7 @@ class RootCauses:
     def account(self, result, handle, test_name: str, error: BaseException, operations: set[str]) -> str | None:
         """The cause that explains this failed check, found now or earlier; None if none.
         ``result``: the submission's result, whose ``diagnoses`` hold the causes."""
+        self._widen(result, handle)
         entry = None
         load_failure = isinstance(error, StudentCodeError) and error.error.kind == "contract" and error.error.message.startswith(LOAD_FAILURE)
         if load_failure:
@@ -288,6 +297,8 @@ class RootCauses:
             entry = self._cause(result, NONDETERMINISTIC)
             if entry is not None and not operations & RANDOM_OPERATIONS.get(entry["function"], set()):
                 entry = None
+            if entry is None:
+                self.unexplained.setdefault(result.submission, []).append((test_name, set(operations)))
         if entry is None:
             return None
         entry["explains"].append(test_name)
@@ -301,8 +312,24 @@ class RootCauses:
         self.said_changed.add(result.submission)
         if self._cause(result, NONDETERMINISTIC) is None:
             function = FUNCTION_OF_OPERATION.get(handle.changed_answer.operation, handle.changed_answer.operation)
-            self._add(result, _changing_answers_entry(function, "its answers change from call to call."))
+            why = (KEEPS_STATE if handle.keeps_state else "") + "its answers change from call to call."
+            self._add(result, _changing_answers_entry(function, why))
         self._with_evidence(result, handle)
+        self._widen(result, handle)
+
+    def _widen(self, result, handle) -> None:
+        """The entry of answers that change, once the head's own calls are seen to change what the
+        code keeps, is the head's (the module's answers change with it: RANDOM_OPERATIONS); and the
+        checks of those numbers that failed before it was found fail for it too."""
+        entry = self._cause(result, NONDETERMINISTIC)
+        if entry is None or result.submission not in self.said_changed:
+            return
+        if entry["function"] == "MultiHeadSelfAttention.forward" and "run_head" in getattr(handle, "state_changed_by", ()):
+            entry["function"] = "AttentionHead.forward"
+        waiting = self.unexplained.get(result.submission, [])
+        explained = [name for name, operations in waiting if operations & RANDOM_OPERATIONS.get(entry["function"], set())]
+        entry["explains"] += [name for name in explained if name not in entry["explains"]]
+        self.unexplained[result.submission] = [item for item in waiting if item[0] not in explained]
 
     def _with_evidence(self, result, handle) -> None:
         entry = self._cause(result, NONDETERMINISTIC)
