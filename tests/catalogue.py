@@ -1714,12 +1714,32 @@ MUTANTS += (
     Implementation(
         name="sdpa_mask_inverted",
         kind="fifth",
+        mistake="mask_polarity_flipped",
         description=(
             "Computed the head's output with F.scaled_dot_product_attention given ~allowed_mask (True read as "
             "'masked out'), the weights right: a row that allows every key gets NaN."
         ),
         edits=(_edit(_OUTPUT_LINE, "output = torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=~allowed_mask)"),),
         losing_groups=(REFERENCE_EXAMPLES, REFERENCE),
+    ),
+    # The polarity flipped throughout: the hidden positions filled by hand, and the mask handed to
+    # F.scaled_dot_product_attention negated to its convention (True = take part, the docs' reference
+    # code fills -inf where attn_mask is False). A row the causal mask allows whole is then all
+    # -inf: NaN in the weights, and 0 in SDPA's output, which gives a fully masked row zeros
+    # (aten/src/ATen/native/transformers/attention.cpp ``_safe_softmax``, pytorch/pytorch#133882).
+    Implementation(
+        name="sdpa_mask_polarity_flipped",
+        kind="fifth",
+        mistake="mask_polarity_flipped",
+        description=(
+            "Filled -inf where allowed_mask is True, and gave F.scaled_dot_product_attention ~allowed_mask for "
+            "the output: every head attends where it must not, a row that allows every key is NaN (its output 0)."
+        ),
+        edits=(
+            _edit(_MASK_LINE, 'scores = scores.masked_fill(allowed_mask, float("-inf"))'),
+            _edit(_OUTPUT_LINE, "output = torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=~allowed_mask)"),
+        ),
+        losing_groups=(PROBABILITIES, CAUSAL_MASKING, REFERENCE_EXAMPLES, REFERENCE),
     ),
     Implementation(
         name="key_and_value_shared_across_heads",

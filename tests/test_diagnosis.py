@@ -73,6 +73,13 @@ def test_every_mistake_has_words_for_a_student():
             assert text and len(text) < 400 and "\n" not in text, mistake.id
 
 
+@pytest.mark.parametrize("name, told", [("masked_fill_result_discarded", True), ("no_mask", False)])
+def test_the_fix_says_masked_fill_is_not_in_place_only_to_code_that_threw_its_result_away(folder, name, told):
+    path = catalogue.write_implementation(next(m for m in catalogue.MUTANTS if m.name == name), folder)
+    (entry,) = diagnosis.Diagnosis(mistakes.HEAD, ("mask_not_applied",)).entries(diagnosis.student_code(path))
+    assert ("not in place" in entry["fix"]) == told, entry["fix"]
+
+
 def test_the_solution_gets_no_diagnosis():
     path = catalogue.SOLUTION_PATH
     assert verdicts(path) == {}

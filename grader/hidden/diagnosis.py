@@ -72,8 +72,10 @@ class Diagnosis:
     def known(self) -> bool:
         return bool(self.mistakes)
 
-    def entries(self) -> list[dict]:
-        """The results' form (plain data): one entry per mistake, ``"unknown"`` when nothing matched."""
+    def entries(self, code: str = "") -> list[dict]:
+        """The results' form (plain data): one entry per mistake, ``"unknown"`` when nothing matched.
+        ``code``: the student's source (``student_code``), for the parts of a fix said only where
+        the code shows their premise (grader/hidden/mistakes.py ``fix_where``)."""
         if not self.mistakes:
             return [{
                 "function": self.function, "mistake": UNKNOWN, "title": "a mistake that matches none of the known ones",
@@ -82,11 +84,25 @@ class Diagnosis:
         return [
             {
                 "function": self.function, "mistake": id, "title": mistakes.BY_ID[id].title,
-                "why": mistakes.BY_ID[id].why, "fix": mistakes.BY_ID[id].fix, "explains": list(self.explains),
+                "why": mistakes.BY_ID[id].why, "fix": mistakes.BY_ID[id].fix_for(code), "explains": list(self.explains),
                 **({"unreplayable": list(self.unreplayable)} if self.unreplayable else {}),
             }
             for id in self.mistakes
         ]
+
+
+def student_code(path) -> str:
+    """The Python code of a submission's file, read as text (never run here): a notebook's code
+    cells joined; "" when it cannot be read."""
+    from pathlib import Path
+
+    from grader.reading import notebooks
+
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        return notebooks.notebook_code(text) if str(path).endswith(".ipynb") else text
+    except (OSError, ValueError):
+        return ""
 
 
 # --- comparing outcomes --------------------------------------------------------------------------

@@ -50,6 +50,16 @@ class Mistake:
     # The same misconception where another function's steps hold it (an assert in the module's
     # constructor instead of the raise head_dimension owns): function -> its forms there.
     elsewhere: dict[str, tuple[Steps, ...]] = field(repr=False, default_factory=dict)
+    # A sentence the fix says only where the student's own code shows its premise: (premise on the
+    # code's text, the sentence). A fix about a call whose result is thrown away is no help to code
+    # that never made the call.
+    fix_where: tuple[Callable[[str], bool], str] | None = field(repr=False, default=None)
+
+    def fix_for(self, code: str) -> str:
+        """The fix for this code (the student's source, or "" when it is not at hand)."""
+        if self.fix_where is not None and self.fix_where[0](code):
+            return f"{self.fix} {self.fix_where[1]}"
+        return self.fix
 
     @property
     def steps(self) -> frozenset[str]:
@@ -163,7 +173,8 @@ def attention_head(
     masked = step("mask_scores", scores, allowed)
     weights = step("normalise", masked)
     weights = step("mask_weights", weights, allowed)
-    output = step("combine", weights, queries, keys, values)  # (batch, seq, head_dim)
+    mixing = step("output_weights", weights, scores, allowed)  # what the output is computed with
+    output = step("combine", mixing, queries, keys, values)  # (batch, seq, head_dim)
     return step("report", weights, masked, scores), output
 
 
@@ -185,6 +196,37 @@ def _normalised_over_queries(arguments: dict, outcome: tuple) -> bool:
     )
 
 
+def _rows_of_nothing_zero(weights: torch.Tensor) -> torch.Tensor:
+    """The weights F.scaled_dot_product_attention mixes the values with: a row whose every key is
+    masked is 0, not the 0/0 of a softmax over nothing but -inf (its math backend's _safe_softmax,
+    aten/src/ATen/native/transformers/attention.cpp, since pytorch/pytorch#133882)."""
+    return weights.masked_fill(weights.isnan().all(dim=-1, keepdim=True), 0.0)
+
+
+def _sdpa_weights(scores: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+    """The weights of F.scaled_dot_product_attention given a boolean attn_mask that is True at
+    ``hidden``: its convention is True = take part (the docs' reference code fills -inf where
+    attn_mask is False, https://docs.pytorch.org/docs/2.15/generated/torch.nn.functional.scaled_dot_product_attention.html)."""
+    return _rows_of_nothing_zero(torch.softmax(scores.masked_fill(~hidden, float("-inf")), dim=-1))
+
+
+def _discards_masked_fill(code: str) -> bool:
+    """The code calls .masked_fill(...) as a statement of its own, its result thrown away."""
+    import ast
+
+    from grader.reading import parser_limits
+
+    try:
+        tree = parser_limits.parse(code, locate=False)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return any(
+        isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "masked_fill"
+        for node in ast.walk(tree)
+    )
+
+
 def _causal_like(scores: torch.Tensor) -> torch.Tensor:
     seq = scores.shape[-1]
     return torch.tril(torch.ones(seq, seq, dtype=torch.bool))
@@ -197,6 +239,7 @@ HEAD_STEPS: Steps = {
     "mask_scores": lambda scores, allowed: scores.masked_fill(~allowed, float("-inf")),
     "normalise": lambda scores: torch.softmax(scores, dim=-1),
     "mask_weights": lambda weights, allowed: weights,
+    "output_weights": lambda weights, scores, allowed: weights,
     "combine": lambda weights, queries, keys, values: weights @ values,
     "report": lambda weights, masked, scores: weights,
 }
@@ -459,8 +502,9 @@ MISTAKES: tuple[Mistake, ...] = (
         "the head never applies the mask to the scores",
         "Without the mask every position reads every other, the future included: the "
         "model can see the answer it is asked to predict.",
-        "Give disallowed positions -inf before the softmax, and keep the result (masked_fill is not in place).",
+        "Give disallowed positions -inf before the softmax.",
         ({"mask_scores": lambda scores, allowed: scores},),
+        fix_where=(_discards_masked_fill, "masked_fill is not in place: keep its result, scores = scores.masked_fill(...)."),
     ),
     Mistake(
         "mask_filled_with_zero",
@@ -486,8 +530,16 @@ MISTAKES: tuple[Mistake, ...] = (
         "the head blocks the positions the mask allows, and allows the hidden ones",
         "The convention is True = may attend; flipped, every head attends exactly where it "
         "must not, and a row with everything allowed becomes NaN.",
-        "Fill -inf where allowed_mask is False: masked_fill(~allowed_mask, -inf).",
-        ({"mask_scores": lambda scores, allowed: scores.masked_fill(allowed, float("-inf"))},),
+        "Fill -inf where allowed_mask is False: masked_fill(~allowed_mask, -inf). F.scaled_dot_product_attention's "
+        "boolean attn_mask has the same convention (True = take part): pass allowed_mask as it is.",
+        (
+            {"mask_scores": lambda scores, allowed: scores.masked_fill(allowed, float("-inf"))},
+            # With F.scaled_dot_product_attention given ~allowed_mask for the output: the weights
+            # computed by hand right, or flipped too (a row of nothing then 0 in the output, NaN in the weights).
+            {"output_weights": lambda weights, scores, allowed: _sdpa_weights(scores, ~allowed)},
+            {"mask_scores": lambda scores, allowed: scores.masked_fill(allowed, float("-inf")),
+             "output_weights": lambda weights, scores, allowed: _rows_of_nothing_zero(weights)},
+        ),
     ),
     Mistake(
         "mask_after_softmax",

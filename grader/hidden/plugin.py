@@ -119,7 +119,8 @@ class DiagnosisPlugin:
             # This runs in the last check's teardown: anything escaping would fail that check.
             log.exception("%s: the diagnosis failed and was dropped", result.submission)
             return
-        entries = [entry for d in found for entry in d.entries()]
+        code = diagnosis.student_code(handle.source)
+        entries = [entry for d in found for entry in d.entries(code)]
         result.diagnoses = [*result.diagnoses, *entries]
         explained = diagnosis_text.explained_checks(entries)
         for test_name in explained:
