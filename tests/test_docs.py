@@ -376,3 +376,23 @@ def test_the_diagnosis_page_names_every_id_of_the_vocabulary():
     assert [row[0].strip("`") for row in rows] == ids, "the table's rows, in the vocabulary's order:\n" + "\n".join(to_paste)
     for mistake, (_, functions, said), row in zip(mistakes.MISTAKES, rows, to_paste):
         assert functions == functions_of[mistake.id] and said.startswith(mistake.title), row
+
+def test_the_pages_state_the_visible_and_hidden_points_the_checks_give():
+    """The points live on the checks' markers: a page that says how many a student sees at the
+    desk says what grader/scoring.py computes from them."""
+    import re
+
+    from grader import scoring
+
+    visible, hidden = scoring.visible_and_hidden_points()
+    said = {"visible": re.compile(r"(\d+) of the 100 points|visible (\d+) points"),
+            "hidden": re.compile(r"hidden (\d+)\b")}
+    wrong = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for kind, pattern in said.items():
+            for match in pattern.finditer(text):
+                number = int(next(group for group in match.groups() if group))
+                if number != {"visible": visible, "hidden": hidden}[kind]:
+                    wrong.append(f"{page_id(page)}: {match.group(0)!r}")
+    assert wrong == [], f"the checks give {visible} visible and {hidden} hidden points: {wrong}"
