@@ -1,7 +1,10 @@
 """Configurations, inputs, weights and masks, all chosen on the grader's side.
 
 Every tensor comes from a ``torch.Generator`` owned by the grader, so a submission
-cannot predict or influence the data it is graded on.
+cannot predict or influence the data it is graded on. Every random choice derives its
+generator here (the draw service below): from a check's fixed seed (``generator``), or from
+the grading seed and the choice's purpose (``sizes``, ``tensors``); no other module of
+the grader seeds a generator (tests/test_data.py reads them all).
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from __future__ import annotations
 import functools
 import json
 import math
+import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,7 +86,45 @@ def confusions_hidden_by(config: Config) -> list[str]:
 
 
 def generator(seed: int) -> torch.Generator:
+    """The tensors of a fixed seed: a visible check's own data, or a seed drawn from a stream below."""
     return torch.Generator().manual_seed(seed)
+
+
+# --- the draw service: the grading seed's streams, one per purpose ------------------------------
+# What a grading draws from its seed (the hidden checks' sizes and data, the diagnosis's probes,
+# the randomness question) comes from one stream per purpose: a purpose's draws never move
+# another's, and one seed gives one grade. Each purpose keeps the derivation it was born with,
+# so that no grade moves (tests/test_data.py pins the first numbers of every stream).
+
+
+@dataclass(frozen=True)
+class Purpose:
+    """What a stream is for, and how its generator's seed derives from (grading seed, draw)."""
+
+    name: str
+    seed_of: Callable[[int, int], int | str]
+
+
+HIDDEN_SIZES = Purpose("the hidden checks' sizes", lambda seed, draw: seed * 7919 + draw)
+HIDDEN_HEAD_DATA = Purpose("the hidden head checks' data", lambda seed, draw: seed + 100 + draw)
+HIDDEN_MODULE_DATA = Purpose("the hidden module checks' data", lambda seed, draw: seed + 200 + draw)
+HIDDEN_GRADIENT_DATA = Purpose("the hidden gradient check's data", lambda seed, draw: seed + 300 + draw)
+DIAGNOSIS_PROBES = Purpose("the diagnosis's probes", lambda seed, draw: f"diagnosis probes {seed}")
+RANDOMNESS_QUESTION = Purpose("the randomness question", lambda seed, draw: f"randomness question {seed}")
+PURPOSES = (HIDDEN_SIZES, HIDDEN_HEAD_DATA, HIDDEN_MODULE_DATA, HIDDEN_GRADIENT_DATA, DIAGNOSIS_PROBES, RANDOMNESS_QUESTION)
+
+
+def sizes(purpose: Purpose, grading_seed: int, draw: int = 0) -> random.Random:
+    """The stream of whole numbers (sizes, seeds, choices) for ``purpose`` under ``grading_seed``."""
+    return random.Random(purpose.seed_of(grading_seed, draw))
+
+
+def tensors(purpose: Purpose, grading_seed: int, draw: int = 0) -> torch.Generator:
+    """The stream of tensors for ``purpose`` under ``grading_seed``."""
+    seed = purpose.seed_of(grading_seed, draw)
+    if not isinstance(seed, int):
+        raise TypeError(f"{purpose.name}: a torch generator takes a whole number as its seed, not {seed!r}")
+    return generator(seed)
 
 
 # Draws remembered per process, at most this many (a batch shard asks the same few hundred

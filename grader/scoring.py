@@ -139,6 +139,14 @@ class SubmissionResult:
 _RESULT_TEXTS = ("import_error", "output", "diagnoses", "graded_file", "time_budget", "notebook")
 
 
+def _check_modules() -> list[tuple[str, Path]]:
+    """(group, path) of each of this grader's modules of checks, the hidden one only where this
+    copy has it: ``test_causal_masking.py`` is the group ``causal_masking``."""
+    folder = Path(__file__).resolve().parent
+    paths = sorted([*folder.glob("test_*.py"), *HIDDEN_TESTS.glob("test_*.py")])
+    return [(path.stem.removeprefix("test_"), path) for path in paths]
+
+
 @functools.cache
 def grader_points() -> dict[tuple[str, str], int]:
     """Each check's points as this grader's test modules mark them: (group, test function) ->
@@ -146,9 +154,7 @@ def grader_points() -> dict[tuple[str, str], int]:
     pytest), read from the modules' source without importing pytest or running anything; the
     hidden module only where this copy has it. A check ``test_x[case]`` is the function ``test_x``."""
     table: dict[tuple[str, str], int] = {}
-    folder = Path(__file__).resolve().parent
-    for path in sorted([*folder.glob("test_*.py"), *HIDDEN_TESTS.glob("test_*.py")]):
-        group = path.stem.removeprefix("test_")
+    for group, path in _check_modules():
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
                 for decorator in node.decorator_list:
@@ -159,6 +165,52 @@ def grader_points() -> dict[tuple[str, str], int]:
                         table[(group, node.name)] = int(decorator.args[0].value)
     return table
 
+
+@dataclass(frozen=True)
+class Check:
+    """One check function of the grader: it runs ``cases`` times per submission (its
+    parametrizations), each case worth ``points``."""
+
+    group: str
+    function: str
+    cases: int
+    points: int
+    hidden: bool  # run only when the work is graded (grader/hidden/, absent from the release)
+
+
+@functools.cache
+def grader_checks() -> tuple[Check, ...]:
+    """Every check of this grader with its cases and points: the one source of every total (the
+    groups', the visible and hidden parts' in the release's README). Imports the modules of
+    checks (and so pytest and torch), which grader_points does not."""
+    import importlib
+
+    root = Path(__file__).resolve().parent.parent
+    points = grader_points()
+    found = []
+    for group, path in _check_modules():
+        module = importlib.import_module(".".join(path.relative_to(root).with_suffix("").parts))
+        for (of_group, function), worth in points.items():
+            if of_group == group:
+                cases = 1
+                for mark in getattr(getattr(module, function), "pytestmark", []):
+                    if mark.name == "parametrize":
+                        cases *= len(mark.args[1])
+                found.append(Check(group, function, cases, worth, path.parent == HIDDEN_TESTS))
+    return tuple(found)
+
+
+def group_totals() -> dict[str, int]:
+    """Each group's points, in GROUPS' order (the hidden group only where this copy has it)."""
+    checks = grader_checks()
+    totals = {group: sum(c.cases * c.points for c in checks if c.group == group) for group in GROUPS}
+    return {group: total for group, total in totals.items() if total}
+
+
+def visible_and_hidden_points() -> tuple[int, int]:
+    """The points a student's own run can earn, and those only a grading run can."""
+    checks = grader_checks()
+    return sum(c.cases * c.points for c in checks if not c.hidden), sum(c.cases * c.points for c in checks if c.hidden)
 
 def not_written(messages: Iterable[str]) -> dict[str, int]:
     """The functions still raising the stub's NotImplementedError, each with the number of

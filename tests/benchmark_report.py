@@ -1,9 +1,9 @@
 """How long the class report takes for a large class: ``python tests/benchmark_report.py [--students N]``.
 
-Writes a synthetic OUT (results.json as the batch writes it, 52 tests per student in the
-seven groups, a feedback page each, diagnoses for some) into a temporary folder, then
-times ``grader.report.write_report`` on it: statistics, charts, the page and one feedback
-page per student. Prints the figures; it asserts nothing (timing is no test).
+Writes a synthetic OUT (results.json as the batch writes it, the grader's checks for each
+student, a feedback page each, diagnoses for some) into a temporary folder, then times
+``grader.report.write_report`` on it: statistics, charts, the page and one feedback page per
+student. Prints the figures; it asserts nothing (timing is no test).
 """
 
 from __future__ import annotations
@@ -19,23 +19,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grader import results  # noqa: E402
 from grader.batch import class_statistics, report  # noqa: E402
-from grader.scoring import GROUPS  # noqa: E402
+from grader.scoring import GROUPS, grader_checks  # noqa: E402
 from grader.batch import class_results  # noqa: E402
 
-# (group, check, cases, points per case): 52 tests, 100 points, as the real grader has.
-CHECKS = [
-    ("shapes", "test_module_output_keeps_the_model_width", 4, 1), ("shapes", "test_concatenation_order", 3, 1),
-    ("shapes", "test_head_returns_head_dim_features", 4, 1), ("shapes", "test_module_weights_have_one_matrix_per_head", 4, 1),
-    ("probabilities", "test_weights_are_never_negative", 2, 1), ("probabilities", "test_every_row_sums_to_one", 2, 1),
-    ("probabilities", "test_large_inputs_give_finite_outputs", 2, 1), ("probabilities", "test_scaled_by_sqrt_head_dim", 2, 2),
-    ("causal_masking", "test_causal_mask_is_lower_triangular", 2, 2), ("causal_masking", "test_future_positions_get_zero_weight", 2, 2),
-    ("causal_masking", "test_output_ignores_later_inputs", 2, 2), ("causal_masking", "test_custom_allowed_mask", 2, 4),
-    ("head_distinctness", "test_independent_parameters", 2, 2), ("head_distinctness", "test_different_attention", 2, 3),
-    ("gradient_flow", "test_every_projection_gets_a_gradient", 3, 2), ("gradient_flow", "test_gradcheck_in_float64", 3, 3),
-    ("configuration", "test_head_dimension", 3, 1), ("configuration", "test_indivisible_width_fails", 2, 2),
-    ("configuration", "test_zero_heads", 1, 3),
-    ("reference", "test_head_matches_the_reference", 3, 2), ("reference", "test_module_matches_the_reference", 2, 7),
-]
+# (group, check, cases, points per case), as the real grader has them (its markers).
+CHECKS = [(check.group, check.function, check.cases, check.points) for check in grader_checks()]
 MISTAKES = [
     {"function": "concatenate_heads", "mistake": "interleaved", "title": "Heads interleaved instead of side by side", "explains": "shapes"},
     {"function": "attention_weights", "mistake": "softmax_over_queries", "title": "Softmax over the query axis", "explains": "probabilities"},

@@ -14,7 +14,8 @@ import shared  # noqa: E402  (tests/ is on the path: pytest puts a conftest's fo
 import tiers  # noqa: E402
 from tiers import pytest_collection_modifyitems  # noqa: E402, F401  (a hook: marks the slow fixtures' tests)
 
-pytest_plugins = ("pytester",)  # tests/test_tiers.py runs pytest inside pytest
+# pytester: tests/test_tiers.py runs pytest inside pytest; golden: figures kept in tests/golden.json
+pytest_plugins = ("pytester", "golden")
 
 
 def pytest_addoption(parser):

@@ -30,9 +30,9 @@ Honest scores
 An attack that only attacks keeps the solution's forward and must score what the solution
 scores (100). An attack that breaks the forward must score exactly what an honest
 submission with the same breakage scores: its "honest twin", graded in the same run
-(``head_not_written``: AttentionHead.forward raises NotImplementedError, 23/100;
-``ignores_mask``: AttentionHead.forward ignores the mask, 57/100). A submission that does
-not import scores 0.
+(``head_not_written``: AttentionHead.forward raises NotImplementedError; ``ignores_mask``:
+AttentionHead.forward ignores the mask; their scores follow from the checks' points and are
+kept in tests/golden.json). A submission that does not import scores 0.
 
 All other attacks, the twins, and the plain solution last run in ONE grader session under
 bubblewrap (one torch start-up); a selection runs again under ``--sandbox process``.
@@ -68,6 +68,7 @@ import grader
 from grader.sandbox import landlock, processes
 from grader.sandbox.isolated import OUTPUT_KEPT_BYTES
 from grading import GradingRun, grade
+from golden import stored as stored_figure
 import tiers
 
 REPO_ROOT = Path(grader.__file__).resolve().parent.parent
@@ -101,7 +102,6 @@ TWINS = {
         "_wire._flatten = _zeros\n"
     ),
 }
-TWIN_SCORES = {"head_not_written": 23, "ignores_mask": 57, "sends_zeros": 37}
 SOLUTION_NAME = "multi_head_attention"  # the plain solution, graded last
 
 # Every attack and its honest score: a number, or the name of its honest twin.
@@ -441,8 +441,8 @@ def test_every_submission_is_graded_and_the_solution_after_them_scores_full_mark
 
 
 @pytest.mark.parametrize("twin", list(TWINS))
-def test_the_honest_twins_score_what_the_table_states(any_run, twin):
-    assert any_run.run.score(twin) == TWIN_SCORES[twin], any_run.run.failed_tests(twin)
+def test_the_honest_twins_score_what_the_table_states(any_run, twin, golden):
+    golden.check(f"score of the honest twin {twin}", any_run.run.score(twin), any_run.run.failed_tests(twin))
 
 
 @pytest.mark.parametrize(("sandbox", "name"), in_both_runs(tuple(HONEST)))
@@ -631,8 +631,8 @@ def test_a_conftest_shipped_with_a_submission_never_runs_in_the_grader(shipped_r
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_a_conftest_shipped_with_a_submission_cannot_change_its_score(shipped_run, name):
-    # The twin's score from the table: a run where the conftest rewrote scoring has no honest twin.
-    assert shipped_run.run.score(name) == TWIN_SCORES["head_not_written"]
+    # The twin's score as stored: a run where the conftest rewrote scoring has no honest twin.
+    assert shipped_run.run.score(name) == stored_figure("score of the honest twin head_not_written")
 
 
 @pytest.mark.parametrize("form", ["--submission PATH", "--submission=PATH"])
@@ -653,7 +653,7 @@ def test_a_pytest_ini_shipped_in_a_submission_folder_is_never_obeyed(tmp_path, f
     else:  # pytest never saw the ini: graded honestly, with a seed of the grader's choosing
         document = json.loads(results.read_text())
         assert document["grading_seed"] != SHIPPED_INI_SEED
-        assert document["submissions"]["shipped_ini"]["score"] == TWIN_SCORES["head_not_written"]
+        assert document["submissions"]["shipped_ini"]["score"] == stored_figure("score of the honest twin head_not_written")
 
 
 # --- Resources -------------------------------------------------------------------------------------

@@ -25,8 +25,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import DISTRIBUTION_NAME
-from grader.handout import kernel_install, notebook, release, wheel
+from grader import DISTRIBUTION_NAME, scoring
+from grader.handout import kernel_install, notebook, wheel
 from grading import REPO_ROOT
 
 # The kernel's own torch: the pinned CPU wheel (requirements.txt), or another release to rehearse
@@ -34,6 +34,7 @@ from grading import REPO_ROOT
 KERNEL_TORCH = os.environ.get("GRADER_TEST_KERNEL_TORCH", "torch==2.13.0")
 KERNEL_PACKAGES = (KERNEL_TORCH, "numpy", "ipykernel", "nbclient")
 KERNEL_NAME = "colab-stand-in"
+VISIBLE = scoring.visible_and_hidden_points()[0]  # the points a student's own run can earn
 
 
 # --- where packages come from without the network -------------------------------------------
@@ -195,7 +196,7 @@ def test_the_filled_notebook_alone_installs_nothing_twice_and_shows_the_visible_
     setup, = outputs_of(nb, notebook.SETUP_TAG)
     assert "Installing" not in setup, "the grader installed by the first notebook was installed again"
     last = outputs_of(nb, notebook.CHECK_TAG)[-1]
-    assert f"Score so far: {release.VISIBLE_POINTS}/{release.VISIBLE_POINTS}" in last and "Every check passes." in last, last
+    assert f"Score so far: {VISIBLE}/{VISIBLE}" in last and "Every check passes." in last, last
     assert "checked when your work is graded" in last, last  # the hidden group is not in the wheel
 
 
@@ -208,7 +209,7 @@ def test_the_release_stub_notebook_alone_installs_the_grader_and_runs_to_its_end
     assert setup.startswith(f"Installing the grader from {kernel['wheel']}, {kept}"), setup
     checks = outputs_of(nb, notebook.CHECK_TAG)
     assert all("Checked by the pytest grader" in text for text in checks), checks
-    assert "not written yet: head_dimension" in checks[-1] and f"Score so far: 0/{release.VISIBLE_POINTS}" in checks[-1], checks[-1]
+    assert "not written yet: head_dimension" in checks[-1] and f"Score so far: 0/{VISIBLE}" in checks[-1], checks[-1]
     assert nb.cells[-1].cell_type == "markdown" and "File > Download > Download .ipynb" in nb.cells[-1].source
 
 

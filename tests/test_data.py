@@ -69,3 +69,78 @@ def test_a_scattered_mask_always_has_a_row_that_weighs_two_keys():
             fresh = data.generator(seed)
             torch.rand((config.batch, config.seq, config.seq), generator=fresh)
             assert torch.equal(rng.get_state(), fresh.get_state())
+
+
+# --- the draw service: every stream of the grading seed, by purpose ---------------------------------
+# The first number of each stream for a few (grading seed, draw): a change in how a purpose derives
+# its generator moves grades, and shows here first. These are the numbers the grader drew before
+# the streams were gathered in grader/data.py (seed * 7919 + draw, seed + 100 + draw, ...).
+FIRST_SIZES = {
+    (data.HIDDEN_SIZES, 0, 0): 1654615998,
+    (data.HIDDEN_SIZES, 7, 1): 510814979,
+    (data.HIDDEN_SIZES, 123456, 20): 284543931,
+    (data.DIAGNOSIS_PROBES, 7, 0): 478114584,
+    (data.RANDOMNESS_QUESTION, 7, 0): 1640879758,
+}
+FIRST_TENSOR_SEEDS = {  # the generator's seed: the tensors of grader/reference_examples.json use the same
+    (data.HIDDEN_HEAD_DATA, 7, 1): 108,
+    (data.HIDDEN_MODULE_DATA, 7, 2): 209,
+    (data.HIDDEN_GRADIENT_DATA, 7, 0): 307,
+}
+
+
+def test_each_purpose_draws_the_numbers_it_always_drew():
+    for (purpose, seed, draw), first in FIRST_SIZES.items():
+        assert data.sizes(purpose, seed, draw).randrange(2**31) == first, purpose.name
+    for (purpose, seed, draw), generator_seed in FIRST_TENSOR_SEEDS.items():
+        assert data.tensors(purpose, seed, draw).initial_seed() == generator_seed, purpose.name
+    assert {purpose for purpose, _, _ in (*FIRST_SIZES, *FIRST_TENSOR_SEEDS)} == set(data.PURPOSES)
+
+
+def test_a_purpose_named_by_words_gives_no_torch_generator():
+    # A string seeds Python's Random by its bytes; torch would need a number that is not the purpose's.
+    try:
+        data.tensors(data.DIAGNOSIS_PROBES, 7)
+    except TypeError as error:
+        assert "diagnosis" in str(error)
+    else:
+        raise AssertionError("a torch generator seeded from a purpose's words")
+
+
+# Calls that seed or build a random generator. Only grader/data.py makes them; one exception:
+SEEDING_CALLS = {"Generator", "manual_seed", "Random", "SystemRandom", "seed", "default_rng", "RandomState"}
+NOT_A_DRAW = {
+    # The worker seeds the student's own torch with the seed a check passes in (the contract's
+    # initial_parameters(seed)): the student's constructor draws from it, the grader draws nothing.
+    "operations.py": {"manual_seed"},
+}
+
+
+def seeding_calls(path) -> set[str]:
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            dotted = ast.unparse(node.func)
+            if name in SEEDING_CALLS or "np.random." in dotted or "numpy.random." in dotted:
+                found.add(name)
+    return found
+
+
+def test_no_module_of_the_grader_but_data_builds_a_generator():
+    from pathlib import Path
+
+    import grader
+
+    package = Path(grader.__file__).resolve().parent
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package.parent).as_posix()
+        if path == Path(data.__file__).resolve():
+            assert seeding_calls(path), "the draw service builds the generators"
+            continue
+        if calls := seeding_calls(path) - NOT_A_DRAW.get(path.name, set()):
+            found[relative] = sorted(calls)
+    assert found == {}, f"draw from grader/data.py's service (data.sizes, data.tensors, data.generator): {found}"

@@ -18,24 +18,6 @@ from grader.feedback import root_causes
 from grader.hidden import diagnosis, mistakes, probes
 from grader.submission import InProcessBackend, Submission
 
-# The issue's vocabulary: ids reports and spreadsheets rely on; they must never disappear.
-VOCABULARY = {
-    mistakes.HEAD_DIMENSION: {"no_divisibility_check", "error_message_without_numbers"},
-    mistakes.CAUSAL_MASK: {"upper_triangle_mask", "mask_without_diagonal", "inverted_mask"},
-    mistakes.HEAD: {
-        "missing_scale", "scaled_by_head_dim", "scaled_by_model_dim", "scale_power_half", "softmax_over_queries", "mask_after_softmax",
-        "mask_not_applied", "head_ignores_given_mask", "mask_polarity_flipped", "returns_scores", "softmax_over_batch",
-        "values_not_weighted", "projection_detached",
-    },
-    mistakes.CONCATENATE: {"concatenated_on_wrong_axis", "heads_interleaved"},
-    mistakes.MODULE: {
-        "shared_head_module", "identically_initialised_heads", "missing_output_projection",
-        "repeated_output_projection", "weights_stacked_on_wrong_axis", "one_head_weights_repeated",
-        "module_ignores_given_mask", "default_mask_wrong_size",
-    },
-}
-
-
 def verdicts(path) -> dict[str, tuple[str, ...]]:
     """Every function's verdict: known ids, () for unknown; functions that behave are left out."""
     submission = Submission(path.stem, path, InProcessBackend(path)).open()
@@ -61,11 +43,53 @@ def folder(tmp_path_factory):
     return tmp_path_factory.mktemp("diagnosis")
 
 
-def test_the_vocabulary_is_all_there():
-    for function, ids in VOCABULARY.items():
-        missing = ids - {mistake.id for mistake in mistakes.of_function(function)}
-        assert not missing, f"{function} lacks {sorted(missing)}"
+def catalogue_ids() -> dict[str, set[str]]:
+    """Each id the catalogue expects of a submission (its mutants, pairs and rewrites), with
+    the names of the entries that expect it."""
+    named: dict[str, set[str]] = {}
+    for mutant in catalogue.MUTANTS:
+        for id in mutant.mistakes:
+            named.setdefault(id, set()).add(mutant.name)
+    for name, (ids, _) in catalogue.REWRITTEN.items():
+        for id in ids:
+            named.setdefault(id, set()).add(name)
+    return named
 
+
+def test_the_vocabulary_is_all_there():
+    """The vocabulary is grader/hidden/mistakes.py's; its ids are never renamed nor dropped
+    (reports and spreadsheets rely on them): every id the catalogue expects is one of them or a
+    root cause, and every mistake has a catalogue entry that must be named by it."""
+    named = catalogue_ids()
+    unknown = {id: sorted(names) for id, names in named.items() if id not in mistakes.BY_ID and id not in root_causes.IDS}
+    assert not unknown, f"ids the catalogue expects but the vocabulary lacks: {unknown}"
+    untested = [mistake.id for mistake in mistakes.MISTAKES if mistake.id not in named]
+    assert not untested, f"known mistakes no catalogue entry exercises: {untested}"
+    assert set(root_causes.IDS) <= set(named)
+
+
+# The catalogue states which submission has which mistake; no other file of tests/ restates the
+# vocabulary (a new mistake then touches mistakes.py, the catalogue and the docs' table only).
+RESTATES_THE_VOCABULARY = 10
+RESTATING_ALLOWED = {"catalogue.py"}
+
+
+def ids_named(path, ids) -> set[str]:
+    """The ids ``path`` spells as string literals."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in ids}
+
+
+def test_no_test_file_but_the_catalogue_restates_the_vocabulary():
+    from pathlib import Path
+
+    ids = {mistake.id for mistake in mistakes.MISTAKES} | set(root_causes.IDS)
+    tests = Path(__file__).resolve().parent
+    restating = {path.relative_to(tests).as_posix(): len(named) for path in sorted(tests.rglob("*.py"))
+                 if path.name not in RESTATING_ALLOWED and len(named := ids_named(path, ids)) >= RESTATES_THE_VOCABULARY}
+    assert restating == {}, f"derive from grader/hidden/mistakes.py and tests/catalogue.py instead: {restating}"
 
 def test_every_mistake_has_words_for_a_student():
     for mistake in mistakes.MISTAKES:
@@ -146,79 +170,12 @@ def test_outcomes_are_compared_strictly():
     assert not diagnosis.same(("error", "ValueError"), ("error", "TypeError"))
 
 
-# --- the same misconceptions written differently, and more mistakes outside the vocabulary ------------
-# Held-out submissions will not be the catalogue's exact edits: each entry is a different way to
-# write a known mistake (or pair), or a mistake the vocabulary does not hold (expected: no known id).
-E = catalogue.Edit
-SCALE, MASK, SOFT, OUT = catalogue._SCALE_LINE, catalogue._MASK_LINE, catalogue._SOFTMAX_LINE, catalogue._OUTPUT_LINE
-CAT, STACK, PROJ = catalogue._CONCAT_LINE, catalogue._STACK_LINE, catalogue._PROJECTION_LINE
-DEF, TRIL = catalogue._DEFAULT_MASK_LINE, catalogue._TRIL_LINE
-
-REWRITTEN = {
- # in vocabulary, written differently
- "scale_hd_recip": ({"scaled_by_head_dim"}, [E(SCALE, "scores = scores * (1.0 / self.head_dim)")]),
- "scale_power_half_unbracketed": ({"scale_power_half"}, [E(SCALE, "scores = scores / self.head_dim ** 1/2")]),
- "scale_power_half_times": ({"scale_power_half"}, [E(SCALE, "scores = scores * (2 / self.head_dim)")]),
- "scale_in_features": ({"scaled_by_model_dim"}, [E(SCALE, "scores = scores / math.sqrt(self.query.in_features)")]),
- "softmax_dim1": ({"softmax_over_queries"}, [E(SOFT, "weights = torch.nn.functional.softmax(scores, dim=1)")]),
- "mask_after_fill0": ({"mask_after_softmax"}, [E(MASK, "scores = scores"), E(SOFT, "weights = torch.softmax(scores, dim=-1).masked_fill(~allowed_mask, 0.0)")]),
- "own_tril": ({"head_ignores_given_mask"}, [E(MASK, "n = inputs.shape[1]\n        scores = scores.masked_fill(torch.tril(torch.ones(n, n)) == 0, float('-inf'))")]),
- "where_flipped": ({"mask_polarity_flipped"}, [E(MASK, "scores = torch.where(allowed_mask, torch.full_like(scores, float('-inf')), scores)")]),
- "returns_unmasked": ({"returns_scores"}, [E(MASK, "masked = scores.masked_fill(~allowed_mask, float('-inf'))"), E(SOFT, "weights = torch.softmax(masked, dim=-1)"), E("return HeadResult(output=output, weights=weights)", "return HeadResult(output=output, weights=scores)")]),
- "value_data": ({"projection_detached"}, [E("values = self.value(inputs)", "values = self.value(inputs).data")]),
- "query_no_grad": ({"projection_detached"}, [E("queries = self.query(inputs)", "with torch.no_grad():\n            queries = self.query(inputs)")]),
- "cat_default": ({"concatenated_on_wrong_axis"}, [E(CAT, "return torch.cat(outputs)")]),
- "interleave_view": ({"heads_interleaved"}, [E(CAT, "stacked = torch.stack(outputs, dim=3)\n    return stacked.reshape(stacked.shape[0], stacked.shape[1], -1)")]),
- "deepcopy_heads": ({"identically_initialised_heads"}, [E(catalogue._HEADS_LIST, "import copy\n        head = AttentionHead(model_dim, self.head_dim)\n        self.heads = nn.ModuleList(copy.deepcopy(head) for _ in range(num_heads))")]),
- "append_same": ({"shared_head_module"}, [E(catalogue._HEADS_LIST, "head = AttentionHead(model_dim, self.head_dim)\n        self.heads = nn.ModuleList()\n        for _ in range(num_heads):\n            self.heads.append(head)")]),
- "double_proj": ({"repeated_output_projection"}, [E(PROJ, "combined = self.output_projection(self.output_projection(concatenated))")]),
- "stack_last": ({"weights_stacked_on_wrong_axis"}, [E(STACK, "weights = torch.stack([result.weights for result in head_results], dim=-1)")]),
- "cat_weights": ({"weights_stacked_on_wrong_axis"}, [E(STACK, "weights = torch.cat([result.weights for result in head_results], dim=1)")]),
- "last_head_w": ({"one_head_weights_repeated"}, [E(STACK, "weights = torch.stack([head_results[-1].weights for _ in head_results], dim=1)")]),
- "always_causal": ({"module_ignores_given_mask"}, [E("head_results = [head(inputs, allowed_mask) for head in self.heads]", "mask = causal_mask(inputs.shape[1])\n        head_results = [head(inputs, mask) for head in self.heads]")]),
- "mask_batch": ({"default_mask_wrong_size"}, [E(DEF, "allowed_mask = causal_mask(len(inputs), device=inputs.device)")]),
- "only_lt1": ({"no_divisibility_check"}, [E(catalogue._HEAD_DIM_CHECK, "if num_heads < 1:")]),
- "one_number": ({"error_message_without_numbers"}, [E(catalogue._HEAD_DIM_ERROR, '        raise ValueError(f"num_heads={num_heads} does not divide the width")\n')]),
- "int_mask": ({"mask_not_boolean"}, [E(TRIL, "return torch.tril(ones).long()")]),
- "triu_bool": ({"upper_triangle_mask"}, [E("ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)", "ones = torch.ones(seq_len, seq_len, device=device)"), E(TRIL, "return torch.triu(ones).bool()")]),
- "not_tril": ({"inverted_mask"}, [E(TRIL, "return ~torch.tril(ones)")]),
- "gt_mask": ({"mask_without_diagonal"}, [E("ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)", "p = torch.arange(seq_len, device=device)"), E(TRIL, "return p[:, None] > p[None, :]")]),
- # pairs in one function, written differently
- "pair_noscale_sm1": ({"missing_scale", "softmax_over_queries"}, [E(SCALE, "scores = scores"), E(SOFT, "weights = scores.softmax(1)")]),
- "pair_flip_values_keys": ({"mask_polarity_flipped", "values_not_weighted"}, [E(MASK, "scores = scores.masked_fill(allowed_mask, float('-inf'))"), E(OUT, "output = weights @ keys")]),
- "pair_nomask_detach": ({"mask_not_applied", "projection_detached"}, [E(MASK, "scores = scores"), E("values = self.value(inputs)", "values = self.value(inputs).detach()")]),
- "pair_noproj_stack0": ({"missing_output_projection", "weights_stacked_on_wrong_axis"}, [E(PROJ, "combined = concatenated"), E(STACK, "weights = torch.stack([result.weights for result in head_results])")]),
- "pair_ignore_shared": ({"module_ignores_given_mask", "shared_head_module"}, [E("head_results = [head(inputs, allowed_mask) for head in self.heads]", "head_results = [head(inputs, causal_mask(inputs.shape[1])) for head in self.heads]"), E(catalogue._HEADS_LIST, "self.heads = nn.ModuleList([AttentionHead(model_dim, self.head_dim)] * num_heads)")]),
- "pair_rev_interleave": ({"heads_in_reverse", "heads_interleaved"}, [E(CAT, "return torch.stack(outputs[::-1], dim=-1).flatten(start_dim=-2)")]),
- "pair_hd_msg_float": ({"error_message_without_numbers", "true_division"}, [E(catalogue._HEAD_DIM_ERROR, '        raise ValueError("width does not divide")\n'), E(catalogue._HEAD_DIM_RETURN, "return model_dim / num_heads")]),
- # a misconception is a behaviour: the same mistake with its own shift, its own masking, its own words
- "softmax_by_hand_row_max_over_queries": ({"softmax_over_queries"}, [E(SOFT, "e = torch.exp(scores - scores.max(dim=-1, keepdim=True).values)\n        weights = e / e.sum(dim=1, keepdim=True)")]),
- "softmax_where_over_queries": ({"softmax_over_queries"}, [E(SOFT, "e = torch.where(allowed_mask, torch.exp(scores - scores.amax(-1, keepdim=True)), 0.0)\n        weights = e / e.sum(-2, keepdim=True)")]),
- "assert_naming_one_number": ({"assert_instead_of_raise", "error_message_without_numbers"}, [E(catalogue._HEAD_DIM_CHECK + "\n" + catalogue._HEAD_DIM_ERROR, 'assert num_heads > 0, f"num_heads={num_heads} must be positive"\n    assert model_dim % num_heads == 0, f"num_heads={num_heads} does not divide the width"\n')]),
- "assert_without_a_message": ({"assert_instead_of_raise", "error_message_without_numbers"}, [E(catalogue._HEAD_DIM_CHECK + "\n" + catalogue._HEAD_DIM_ERROR, "assert num_heads >= 1 and model_dim % num_heads == 0\n")]),
- "zero_heads_by_assert": ({"assert_instead_of_raise", "zero_heads_not_rejected"}, [E(catalogue._HEAD_DIM_CHECK + "\n" + catalogue._HEAD_DIM_ERROR, 'assert model_dim % num_heads == 0, f"model_dim={model_dim} does not split into num_heads={num_heads}"\n')]),
- "softmax_over_batch_by_hand": ({"softmax_over_batch"}, [E(SOFT, "e = torch.exp(scores)\n        weights = e / e.sum(dim=0, keepdim=True)")]),
- "softmax_over_batch_named_dim": ({"softmax_over_batch"}, [E(SOFT, "weights = torch.nn.functional.softmax(scores, 0)")]),
- "assert_in_the_constructor_with_a_tuple": ({"assert_instead_of_raise"}, [E("        self.head_dim = head_dimension(model_dim, num_heads)\n", "        assert model_dim % num_heads == 0, (model_dim, num_heads)\n        self.head_dim = head_dimension(model_dim, num_heads)\n")]),
- # out of vocabulary
- "oov_weights_T": (set(), [E(OUT, "output = weights.transpose(-2, -1) @ values")]),
- "oov_scale_sqrt_seq_after": (set(), [E(SOFT, "weights = torch.softmax(scores, dim=-1) ** 2")]),
- "oov_avg_heads": (set(), [E(STACK, "weights = torch.stack([result.weights for result in head_results], dim=1).mean(1, keepdim=True).expand(-1, len(head_results), -1, -1)")]),
- "oov_relu": (set(), [E(SOFT, "weights = torch.relu(scores)")]),
- "oov_temp": (set(), [E(SCALE, "scores = scores / (2 * math.sqrt(self.head_dim))")]),
- "oov_mask_neg1e2": (set(), [E(MASK, "scores = scores.masked_fill(~allowed_mask, -1.0)")]),
- "oov_concat_weights_scaled": (set(), [E(CAT, "return torch.cat(outputs, dim=-1) * 2")]),
- "oov_proj_no_bias_used": (set(), [E(PROJ, "combined = concatenated @ self.output_projection.weight.T")]),
- "oov_mask_diag1": (set(), [E(TRIL, "return torch.tril(ones, diagonal=1)")]),
- "oov_hd_ceil": (set(), [E(catalogue._HEAD_DIM_CHECK, "if num_heads < 1 or model_dim % num_heads != 0 and False:"), E(catalogue._HEAD_DIM_RETURN, "return -(-model_dim // num_heads)")]),
- "oov_dropout": (set(), [E(OUT, "output = torch.nn.functional.dropout(weights, 0.5, training=True) @ values")]),
- "oov_residual_head": (set(), [E(OUT, "output = weights @ values + values")]),
-}
+# --- the same misconceptions written differently (catalogue.REWRITTEN) ------------------------------
 
 
-@pytest.mark.parametrize("name", REWRITTEN)
+@pytest.mark.parametrize("name", catalogue.REWRITTEN)
 def test_a_mistake_written_differently_is_named_the_same(folder, name):
-    expected, edits = REWRITTEN[name]
+    expected, edits = catalogue.REWRITTEN[name]
     path = folder / f"rewritten_{name}.py"
     path.write_text(catalogue.apply_edits(catalogue.SOLUTION_PATH.read_text(), edits, name))
     found = verdicts(path)

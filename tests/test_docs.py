@@ -362,12 +362,37 @@ def test_each_page_opens_with_what_its_reader_wants_to_do(page):
 
 
 def test_the_diagnosis_page_names_every_id_of_the_vocabulary():
+    """docs/diagnosis.md's table is the vocabulary of grader/hidden/mistakes.py, row for row and in
+    its order: each id, every function it can be found in, its title (words may follow it), then the
+    root causes and "unknown". A failure prints the row to paste."""
     from grader.hidden import mistakes
     from grader.feedback import root_causes
 
     text = (REPO_ROOT / "docs" / "diagnosis.md").read_text(encoding="utf-8")
-    ids = [mistake.id for mistake in mistakes.MISTAKES] + [root_causes.PARAMETER_LAYOUT, root_causes.NONDETERMINISTIC]
-    assert [identifier for identifier in ids if f"`{identifier}`" not in text] == []
-    # Each row names every function the mistake can be found in (the module's constructor too).
-    rows = {line.split("|")[1].strip(" `"): line.split("|")[2] for line in text.splitlines() if line.startswith("| `")}
-    assert [m.id for m in mistakes.MISTAKES if any(f"`{f}`" not in rows.get(m.id, "") for f in m.functions)] == []
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in text.splitlines() if line.startswith("| `")]
+    ids = [*(mistake.id for mistake in mistakes.MISTAKES), *root_causes.IDS, "unknown"]
+    functions_of = {mistake.id: ", ".join(f"`{f}`" for f in mistake.functions) for mistake in mistakes.MISTAKES}
+    to_paste = [f"| `{m.id}` | {functions_of[m.id]} | {m.title} |" for m in mistakes.MISTAKES]
+    assert [row[0].strip("`") for row in rows] == ids, "the table's rows, in the vocabulary's order:\n" + "\n".join(to_paste)
+    for mistake, (_, functions, said), row in zip(mistakes.MISTAKES, rows, to_paste):
+        assert functions == functions_of[mistake.id] and said.startswith(mistake.title), row
+
+def test_the_pages_state_the_visible_and_hidden_points_the_checks_give():
+    """The points live on the checks' markers: a page that says how many a student sees at the
+    desk says what grader/scoring.py computes from them."""
+    import re
+
+    from grader import scoring
+
+    visible, hidden = scoring.visible_and_hidden_points()
+    said = {"visible": re.compile(r"(\d+) of the 100 points|visible (\d+) points"),
+            "hidden": re.compile(r"hidden (\d+)\b")}
+    wrong = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for kind, pattern in said.items():
+            for match in pattern.finditer(text):
+                number = int(next(group for group in match.groups() if group))
+                if number != {"visible": visible, "hidden": hidden}[kind]:
+                    wrong.append(f"{page_id(page)}: {match.group(0)!r}")
+    assert wrong == [], f"the checks give {visible} visible and {hidden} hidden points: {wrong}"

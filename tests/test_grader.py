@@ -10,20 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from grader import scoring
 from grader.handout import stubs
 from grading import REPO_ROOT, grade
 
 SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
-EXPECTED_GROUP_POINTS = {
-    "shapes": 15,
-    "probabilities": 10,
-    "causal_masking": 15,
-    "head_distinctness": 10,
-    "gradient_flow": 10,
-    "configuration": 10,
-    "reference_examples": 15,
-    "reference": 15,
-}
 # What the stubs' failures name: every test needs one of these first (the two constructors
 # stand before the forward passes, which no test of the stubs reaches).
 STUDENT_FUNCTIONS = (
@@ -58,8 +49,12 @@ def reference_run(tmp_path_factory):
 
 
 def test_points_add_up_to_100_in_the_eight_groups(reference_run):
+    """The points live on the checks (@pytest.mark.points): every group of the score table has
+    some, the groups a run reports are the checks' own totals, and they add up to 100."""
+    totals = scoring.group_totals()
+    assert tuple(totals) == scoring.GROUPS and sum(totals.values()) == 100, totals
     groups = reference_run.results["alice_attempt"]["groups"]
-    assert {name: points["max"] for name, points in groups.items()} == EXPECTED_GROUP_POINTS
+    assert {name: points["max"] for name, points in groups.items()} == totals
     assert reference_run.results["alice_attempt"]["max_score"] == 100
 
 

@@ -18,7 +18,6 @@ messages shrinks to its first line. The hidden diagnosis then diagnoses only wha
 from __future__ import annotations
 
 import builtins
-import random
 import re
 from dataclasses import dataclass
 
@@ -190,7 +189,7 @@ def randomness_question(grading_seed: int) -> RandomnessQuestion:
     """Drawn from the grading seed, as the checks' data and the diagnosis's probes are: a fixed
     question (torch seeded 1, 2, 1 on one set of sizes) is one a deterministic submission could
     recognise and answer differently, to be called random instead of being diagnosed."""
-    rng = random.Random(f"randomness question {grading_seed}")
+    rng = data.sizes(data.RANDOMNESS_QUESTION, grading_seed)
     # At least 6 positions in 2 sequences: 42 weights a causal mask allows in one head, 84 in the
     # module's two or more. Two draws of a dropout of 0.1 agree on each weight with chance 0.82,
     # so the head's answers agree with chance 0.82 ** 42 (1 in 4000) and then the module's too

@@ -17,7 +17,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from grader import STUDENT_SUBPACKAGES
+from grader import STUDENT_SUBPACKAGES, scoring
 from grader.handout import notebook, stubs
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -83,7 +83,6 @@ reference examples, which compare your numbers with the reference on fixed data 
 your work is graded: the same comparison on sizes and data drawn at grading time, so code
 that matches the reference examples for the right reasons passes them too.
 """
-VISIBLE_POINTS, HIDDEN_POINTS = 85, 15  # tests/test_release.py checks them against the grader
 CONSTRUCTORS = {
     "standard": ", the constructors included (their docstrings give the layout of the layers)",
     "guided": "",
@@ -125,7 +124,8 @@ def write_release(out_dir: Path, level: str = stubs.DEFAULT_LEVEL, install_from:
     )
     (out_dir / "exercises" / notebook.LESSON_PATH.name).write_text(notebook.lesson_text(level=level), encoding="utf-8")
     (out_dir / "grader" / stubs.LEVEL_FILE.name).write_text(level + "\n", encoding="utf-8")
-    readme = STUDENT_README.format(constructors=CONSTRUCTORS[level], visible=VISIBLE_POINTS, hidden=HIDDEN_POINTS)
+    visible, hidden = scoring.visible_and_hidden_points()  # from the checks' markers
+    readme = STUDENT_README.format(constructors=CONSTRUCTORS[level], visible=visible, hidden=hidden)
     (out_dir / "README.md").write_text(readme, encoding="utf-8")
     return out_dir
 

@@ -502,7 +502,7 @@ def _module_probes(rng: random.Random) -> tuple:
 def for_seed(grading_seed: int) -> dict[str, tuple]:
     """Every function's probes, drawn from the grading seed (one draw per seed: the student's
     and every candidate's outcomes are computed on the same probes)."""
-    rng = random.Random(f"diagnosis probes {grading_seed}")
+    rng = data.sizes(data.DIAGNOSIS_PROBES, grading_seed)
     return {
         mistakes.HEAD_DIMENSION: _head_dimension_probes(rng),
         mistakes.CAUSAL_MASK: _causal_mask_probes(rng),

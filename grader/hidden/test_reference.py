@@ -12,8 +12,6 @@ float64, F.scaled_dot_product_attention) stay within 1e-6; real mistakes miss by
 
 from __future__ import annotations
 
-import random
-
 import pytest
 import torch
 
@@ -36,7 +34,7 @@ def drawn_config(grading_seed: int, draw: int) -> Config:
     batch >= 2, seq >= 2 and several heads of several features each (the shape tests
     cover the degenerate sizes: seq 1, one head), and none at which a mistake gives the
     reference's numbers (``hides_a_mistake``): drawn again until so, from the same stream."""
-    rng = random.Random(grading_seed * 7919 + draw)
+    rng = data.sizes(data.HIDDEN_SIZES, grading_seed, draw)
     while True:
         num_heads = rng.randint(2, 4)
         config = Config(batch=rng.randint(2, 3), seq=rng.randint(2, 8), model_dim=num_heads * rng.randint(2, 6), num_heads=num_heads)
@@ -69,7 +67,7 @@ def reference_module(config: Config, parameters: dict) -> torch.nn.Module:
 @pytest.mark.parametrize("draw", DRAWS)
 def test_head_matches_the_reference(submission, grading_seed, draw):
     config = drawn_config(grading_seed, draw)
-    rng = data.generator(grading_seed + 100 + draw)
+    rng = data.tensors(data.HIDDEN_HEAD_DATA, grading_seed, draw)
     parameters = data.head_parameters(config, rng)
     inputs = data.random_inputs(config, rng)
     allowed = drawn_mask(config, rng, draw)
@@ -96,7 +94,7 @@ def test_head_matches_the_reference(submission, grading_seed, draw):
 @pytest.mark.parametrize("draw", DRAWS)
 def test_module_matches_the_reference(submission, grading_seed, draw):
     config = drawn_config(grading_seed, 10 + draw)
-    rng = data.generator(grading_seed + 200 + draw)
+    rng = data.tensors(data.HIDDEN_MODULE_DATA, grading_seed, draw)
     parameters = data.attention_parameters(config, rng)
     inputs = data.random_inputs(config, rng)
     allowed = None if draw < 2 else data.scattered_allowed(config, rng)
@@ -128,7 +126,7 @@ def test_module_matches_the_reference(submission, grading_seed, draw):
 @pytest.mark.points(6)
 def test_module_gradients_match_the_reference(submission, grading_seed):
     config = drawn_config(grading_seed, 20)
-    rng = data.generator(grading_seed + 300)
+    rng = data.tensors(data.HIDDEN_GRADIENT_DATA, grading_seed)
     parameters = data.attention_parameters(config, rng)
     inputs = data.random_inputs(config, rng)
     output_gradient = torch.randn((config.batch, config.seq, config.model_dim), generator=rng)
