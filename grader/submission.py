@@ -157,7 +157,7 @@ class Submission:
         self._afresh = 0
         self.reuses_asked_again = 0
         self.changed_answer: ChangedAnswer | None = None  # the first answer found to change, if any
-        self.current_check = ""  # the check making calls now (set by grader/conftest.py)
+        self.current_check = ""  # the check making calls now (set by grader/session/folding.py)
         # The grader's biases the student's modules had no place for (bias=False where the
         # contract has a bias: grader/operations.py ``_load``), as the runs reported them.
         self.not_held: set[str] = set()

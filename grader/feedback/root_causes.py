@@ -126,7 +126,7 @@ AFRESH = (
 
 def changed_answer_evidence(changed: ChangedAnswer) -> str:
     """The question asked twice and how the answers differ, as a sentence (from the handle's record).
-    The checks' names carry no submission id (grader/conftest.py ``check_label``), the sizes are the
+    The checks' names carry no submission id (grader/session/folding.py ``check_label``), the sizes are the
     grader's; what the student's code named (a parameter, an exception's type) is said only in
     the plain words of a Python name, else in general terms: the sentence is read as Markdown."""
     function = FUNCTION_OF_OPERATION.get(changed.operation, changed.operation)
