@@ -27,7 +27,7 @@ import torch
 
 from grader import data
 from grader.data import Config
-from grader.submission import ChangedAnswer, Difference, StudentCodeError
+from grader.feedback.evidence import ChangedAnswer, Difference, StudentCodeError
 
 PARAMETER_LAYOUT = "parameter_layout"
 NONDETERMINISTIC = "nondeterministic"

@@ -16,7 +16,8 @@ from grader.reading import notebooks
 from grader.session.sandbox import sandbox_key
 from grader.session.scoreboard import scoreboard_key
 from grader.session.targets import Target, targets_key
-from grader.submission import StudentCodeError, Submission
+from grader.feedback.evidence import StudentCodeError
+from grader.submission import Submission
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
