@@ -111,9 +111,12 @@ def test_a_notebook_is_graded_as_its_code_cells_staged_as_one_file(pytester):
 def test_a_manifest_names_the_submissions_and_what_the_batch_knows_of_them(pytester):
     manifest = pytester.path / "manifest.json"
     manifest.write_text(json.dumps([{"name": "carol", "path": "/nowhere", "problem": "not a zip", "content_hash": "abc"}]))
-    config = pytester.parseconfigure(*plugins("targets"), f"--manifest={manifest}", "--grading-seed=7")
+    notebook = pytester.path / "work.ipynb"
+    notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    config = pytester.parseconfigure(*plugins("targets"), f"--manifest={manifest}", f"--submission={notebook}", "--grading-seed=7")
     assert config.stash[targets.targets_key] == {"carol": targets.Target("carol", Path("/nowhere"), "not a zip", "abc")}
     assert config.getoption("grading_seed") == 7
+    assert targets.notebooks_key not in config.stash  # nothing else read, nothing staged
 
 
 # --- sandbox.py --------------------------------------------------------------------------

@@ -9,9 +9,8 @@ from __future__ import annotations
 import pytest
 
 from grader.feedback import diagnosis_text, root_causes
-from grader.reading import notebooks
 from grader.session.scoreboard import scoreboard_key
-from grader.session.targets import targets_key
+from grader.session.targets import in_its_terms
 from grader.submission import Submission
 
 causes_key = pytest.StashKey[root_causes.RootCauses]()
@@ -77,10 +76,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             where = described.location.split(" in ", 1)[0].split(": ", 1)[0]  # "file.py:57"
             said = described.message.splitlines()[0] if described.message else ""
             said = said if len(said) <= 100 else said[:97] + "..."
-            report.longrepr = f"your code raised {described.type_name}: {said} again at {where}, as in {first} (its whole message is there)"
-            target = item.config.stash[targets_key].get(handle.name)
-            if target is not None and target.cells:
-                report.longrepr = notebooks.in_cell_terms(report.longrepr, list(target.cells))
+            report.longrepr = in_its_terms(
+                item.config, handle.name, f"your code raised {described.type_name}: {said} again at {where}, as in {first} (its whole message is there)"
+            )
     return report
 
 

@@ -12,7 +12,7 @@ from grader.feedback.errors import ErrorDescription
 from grader.reading import loading, notebooks
 from grader.session import sandbox
 from grader.session.scoreboard import scoreboard_key
-from grader.session.targets import Target, targets_key
+from grader.session.targets import Target, in_its_terms, targets_key
 from grader.submission import Submission
 
 handles_key = pytest.StashKey[dict]()  # submission name -> its open Submission handle
@@ -89,9 +89,5 @@ def finish(config: pytest.Config, handle: Submission) -> None:
 
 def _not_gradable(config: pytest.Config, name: str, error: ErrorDescription) -> None:
     """Show the reason once, in the summary; each test then fails with one short line."""
-    target = config.stash[targets_key].get(name)
-    reason = error.for_student()
-    if target is not None and target.cells:
-        reason = notebooks.in_cell_terms(reason, list(target.cells))
-    config.stash[scoreboard_key].record_import_error(name, reason)
+    config.stash[scoreboard_key].record_import_error(name, in_its_terms(config, name, error.for_student()))
     pytest.fail(f"not graded: {name} could not be imported (the reason is shown once, below the tests)", pytrace=False)

@@ -106,17 +106,23 @@ def pytest_configure(config: pytest.Config) -> None:
     _root_the_session_at_the_grader(config)
     if config.getoption("grading_seed") is None:
         config.option.grading_seed = secrets.randbelow(2**31)
-    config.stash[targets_key] = _targets(config.getoption("submission") or [str(DEFAULT_SUBMISSION)], config)
+    manifest = config.getoption("manifest")
+    # The batch's entries, or what the user named: never both read (a shard's every session would read exercises/ too).
+    config.stash[targets_key] = (
+        _manifest_targets(Path(manifest)) if manifest else _targets(config.getoption("submission") or [str(DEFAULT_SUBMISSION)], config)
+    )
     _refuse_a_submissions_own_ini(config)
-    if config.getoption("manifest"):
-        entries = json.loads(Path(config.getoption("manifest")).read_text(encoding="utf-8"))
-        config.stash[targets_key] = {
-            e["name"]: Target(
-                e["name"], Path(e["path"]), e.get("problem", ""), e.get("content_hash", ""), e.get("graded_file", ""),
-                cells=tuple(notebooks.CellSpan(**{**cell, "line_offsets": tuple(cell["line_offsets"])}) for cell in e.get("cells", [])),
-            )
-            for e in entries
-        }
+
+
+def _manifest_targets(manifest: Path) -> dict[str, Target]:
+    """The batch's entries, as its intake staged and named them (grader/batch/shard.py writes the file)."""
+    return {
+        e["name"]: Target(
+            e["name"], Path(e["path"]), e.get("problem", ""), e.get("content_hash", ""), e.get("graded_file", ""),
+            cells=tuple(notebooks.CellSpan(**{**cell, "line_offsets": tuple(cell["line_offsets"])}) for cell in e.get("cells", [])),
+        )
+        for e in json.loads(manifest.read_text(encoding="utf-8"))
+    }
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -189,6 +195,12 @@ def _notebook_target(config: pytest.Config, target: Target) -> Target:
     staged.parent.mkdir(parents=True, exist_ok=True)
     staged.write_text(code, encoding="utf-8")
     return Target(target.name, staged, graded_file=target.graded_file, cells=tuple(cells), given=target.given)
+
+
+def in_its_terms(config: pytest.Config, name: str, message: str) -> str:
+    """A message about the submission ``name``, in its cells' terms when it is a notebook."""
+    target = config.stash[targets_key].get(name)
+    return notebooks.in_cell_terms(message, list(target.cells)) if target is not None and target.cells else message
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
