@@ -3,7 +3,7 @@
 A test's points come from its ``@pytest.mark.points(n)`` marker; its group from the
 module it lives in (``test_causal_masking.py`` is the group ``causal_masking``). A test
 earns its points only when its setup, call and teardown all pass. The pytest plugin that
-fills these records and prints the score table is ``grader/scoreboard.py``: this module
+fills these records and prints the score table is ``grader/session/scoreboard.py``: this module
 does not import pytest, so that the batch's coordinator and the platforms' scripts, which
 only read results, start without it.
 """
@@ -34,7 +34,7 @@ GROUPS = tuple(GROUP_TITLES)
 HIDDEN_TESTS = Path(__file__).resolve().parent / "hidden"  # absent from the student release
 # The name under which a failed weights check's matrices ride on its pytest report.
 ATTENTION_PROPERTY = "attention"
-# How a test stopped by a stub reads (grader/conftest.py, student_error_message).
+# How a test stopped by a stub reads (grader/session/summary.py, student_error_message).
 NOT_WRITTEN = re.compile(r"^(?P<name>[\w.]+) is not written yet: this test needs it")
 # The order in which the student's functions build on each other: "Start with" the first
 # one not written yet (MultiHeadSelfAttention calls all the others).
@@ -81,7 +81,7 @@ class SubmissionResult:
     # With --isolate: the wall-clock budgets (grader/sandbox/isolated.py) and, per budget that
     # ran out ("submission", "diagnosis"), why; {} at the desk.
     time_budget: dict = field(default_factory=dict)
-    # A notebook's run, one line each (grader/conftest.py, _how_the_notebook_ran): cells skipped
+    # A notebook's run, one line each (grader/session/handles.py, _how_the_notebook_ran): cells skipped
     # for their cell magic, cells that raised (the run went on), functions defined in several
     # cells and which definition was graded; [] for a .py file.
     notebook: list[str] = field(default_factory=list)
@@ -150,7 +150,7 @@ def _check_modules() -> list[tuple[str, Path]]:
 @functools.cache
 def grader_points() -> dict[tuple[str, str], int]:
     """Each check's points as this grader's test modules mark them: (group, test function) ->
-    the n of its ``@pytest.mark.points(n)`` (what grader/scoreboard.py's points_of reads from
+    the n of its ``@pytest.mark.points(n)`` (what grader/session/scoreboard.py's points_of reads from
     pytest), read from the modules' source without importing pytest or running anything; the
     hidden module only where this copy has it. A check ``test_x[case]`` is the function ``test_x``."""
     table: dict[tuple[str, str], int] = {}

@@ -12,16 +12,15 @@ import contextlib
 import io
 import math
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import pytest
 import torch
 
 from grader import operations
 from grader.reading import loading
 from grader.feedback.errors import ErrorDescription, describe_exception
+from grader.feedback.evidence import ChangedAnswer, Difference, StudentCodeError
 from grader.timeouts import CallTimedOut
 
 # An endless loop would otherwise cost the full time limit in every test that calls it.
@@ -42,24 +41,6 @@ REUSABLE_ERRORS = ("raised", "not_written")
 # by the group that follows); each costs one call of the few hundred a submission makes.
 # With --ask-every-time the same questions are compared, so the evidence is the same.
 REUSES_ASKED_AGAIN = 2
-
-
-class StudentCodeError(pytest.fail.Exception):
-    """Raised on the grader's side when a call into the submission did not return.
-
-    It is pytest's own test failure (``pytest.fail``) without a traceback: the message
-    says what the student's code did, and pytest need not parse the grader's source to
-    build a traceback nobody reads.
-    """
-
-    def __init__(self, operation: str, error: ErrorDescription) -> None:
-        super().__init__(f"{operation}: {error.for_student()}", pytrace=False)
-        self.operation = operation
-        self.error = error
-
-    @property
-    def type_name(self) -> str:
-        return self.error.type_name
 
 
 class Backend(Protocol):
@@ -161,7 +142,7 @@ class Submission:
         self.reuses_asked_again = 0
         self.changed_answer: ChangedAnswer | None = None  # the first answer found to change, if any
         self.state_changed_by: set[str] = set()  # the operations whose calls changed what the code keeps
-        self.current_check = ""  # the check making calls now (set by grader/conftest.py)
+        self.current_check = ""  # the check making calls now (set by grader/session/folding.py)
         # The grader's biases the student's modules had no place for (bias=False where the
         # contract has a bias: grader/operations.py ``_load``), as the runs reported them.
         self.not_held: set[str] = set()
@@ -296,36 +277,6 @@ class Submission:
         for name, value in result["parameters"].items():
             _tensor(value, f"parameter {name}")
         return result
-
-
-@dataclass(frozen=True)
-class Difference:
-    """Where two answers to one question differ: ``field`` (``output``, ``weights``,
-    ``parameter_gradients.heads.0.query.weight``, ... or ``""`` for the answer itself) and how:
-    ``"values"`` at ``differing`` of ``total`` entries (``largest``: the largest difference
-    between two numbers, None when only NaN or an infinity differs; ``first`` and ``then``: a
-    value that is not a tensor, in the grader's words), ``"shape"`` (shape, dtype, names or
-    length), or ``"outcome"`` (``first`` and ``then``: returned, or raised and what)."""
-
-    field: str
-    how: str
-    differing: int = 0
-    total: int = 0
-    largest: float | None = None
-    first: str = ""
-    then: str = ""
-
-
-@dataclass(frozen=True)
-class ChangedAnswer:
-    """The evidence that the code's answers change from call to call: one question, asked by
-    ``first_check`` and again by ``again_check``, and how the two answers differ."""
-
-    operation: str
-    sizes: tuple[tuple[str, Any], ...]  # the call's numbers, and its tensors' shapes
-    first_check: str
-    again_check: str
-    differences: tuple[Difference, ...]
 
 
 MAX_DIFFERENCES_SAID = 2

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from grader import checks
-from grader.submission import StudentCodeError
+from grader.feedback.evidence import StudentCodeError
 
 # Each hint is chosen by what the call did: returned, raised AssertionError, raised another error.
 CHECK_HINT = "check num_heads < 1 or model_dim % num_heads != 0 and raise ValueError(f'... {model_dim} ... {num_heads} ...')."

@@ -26,7 +26,7 @@ def pytest_configure(config):
     # The slow tier's markers (slow, platform, browser), one line each in tiers.SLOW_TIER.
     tiers.pytest_configure(config)
     # The grader's own marker, met here when a test imports a module of checks (the hidden
-    # tests' draws): grader/conftest.py registers it for the grader's sessions.
+    # tests' draws): grader/session/scoreboard.py registers it for the grader's sessions.
     config.addinivalue_line("markers", "points(n): the points a check of the grader is worth")
 
 

@@ -165,7 +165,7 @@ HOST_FOLDERS = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), REPO_ROOT, REP
 SHARED_WRITABLE = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))
 
 # Holes once known, now closed, keep their tests: a conftest.py beside a submission is never
-# imported (grader/conftest.py narrows pytest's conftest search to grader/), a pytest.ini in
+# imported (grader/session/targets.py narrows pytest's conftest search to grader/), a pytest.ini in
 # a submission's folder is refused, and a pids cgroup caps processes when bwrap runs as root.
 KNOWN_HOLES: dict = {}
 

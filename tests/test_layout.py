@@ -3,7 +3,9 @@
 Layers, lowest first: the student's grader (the grader package's own modules), the sandbox,
 the batch, the hand-outs; the hidden tests sit beside the student's grader and are imported
 by nobody but pytest. A module may import its own layer and those below it, never one above:
-the student release ships the first layer alone, so an upward import would break it.
+the student release ships the first layer alone, so an upward import would break it. Inside a
+layer, its folders and the package's top-level modules stack the same way: no two import each
+other, directly or round a circle (feedback/ sits below submission.py, which imports it).
 """
 
 from __future__ import annotations
@@ -35,9 +37,9 @@ def _layer_of(path: Path) -> str:
     return relative.parts[0]
 
 
-def _imported_layers(path: Path) -> set[tuple[str, int]]:
-    """(layer, line) for every `grader.<layer>` this module imports, at any depth of its code."""
-    found = set()
+def _imported_names(path: Path) -> list[tuple[list[str], int]]:
+    """(name's parts, line) for every ``grader...`` name this module imports, at any depth of its code."""
+    found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("grader"):
             names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
@@ -45,11 +47,13 @@ def _imported_layers(path: Path) -> set[tuple[str, int]]:
             names = [alias.name for alias in node.names]
         else:
             continue
-        for name in names:
-            parts = name.split(".")
-            if parts[0] == "grader" and len(parts) > 1 and parts[1] in LAYERS:
-                found.add((parts[1], node.lineno))
+        found += [(name.split("."), node.lineno) for name in names if name.split(".")[0] == "grader"]
     return found
+
+
+def _imported_layers(path: Path) -> set[tuple[str, int]]:
+    """(layer, line) for every `grader.<layer>` this module imports, at any depth of its code."""
+    return {(parts[1], line) for parts, line in _imported_names(path) if len(parts) > 1 and parts[1] in LAYERS}
 
 
 MODULES = sorted(GRADER.rglob("*.py"))
@@ -65,6 +69,80 @@ def test_imports_go_down_the_layers(path):
         if imported != layer and imported not in ALLOWED[layer]
     )
     assert not upward, f"grader/{path.relative_to(GRADER).as_posix()} ({layer or 'student grader'}) reaches up: {upward}"
+
+
+def _unit_of(path: Path, grader: Path) -> str:
+    """A module's place in the stack: its folder under grader/, or the module itself at the top."""
+    relative = path.relative_to(grader)
+    return relative.parent.as_posix() if len(relative.parts) > 1 else relative.stem
+
+
+def _imported_units(path: Path, grader: Path) -> dict[str, int]:
+    """The units this module imports (at any depth of its code), each with a line that does."""
+    found = {}
+    for parts, line in _imported_names(path):
+        # The longest prefix that is a module or a package of grader/ (``grader.data.Config``: data.py).
+        for end in range(len(parts), 1, -1):
+            target = grader.joinpath(*parts[1:end])
+            module = target.with_suffix(".py") if target.with_suffix(".py").is_file() else target / "__init__.py"
+            if module.is_file():
+                found.setdefault(_unit_of(module, grader), line)
+                break
+    return found
+
+
+def import_circles(grader: Path = GRADER) -> list[list[str]]:
+    """Each set of units that import one another round a circle, with a line that closes each step."""
+    edges: dict[str, dict[str, str]] = {}
+    for path in sorted(grader.rglob("*.py")):
+        unit = _unit_of(path, grader)
+        for imported, line in _imported_units(path, grader).items():
+            if imported != unit:
+                edges.setdefault(unit, {}).setdefault(imported, f"{path.relative_to(grader).as_posix()}:{line}")
+    # Tarjan's strongly connected components: a component of two or more units is a circle.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(unit: str) -> None:
+        index[unit] = low[unit] = len(index)
+        stack.append(unit)
+        for imported in edges.get(unit, {}):
+            if imported not in index:
+                visit(imported)
+                low[unit] = min(low[unit], low[imported])
+            elif imported in stack:
+                low[unit] = min(low[unit], index[imported])
+        if low[unit] == index[unit]:
+            component = []
+            while not component or component[-1] != unit:
+                component.append(stack.pop())
+            if len(component) > 1:
+                circles.append(sorted(
+                    f"{a} -> {b} ({where})" for a in component for b, where in edges.get(a, {}).items() if b in component
+                ))
+
+    for unit in sorted(edges):
+        if unit not in index:
+            visit(unit)
+    return circles
+
+
+def test_no_folder_or_top_level_module_imports_one_that_imports_it_back():
+    # A loop between two folders (feedback/ and submission.py once) means neither is below the
+    # other: move what both need into the lower one.
+    assert not import_circles(), import_circles()
+
+
+def test_the_circle_check_sees_a_loop_between_a_folder_and_a_module(tmp_path):
+    grader = tmp_path / "grader"
+    (grader / "feedback").mkdir(parents=True)
+    (grader / "feedback" / "__init__.py").write_text("")
+    (grader / "feedback" / "causes.py").write_text("from grader.handle import Error\n")
+    (grader / "handle.py").write_text("def f():\n    from grader.feedback import causes\n")
+    (grader / "data.py").write_text("from grader.feedback.causes import x\n")
+    assert import_circles(grader) == [["feedback -> handle (feedback/causes.py:1)", "handle -> feedback (handle.py:2)"]]
 
 
 def test_the_student_grader_imports_the_sandbox_only_inside_a_function():

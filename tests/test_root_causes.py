@@ -25,7 +25,8 @@ import browser
 import catalogue
 from grader import data, operations
 from grader.feedback import root_causes
-from grader.submission import InProcessBackend, StudentCodeError, Submission
+from grader.feedback.evidence import StudentCodeError
+from grader.submission import InProcessBackend, Submission
 from grading import REPO_ROOT, grade
 
 DESK_MUTANTS = (

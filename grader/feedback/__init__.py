@@ -11,5 +11,7 @@ the student's file, or notebook cell, where it was raised (``errors.py``). What 
 keeps the plain expected / got of its check. ``markdown.py`` lays the result out for a page.
 
 These modules are part of the student's grader (shipped in the release and the wheel): they import
-the student layer below them and never the hidden tests, the sandbox, the batch or the hand-outs.
+what lies below them (reading/, operations, data, scoring, untrusted), never the modules that use
+them (submission.py, checks.py, results.py, session/: what a failed call leaves as evidence is
+``evidence.py``'s), the hidden tests, the sandbox, the batch or the hand-outs.
 """

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import torch
 
+from grader.feedback.evidence import StudentCodeError
+
 # Looser than the checks' tolerance: a slip recomputed in float64 is compared with the
 # student's float32, and a premise needs to be recognised, not graded.
 PREMISE_TOLERANCE = {"atol": 1e-4, "rtol": 1e-3}
@@ -456,8 +458,6 @@ def sharing_sentence(sharings: list[Sharing]) -> str:
 def asked(call: Callable):
     """What one more call into the submission returns, for a premise only; None when the call
     itself fails (that failure is another test's to report, with its own message)."""
-    from grader.submission import StudentCodeError
-
     try:
         return call()
     except StudentCodeError:

@@ -26,7 +26,7 @@ import torch
 
 from grader import data
 from grader.data import Config
-from grader.submission import ChangedAnswer, Difference, StudentCodeError
+from grader.feedback.evidence import ChangedAnswer, Difference, StudentCodeError
 
 PARAMETER_LAYOUT = "parameter_layout"
 NONDETERMINISTIC = "nondeterministic"
@@ -127,7 +127,7 @@ AFRESH = (
 
 def changed_answer_evidence(changed: ChangedAnswer) -> str:
     """The question asked twice and how the answers differ, as a sentence (from the handle's record).
-    The checks' names carry no submission id (grader/conftest.py ``check_label``), the sizes are the
+    The checks' names carry no submission id (grader/session/folding.py ``check_label``), the sizes are the
     grader's; what the student's code named (a parameter, an exception's type) is said only in
     the plain words of a Python name, else in general terms: the sentence is read as Markdown."""
     function = FUNCTION_OF_OPERATION.get(changed.operation, changed.operation)

@@ -311,7 +311,7 @@ def student_summary(
         lines += ["What went wrong:", *diagnosis_text.text_lines(diagnoses), ""]
     if document.get("import_error"):
         lines += ["Your file could not be imported, so no test could run:", document["import_error"], ""]
-    if document.get("notebook"):  # how a notebook's cells ran (grader/conftest.py, _how_the_notebook_ran)
+    if document.get("notebook"):  # how a notebook's cells ran (grader/session/handles.py, _how_the_notebook_ran)
         lines += ["How your notebook ran:", *document["notebook"], ""]
     lines.append("Points per group:")
     for group, points in document.get("groups", {}).items():

@@ -8,7 +8,7 @@ from the file itself (``pip install ./multi_head_attention_grader-...whl``).
 
 It holds what the student release holds of the grader and nothing more: the grader package's
 own files (``release.own_files``: the visible checks, the reference examples, the notebook's
-checks, what ``pytest grader`` loads, with its student subfolders feedback/ and reading/), none
+checks, what ``pytest grader`` loads, with its student subfolders feedback/, reading/ and session/), none
 of its instructor subpackages (hidden/, sandbox/, batch/, handout/), and the scaffolding level it was made for. The release's leak scan runs on the
 wheel's contents before it is kept: a wheel holding a line of solution text is not written.
 

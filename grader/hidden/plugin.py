@@ -4,7 +4,7 @@ After a submission's last check, while its handle is still open, it diagnoses th
 functions that the failed checks used (grader/hidden/diagnosis.py) and puts the result on
 the submission's result (``SubmissionResult.diagnoses``, after the root causes the grader
 found on its own: grader/feedback/root_causes.py, whose checks it leaves alone), from which the
-results files, the feedback page, Gradescope and the notebook read it. grader/conftest.py
+results files, the feedback page, Gradescope and the notebook read it. grader/session/summary.py
 prints it before pytest's failures; a failure it explains shrinks to its first line.
 """
 

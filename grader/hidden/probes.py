@@ -30,7 +30,7 @@ import torch
 from grader import data
 from grader.data import Config
 from grader.hidden import mistakes
-from grader.submission import StudentCodeError
+from grader.feedback.evidence import StudentCodeError
 
 DTYPE = torch.float64
 NOT_DEFINED = "expected your file to define"  # grader/operations.py: a name not (yet) in the file

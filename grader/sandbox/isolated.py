@@ -176,7 +176,7 @@ SHARED_WORKER_PLUGIN = "grader-shared-worker"
 class SharedWorker:
     """One worker for several pytest sessions in one process (a batch shard, grader/batch/shard.py).
 
-    Passed to ``pytest.main(plugins=[...])``; grader/conftest.py takes its worker from
+    Passed to ``pytest.main(plugins=[...])``; grader/session/sandbox.py takes its worker from
     here when it is registered, and leaves closing it to whoever made it.
     """
 

@@ -1,14 +1,35 @@
 """The pytest plugin that keeps the score: each test's outcome into its record
-(grader/scoring.py) and, at the end of a session, the score table a student reads.
+(grader/scoring.py) and, at the end of a session, the score table a student reads. The other
+plugins read and fill the records through it (``scoreboard_key``); grader/hidden/'s diagnosis
+finds it by its name.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from grader import checks
 from grader.feedback import attention_comparison
 from grader.scoring import ATTENTION_PROPERTY, GROUP_TITLES, GROUPS, HIDDEN_TESTS, SubmissionResult, TestRecord, describe_not_written
 from grader.untrusted import printable
+
+
+@pytest.hookimpl(tryfirst=True)  # before the other plugins' configure, which fill its records
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "points(n): the points a test is worth")
+    scoreboard = Scoreboard()
+    config.stash[scoreboard_key] = scoreboard
+    config.pluginmanager.register(scoreboard, "grader-scoreboard")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    if call.excinfo is not None and isinstance(call.excinfo.value, checks.AttentionMismatch):
+        # The matrices, as plain data, travel with the report to the test's result (and
+        # across pytest-xdist's workers): grader/feedback/attention_comparison.py.
+        report.user_properties.append((ATTENTION_PROPERTY, call.excinfo.value.picture))
+    return report
 
 
 def group_of(item: pytest.Item) -> str:
@@ -115,6 +136,9 @@ class Scoreboard:
             write(f"{name:<{width}}{cells}{f'{result.score}/{result.max_score}':>10}")
         for name in sorted(self.results):
             write(f"Score {name}: {self.results[name].score}/{self.results[name].max_score}")
+
+
+scoreboard_key = pytest.StashKey[Scoreboard]()
 
 
 def _message_of(report: pytest.TestReport) -> str:

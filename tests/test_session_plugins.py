@@ -1,0 +1,272 @@
+"""Each plugin of a grading session (grader/session/), in this process: a pytest session run
+inside this one (pytester) with the plugins it needs, or its hooks called directly.
+
+The inner sessions grade tiny modules of checks written here (``test_shapes.py``: one of the
+grader's groups, so that the scoreboard takes it) against a student module written here too.
+pytest's conftest search stays inside grader/ once the targets plugin is loaded (its options
+narrow it), so what an inner session needs besides the plugins comes as a plugin object.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from grader.feedback.errors import ErrorDescription
+from grader.feedback.evidence import StudentCodeError
+from grader.sandbox import isolated
+from grader.session import PLUGINS, folding, handles, sandbox, summary, targets
+from grader.session.scoreboard import scoreboard_key
+from grader.submission import InProcessBackend, Submission
+
+ALL = [option for name in PLUGINS for option in ("-p", name)]
+# The plugins are imported here already, too late for the inner session to rewrite their asserts.
+QUIET = ("-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning")
+
+STUDENT = """
+import torch
+
+print("hello from the student's module")
+
+def causal_mask(seq_len):
+    if seq_len > 3:
+        raise ValueError(f"too long: {seq_len}")
+    return torch.ones(seq_len, seq_len).tril().bool()
+"""
+
+CHECKS = """
+import pytest
+
+@pytest.mark.points(3)
+def test_a_short_mask_is_lower_triangular(submission):
+    mask = submission.causal_mask(2)
+    assert mask.tolist() == [[True, False], [True, True]]
+
+@pytest.mark.points(2)
+def test_a_long_mask(submission):
+    submission.causal_mask(5)
+"""
+
+
+def plugins(*names: str) -> list[str]:
+    return [option for name in names for option in ("-p", f"grader.session.{name}")]
+
+
+class Kept:
+    """A plugin object that keeps the inner session's config, to read its stash afterwards."""
+
+    def pytest_configure(self, config):
+        self.config = config
+
+
+@pytest.fixture
+def student(pytester):
+    pytester.makepyfile(test_shapes=CHECKS)
+    path = pytester.path / "student" / "multi_head_attention.py"
+    path.parent.mkdir()
+    path.write_text(STUDENT)
+    return path
+
+
+# --- targets.py --------------------------------------------------------------------------
+
+
+def test_the_checks_run_once_per_submission_one_after_the_other_in_the_lessons_order(pytester):
+    fixture = "import pytest\n@pytest.fixture(scope='session')\ndef submission(request):\n    return request.param\n"
+    pytester.makepyfile(  # collected in the order of their names, graded in the lesson's
+        test_probabilities=fixture + "def test_two(submission): pass\n", test_shapes=fixture + "def test_one(submission): pass\n",
+    )
+    first, second = pytester.path / "alice.py", pytester.path / "bob" / "alice.py"
+    first.write_text("")
+    second.parent.mkdir()
+    second.write_text("")
+    result = pytester.runpytest_inprocess(
+        *plugins("targets"), *QUIET, "--collect-only", "-q", f"--submission={first}", f"--submission={second}"
+    )
+    ids = [line.split("::", 1)[1] for line in result.outlines if "::" in line]
+    # Two files of one name are two submissions; their checks are not interleaved.
+    assert ids == ["test_one[alice]", "test_two[alice]", "test_one[alice-2]", "test_two[alice-2]"], result.outlines
+
+
+def test_a_notebook_is_graded_as_its_code_cells_staged_as_one_file(pytester):
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": "# My work"},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": "def causal_mask(n):\n    return n"},
+    ]
+    notebook = pytester.path / "work.ipynb"
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    config = pytester.parseconfigure(*plugins("targets"), f"--submission={notebook}")
+    (target,) = config.stash[targets.targets_key].values()
+    assert target.given == notebook.resolve() and target.graded_file == "work.ipynb" and not target.problem
+    assert target.path != notebook.resolve() and "def causal_mask(n):" in target.path.read_text()
+    assert len(target.cells) == 1
+    staged = target.path
+    config._ensure_unconfigure()
+    assert not staged.exists()  # the staged copy goes with the session
+
+
+def test_a_manifest_names_the_submissions_and_what_the_batch_knows_of_them(pytester):
+    manifest = pytester.path / "manifest.json"
+    manifest.write_text(json.dumps([{"name": "carol", "path": "/nowhere", "problem": "not a zip", "content_hash": "abc"}]))
+    notebook = pytester.path / "work.ipynb"
+    notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    config = pytester.parseconfigure(*plugins("targets"), f"--manifest={manifest}", f"--submission={notebook}", "--grading-seed=7")
+    assert config.stash[targets.targets_key] == {"carol": targets.Target("carol", Path("/nowhere"), "not a zip", "abc")}
+    assert config.getoption("grading_seed") == 7
+    assert targets.notebooks_key not in config.stash  # nothing else read, nothing staged
+
+
+# --- sandbox.py --------------------------------------------------------------------------
+
+
+def test_without_isolate_the_code_runs_in_this_process(pytester, tmp_path):
+    config = pytester.parseconfigure(*plugins("targets", "sandbox"))
+    assert config.stash[sandbox.sandbox_key] == ("in-process", "")
+    backend, unavailable = sandbox.backend(config, tmp_path / "multi_head_attention.py", None)
+    assert type(backend) is InProcessBackend and unavailable == ()
+
+
+def test_a_shards_shared_worker_serves_the_session_and_is_left_open(pytester):
+    class FakeWorker:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    class Shared:
+        __name__ = isolated.SHARED_WORKER_PLUGIN
+
+        def __init__(self):
+            self.worker = FakeWorker()
+
+        def get(self, chosen):
+            self.chosen = chosen
+            return self.worker
+
+    shared = Shared()
+    config = pytester.parseconfig(*plugins("targets", "sandbox"), "--isolate", "--sandbox=process", "--call-timeout=3")
+    config.pluginmanager.register(shared, isolated.SHARED_WORKER_PLUGIN)
+    config._do_configure()
+    assert config.stash[sandbox.worker_key] is shared.worker and shared.chosen == "process"
+    source = pytester.makepyfile(multi_head_attention=STUDENT)
+    backend, unavailable = sandbox.backend(config, source, None)
+    assert type(backend) is isolated.IsolatedBackend and backend.call_timeout == 3 and unavailable is isolated.WorkerUnavailable
+    config._ensure_unconfigure()
+    assert not shared.worker.closed  # the shard closes it after its last session
+
+
+# --- scoreboard.py -----------------------------------------------------------------------
+
+
+def test_the_scoreboard_counts_each_checks_points_into_the_score_table(pytester):
+    pytester.makepyfile(test_shapes="import pytest\n@pytest.mark.points(4)\ndef test_ok(): pass\n"
+                                    "@pytest.mark.points(6)\ndef test_wrong(): assert False\n")
+    result = pytester.runpytest_inprocess(*plugins("scoreboard"), *QUIET)
+    result.stdout.fnmatch_lines(["*= score =*", "1. shapes*4/10", "Score: 4/10"])
+
+
+# --- handles.py --------------------------------------------------------------------------
+
+
+def test_each_submission_gets_one_handle_closed_with_what_its_code_printed(pytester, student):
+    kept = Kept()
+    reprec = pytester.inline_run(*ALL, *QUIET, f"--submission={student.parent}", "-s", plugins=[kept])
+    result = kept.config.stash[scoreboard_key].submission_result("student")
+    assert result.graded_file == "multi_head_attention.py"
+    assert kept.config.stash[handles.handles_key] == {}  # finished after its last check
+    assert [test.outcome for test in result.tests] == ["passed", "failed"]
+    assert len(reprec.getreports("pytest_runtest_logreport")) == 6
+
+
+def test_a_submission_that_does_not_import_fails_each_check_with_one_line(pytester, student):
+    student.write_text("def causal_mask(seq_len):\n    return (\n")
+    kept = Kept()
+    reprec = pytester.inline_run(*ALL, *QUIET, f"--submission={student.parent}", plugins=[kept])
+    failures = [report.longreprtext for report in reprec.getfailures() if report.when == "setup"]
+    assert len(failures) == 2
+    assert all(text.startswith("not graded: student could not be imported") for text in failures)
+    assert "SyntaxError" in kept.config.stash[scoreboard_key].submission_result("student").import_error
+
+
+# --- persistence.py ----------------------------------------------------------------------
+
+
+def test_results_are_written_per_submission_and_for_the_session(pytester, student):
+    out, document = pytester.path / "out", pytester.path / "results.json"
+    pytester.inline_run(*ALL, *QUIET, f"--submission={student.parent}", f"--results-dir={out}", f"--results-json={document}", "--grading-seed=11")
+    written = json.loads((out / "results" / "student.json").read_text())
+    assert written["score"] == 3 and written["grading_seed"] == 11
+    assert (out / "feedback" / "student.md").is_file()
+    assert json.loads(document.read_text())["submissions"]["student"]["score"] == 3
+
+
+def test_a_result_that_cannot_be_written_is_said_and_the_session_goes_on(pytester, student, capfd):
+    blocked = pytester.path / "blocked"
+    blocked.write_text("a file where the results' folder should be")
+    reprec = pytester.inline_run(*ALL, *QUIET, f"--submission={student.parent}", f"--results-dir={blocked}")
+    assert "grader: the result of student could not be written" in capfd.readouterr().err
+    assert len(reprec.getreports("pytest_runtest_logreport")) == 6
+
+
+# --- folding.py --------------------------------------------------------------------------
+
+
+def test_each_failure_is_reported_once_unless_a_summary_is_asked_for(pytester, student):
+    quiet = pytester.runpytest_inprocess(*ALL, *QUIET, f"--submission={student.parent}")
+    assert "short test summary info" not in quiet.stdout.str()
+    asked = pytester.runpytest_inprocess(*ALL, *QUIET, f"--submission={student.parent}", "-rf")
+    assert "short test summary info" in asked.stdout.str()
+
+
+def test_a_checks_label_leaves_out_the_submissions_name():
+    item = SimpleNamespace(originalname="test_mask", name="test_mask[alice-b1-s4]", callspec=SimpleNamespace(id="alice-b1-s4"))
+    assert folding.check_label(item, "alice") == "test_mask[b1-s4]"
+    assert folding.check_label(SimpleNamespace(originalname="test_x", name="test_x[alice]"), "alice") == "test_x"
+
+
+def test_an_error_raised_again_at_the_same_line_is_said_in_full_once(pytester, student):
+    pytester.makepyfile(test_shapes=CHECKS + "\n@pytest.mark.points(1)\ndef test_another_long_mask(submission):\n    submission.causal_mask(6)\n")
+    reprec = pytester.inline_run(*ALL, *QUIET, f"--submission={student.parent}")
+    first, again = (report.longreprtext for report in reprec.getfailures())
+    assert first.startswith("your code raised ValueError: too long: 5\n  at multi_head_attention.py:")
+    assert again.startswith("your code raised ValueError: too long: 6 again at multi_head_attention.py:")
+    assert again.endswith("as in test_a_long_mask[student] (its whole message is there)")
+
+
+# --- summary.py --------------------------------------------------------------------------
+
+
+def test_the_header_says_what_is_graded_on_which_seed_and_where_the_code_runs(pytester, student):
+    config = pytester.parseconfigure(*plugins("targets", "sandbox", "summary"), f"--submission={student.parent}", "--grading-seed=5")
+    assert summary.pytest_report_header(config) == [f"grading: {student.parent}", "grading seed: 5", "student code runs: in-process"]
+
+
+@pytest.mark.parametrize(("kind", "message", "said"), [
+    ("not_written", "causal_mask", "causal_mask: this test needs it (it still raises NotImplementedError)."),
+    ("contract", "causal_mask(...) returned a list", "causal_mask(...) returned a list"),
+    ("raised", "too long", "your code raised ValueError: too long\n  at multi_head_attention.py:9"),
+])
+def test_a_students_exception_reads_as_one_paragraph(kind, message, said):
+    error = ErrorDescription(kind, "ValueError", message, "multi_head_attention.py:9" if kind == "raised" else "")
+    assert summary.student_error_message(StudentCodeError("causal_mask", error)) == said
+
+
+def test_a_stub_that_says_its_own_words_is_named_by_its_function():
+    error = ErrorDescription("not_written", "NotImplementedError", "write this", function="causal_mask")
+    assert summary.student_error_message(StudentCodeError("causal_mask", error)).startswith("causal_mask is not written yet")
+
+
+def test_a_failure_in_the_terminal_is_the_students_message_not_a_traceback(pytester, student):
+    result = pytester.runpytest_inprocess(*ALL, *QUIET, f"--submission={student.parent}")
+    text = result.stdout.str()
+    assert "your code raised ValueError: too long: 5" in text
+    assert "submission.causal_mask(5)" not in text and "Traceback" not in text
+
+
+def test_the_submission_fixture_hands_out_a_plain_data_handle(pytester, student):
+    pytester.makepyfile(test_shapes="import pytest\n@pytest.mark.points(1)\ndef test_handle(submission):\n"
+                                    f"    assert type(submission).__name__ == {Submission.__name__!r}\n")
+    pytester.inline_run(*ALL, *QUIET, f"--submission={student.parent}").assertoutcome(passed=1)
