@@ -28,7 +28,8 @@ shadowing.stop_if_shadowed(Path(__file__).resolve().parent)
 
 import torch  # noqa: E402
 
-from grader import checks, results, settings, timeouts, untrusted  # noqa: E402
+from grader.exercise import checks  # noqa: E402
+from grader import results, settings, timeouts, untrusted  # noqa: E402
 from grader.feedback import diagnosis_text, root_causes
 from grader.reading import loading, notebooks
 from grader.scoreboard import Scoreboard, group_of

@@ -32,6 +32,7 @@ GROUP_TITLES = {
 }
 GROUPS = tuple(GROUP_TITLES)
 HIDDEN_TESTS = Path(__file__).resolve().parent / "hidden"  # absent from the student release
+VISIBLE_TESTS = Path(__file__).resolve().parent / "exercise"  # the exercise's visible checks
 # The name under which a failed weights check's matrices ride on its pytest report.
 ATTENTION_PROPERTY = "attention"
 # How a test stopped by a stub reads (grader/conftest.py, student_error_message).
@@ -146,8 +147,7 @@ def grader_points() -> dict[tuple[str, str], int]:
     pytest), read from the modules' source without importing pytest or running anything; the
     hidden module only where this copy has it. A check ``test_x[case]`` is the function ``test_x``."""
     table: dict[tuple[str, str], int] = {}
-    folder = Path(__file__).resolve().parent
-    for path in sorted([*folder.glob("test_*.py"), *HIDDEN_TESTS.glob("test_*.py")]):
+    for path in sorted([*VISIBLE_TESTS.glob("test_*.py"), *HIDDEN_TESTS.glob("test_*.py")]):
         group = path.stem.removeprefix("test_")
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
 import catalogue  # noqa: E402
-from grader.batch import code_comparison  # noqa: E402
+from grader.class_view import code_comparison  # noqa: E402
 
 
 def _timed(codes: dict[str, str], repeats: int) -> tuple[float, int]:

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 import catalogue
-from grader.batch import class_results, shard
+from grader.class_view import class_results
+from grader.batch import shard
 from grader.sandbox import processes
 from grading import BATCH_EVENT_CAP_SECONDS, INTERRUPTIBLE_CLASS_SIZE, QUICK_CALL_LIMIT, REPO_ROOT, SLOW_CALL_LIMIT
 from grading import as_a_terminals_job, grade, interruptible_class, wait_for_results

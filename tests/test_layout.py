@@ -1,7 +1,8 @@
 """The tree shows the architecture: each layer in its folder, imports going down the layers.
 
-Layers, lowest first: the student's grader (the grader package's own modules), the sandbox,
-the batch, the hand-outs; the hidden tests sit beside the student's grader and are imported
+Layers, lowest first: the student's grader (the grader package's own modules, the exercise,
+feedback and reading), the sandbox, the term, the class view, the batch and the LMS, the
+hand-outs, the platforms; the hidden tests sit beside the student's grader and are imported
 by nobody but pytest. A module may import its own layer and those below it, never one above:
 the student release ships the first layer alone, so an upward import would break it.
 """
@@ -22,8 +23,12 @@ ALLOWED = {
     "": {"sandbox"},  # the student's grader: the sandbox only on --isolate, lazily (conftest.py)
     "hidden": set(),
     "sandbox": set(),
-    "batch": {"sandbox"},
-    "handout": {"sandbox", "batch"},
+    "term": set(),
+    "class_view": {"term"},
+    "batch": {"sandbox", "term", "class_view"},
+    "lms": {"term", "class_view"},
+    "handout": set(),
+    "platforms": {"sandbox", "term", "class_view", "batch", "handout"},
 }
 LAYERS = set(ALLOWED) - {""}
 
@@ -118,7 +123,7 @@ def test_the_batch_coordinator_and_the_class_report_start_without_torch():
     import sys
 
     code = (
-        "import sys; import grader.batch.run, grader.batch.report, grader.batch.feedback_pages, grader.batch.export; "
+        "import sys; import grader.batch.run, grader.class_view.report, grader.class_view.feedback_pages, grader.lms.export; "
         "print('torch' in sys.modules)"
     )
     completed = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
@@ -135,7 +140,7 @@ def test_a_platforms_script_starts_without_what_only_its_shard_or_a_class_needs(
 
     heavy = ("pytest", "torch", "copydetect", "matplotlib")
     code = (
-        "import sys; import grader.batch.run, grader.handout.gradescope, grader.handout.prairielearn; "
+        "import sys; import grader.batch.run, grader.platforms.gradescope, grader.platforms.prairielearn; "
         f"print([name for name in {heavy!r} if name in sys.modules])"
     )
     completed = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)

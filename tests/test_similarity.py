@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from grader.batch import code_comparison, report, similarity
+from grader.class_view import code_comparison, report, similarity
 from grading import REPO_ROOT
 from handmade_class import class_documents, write_out
 
@@ -87,7 +87,7 @@ def test_without_the_hand_out_set_aside_two_stubs_would_be_a_pair():
 def test_the_figures_are_the_same_in_every_process():
     # copydetect's own hash is Python's, salted per process: the figures would move run to run.
     script = (
-        "import json, sys; sys.path[:0] = ['tests', '.']; from grader.batch import code_comparison; "
+        "import json, sys; sys.path[:0] = ['tests', '.']; from grader.class_view import code_comparison; "
         "from test_similarity import SOLUTION, _renamed_copy, INDEPENDENT; "
         "pairs = code_comparison.similar_pairs({'a': SOLUTION, 'b': _renamed_copy(SOLUTION), 'c': INDEPENDENT}, threshold=0.0); "
         "print(json.dumps([p.as_record() for p in pairs]))"
@@ -107,7 +107,7 @@ def test_a_class_of_one_is_compared_without_loading_copydetect(tmp_path):
     folder.mkdir()
     (folder / "only.py").write_text(SOLUTION, encoding="utf-8")
     script = (
-        "import json, sys; from grader.batch import similarity; "
+        "import json, sys; from grader.class_view import similarity; "
         f"record = similarity.class_similarity({str(tmp_path)!r}, ['only']); "
         "print(json.dumps([record['compared'], record['pairs_found'], record['pairs'], record['threshold'], 'copydetect' in sys.modules]))"
     )

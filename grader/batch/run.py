@@ -12,7 +12,7 @@ then assembles the gradebook.
     OUT/results.json         every test of every submission, each student's trail, the grading seed, the version
     OUT/results/<id>.json    one per student, written as soon as it is graded (the tests' score)
     OUT/feedback/<id>.md     what the student reads: their final score and its trail, then the checks
-    OUT/report.html          the instructor's view of the class (grader/batch/report.py)
+    OUT/report.html          the instructor's view of the class (grader/class_view/report.py)
     OUT/batch.log            the run log (appended to)
     OUT/intake.json          what each entry looked like when it was last read (see below)
     OUT/.batch.lock          held while a batch writes to OUT: one batch per OUT at a time
@@ -23,9 +23,9 @@ recorded in OUT, else drawn once and recorded): a result graded on another seed 
 and ``--only`` refuses to mix seeds. ``--only NAME...`` regrades the named students (any of
 their names; ``NAME=FILE`` from a corrected file: grader/batch/class_intake.py) and leaves every
 other result as it is. Before anything is written, the course's files are read and every name in
-them resolved to one student (grader/batch/course_inputs.py, grader/batch/identity.py), and one
+them resolved to one student (grader/term/course_inputs.py, grader/term/identity.py), and one
 entry per student is kept, the latest attempt. After grading, the course's late policy and the
-overrides file make each student's final score (grader/batch/grade_trail.py, derived on every
+overrides file make each student's final score (grader/term/grade_trail.py, derived on every
 run, never read back), and each feedback page shows it with its trail and, with a roster, the
 student's name; the run ends with a summary on stdout (``--quiet``: the summary alone).
 
@@ -69,11 +69,13 @@ from pathlib import Path
 from tqdm import tqdm
 
 from grader import __version__, results, settings, untrusted
-from grader.batch import course as course_file
-from grader.batch import class_intake, class_results, class_zip, course_inputs, grade_trail, intake, similarity, summary
-from grader.batch.identity import Student
-from grader.batch.identity import normal as identity_normal
-from grader.batch.status import NO_RESULT, status_of
+from grader.term import course as course_file
+from grader.batch import class_intake, class_zip, intake, summary
+from grader.class_view import class_results, similarity
+from grader.term import course_inputs, grade_trail
+from grader.term.identity import Student
+from grader.term.identity import normal as identity_normal
+from grader.term.status import NO_RESULT, status_of
 from grader.sandbox import processes
 from grader.feedback.markdown import render_markdown
 from grader.scoring import GROUPS, SubmissionResult
@@ -337,7 +339,7 @@ def _write_report(out: Path, course: course_file.Course | None) -> Path | None:
     """The class report (every final score derived again with the ``course``'s files, as
     ``python -m grader report`` does); its failure is logged, never a reason to lose the grades written."""
     try:
-        from grader.batch import report  # matplotlib: an instructor's requirement, not a student's
+        from grader.class_view import report  # matplotlib: an instructor's requirement, not a student's
     except ImportError as error:  # matplotlib missing, or a copy without the report (the student release)
         log.warning("no report.html: %s (pip install -r requirements-instructor.txt)", error)
         return None
@@ -670,7 +672,7 @@ def _diagnosed_ids(document: dict) -> str:
 
 
 def _similar_submissions(out: Path, documents: dict) -> dict:
-    """Pairs of near-identical code, for a person to look at (grader/batch/similarity.py); its
+    """Pairs of near-identical code, for a person to look at (grader/class_view/similarity.py); its
     failure is logged and never costs the gradebook."""
     try:
         record = similarity.class_similarity(out, documents)
@@ -685,7 +687,7 @@ def _similar_submissions(out: Path, documents: dict) -> dict:
     return record
 
 
-# What the batch derives beside a result's own figures (grader/batch/grade_trail.py): never kept from a previous run.
+# What the batch derives beside a result's own figures (grader/term/grade_trail.py): never kept from a previous run.
 TRAIL_FIELDS = ("raw_score", "late", "override", "comment")
 
 
@@ -722,7 +724,7 @@ def _write_class_files(
             trace["intake_note"] = entry.note  # one student's several entries, a replaced file: what was graded, why
         try:
             document = json.loads(_result_path(out, entry.student_id).read_text(encoding="utf-8")) | trace
-            # The trail from the tests' score to the final one, derived (grader/batch/grade_trail.py).
+            # The trail from the tests' score to the final one, derived (grader/term/grade_trail.py).
             trail = grade_trail.derive(document, adjustments, entry.student_id)
         except (OSError, ValueError) as error:  # TrailError is a ValueError
             problem = f": {error}" if isinstance(error, grade_trail.TrailError) else ""
@@ -772,7 +774,7 @@ def _write_class_files(
     if not_unpacked:
         run["not_unpacked"] = [dataclasses.asdict(item) for item in not_unpacked]
     # Each check named once for the class, each student's tests as rows of that table: a third
-    # of the bytes (grader/batch/class_results.py; read_class_results gives the dictionaries back).
+    # of the bytes (grader/class_view/class_results.py; read_class_results gives the dictionaries back).
     run["checks"], kept = class_results.compacted(documents)
     results.write_class_results(out / "results.json", kept, seed, sandbox, run, scaffolding=results.scaffolding_level())
     for student_id in sorted(documents):
