@@ -60,7 +60,7 @@ COMMANDS = (
     Command("nbgrader", "grader.platforms.nbgrader_course", "hand-outs",
             "write an nbgrader course for the exercise",
             "python -m grader nbgrader build/course"),
-    Command("course", "grader.term.course", "grading",
+    Command("course", "grader.term.course_command", "grading",
             "write a starting course file (course.toml: the assignment's settings every command reads), or check one",
             "python -m grader course init course.toml"),
     Command("sandbox", "grader.batch.sandbox_choice", "grading",

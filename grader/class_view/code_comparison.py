@@ -18,7 +18,8 @@ Where this differs from copydetect's own run, and why:
 - A pair's figure is the share of each file's own fingerprints (the hand-out's removed) found
   in the other, a set intersection, so that a class of hundreds costs well under a second;
   copydetect's character-level comparison (``compare_files``) gives the shared lines shown.
-- A pair is listed when BOTH shares reach ``THRESHOLD`` (in ``similarity.py``; copydetect's report uses the larger,
+- A pair is listed when BOTH shares reach the threshold (``similarity.THRESHOLD``, the rule the class's record states,
+  passed in: this module is the comparison and imports nothing of the batch's; copydetect's report uses the larger,
   at 0.33): the exercise is short, and independent correct solutions share much of their
   filtered form; a copy shares nearly all of it. ``MIN_FINGERPRINTS`` leaves out files with
   almost nothing of their own (a stub with one line written has nothing worth comparing).
@@ -40,7 +41,6 @@ from copydetect import detector as copydetect_detector
 from copydetect import utils as copydetect_utils
 from copydetect.detector import CodeFingerprint
 
-from grader.class_view.similarity import THRESHOLD
 from grader.reading import notebooks
 
 # copydetect's defaults: noise threshold 25 (k), guarantee threshold 30 (k + window - 1).
@@ -164,7 +164,7 @@ def _hand_out_boilerplate() -> frozenset[int]:
     return _boilerplate(hand_out_texts())
 
 
-def similar_pairs(codes: dict[str, str], hand_out: list[str] | None = None, threshold: float = THRESHOLD) -> list[SimilarPair]:
+def similar_pairs(codes: dict[str, str], threshold: float, hand_out: list[str] | None = None) -> list[SimilarPair]:
     """The pairs of ``codes`` (student id -> the code graded) of which each holds at least
     ``threshold`` of the other's own fingerprints (the hand-out's removed), most similar first."""
     boilerplate = _boilerplate(hand_out)

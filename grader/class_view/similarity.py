@@ -52,7 +52,7 @@ def class_similarity(out: Path, student_ids) -> dict:
     if len(codes) >= 2:
         from grader.class_view import code_comparison
 
-        pairs = code_comparison.similar_pairs(codes)
+        pairs = code_comparison.similar_pairs(codes, THRESHOLD)
     return {
         "threshold": THRESHOLD,
         "compared": len(codes),

@@ -1,6 +1,7 @@
 """The term: how an assignment is set up and what the instructor's files say about each student.
 
-* ``course.py``        — the course file (``course.toml``): points, level, seed, deadline, late policy.
+* ``course.py``        — the course file (``course.toml``): points, level, seed, deadline, late policy;
+  ``course_command.py`` ``python -m grader course init|check``.
 * ``instructor_files.py`` — one rule for reading any file an instructor wrote.
 * ``roster.py``, ``canvas_names.py`` — what the LMS gives the term: the roster, Canvas's file names.
 * ``identity.py``      — who a student is: one person, several names, one resolver.
