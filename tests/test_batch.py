@@ -143,6 +143,19 @@ def test_a_rerun_skips_what_is_graded_and_force_regrades(graded_class):
     assert before  # the first result existed before the rerun
 
 
+def test_a_rerun_with_nothing_to_grade_writes_the_same_gradebook_and_results(graded_class, tmp_path):
+    # Entries read from the record of the run that graded them keep what intake said then:
+    # erin's unreadable file stays "refused at intake", not an "import error" of nothing.
+    submissions, out, _ = graded_class
+    again = tmp_path / "out"
+    shutil.copytree(out, again)
+    assert run_batch(submissions, again, "--no-report").returncode == 0
+    assert "0 to grade, 6 already graded" in (again / "batch.log").read_text()
+    assert (again / "gradebook.csv").read_text() == (out / "gradebook.csv").read_text()
+    first, second = (class_results.read_class_results(folder / "results.json") for folder in (out, again))
+    assert first.pop("graded_at") and second.pop("graded_at") and first == second
+
+
 def test_a_missing_submissions_folder_is_an_error_of_the_grader(tmp_path):
     finished = run_batch(tmp_path / "nowhere", tmp_path / "out")
     assert finished.returncode != 0

@@ -420,7 +420,8 @@ def _intake(
             and known.get("fingerprint") == fingerprint
             and _has_result(out, student_id, known.get("content_hash", ""), seed=seed)
         ):
-            entry = intake.Entry(student_id, None, known["content_hash"], "", entry_name=path.name)
+            # As it was read then: a refusal stays one (its status says "refused at intake", not "import error").
+            entry = intake.Entry(student_id, None, known["content_hash"], known.get("problem", ""), entry_name=path.name)
         else:
             entry = dataclasses.replace(intake.stage_entry(source, staging, student_id=student_id), entry_name=path.name)
             similarity.keep_graded_code(out, student_id, entry.source_path)
@@ -439,7 +440,10 @@ def _intake(
         if notes:
             entry = dataclasses.replace(entry, graded_file="; ".join(notes), note="; ".join(notes))
         entries.append(entry)
-        fresh[student_id] = {"entry": path.name, "read_from": read_from, "fingerprint": fingerprint, "content_hash": _entry_hash(entry)}
+        fresh[student_id] = {
+            "entry": path.name, "read_from": read_from, "fingerprint": fingerprint, "content_hash": _entry_hash(entry),
+            "problem": entry.problem,
+        }
         if path in students.attempts:
             fresh[student_id]["not_graded"] = [dataclasses.asdict(other) for other in students.attempts[path].not_graded]
     document = {"grader_version": __version__, "entries": fresh}
