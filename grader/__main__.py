@@ -48,19 +48,19 @@ COMMANDS = (
     Command("wheel", "grader.handout.wheel", "hand-outs",
             "build the student grader as one wheel, for notebooks on Colab or a hosted Jupyter",
             "python -m grader wheel build/dist"),
-    Command("gradescope", "grader.handout.gradescope", "hand-outs",
+    Command("gradescope", "grader.platforms.gradescope", "hand-outs",
             "build a Gradescope autograder zip",
             "python -m grader gradescope autograder.zip --hidden-visibility after_published"),
-    Command("prairielearn", "grader.handout.prairielearn", "hand-outs",
+    Command("prairielearn", "grader.platforms.prairielearn", "hand-outs",
             "write a PrairieLearn externally graded question and its image",
             "python -m grader prairielearn build/prairielearn --image YOU/mha-grader"),
-    Command("classroom50", "grader.handout.classroom50", "hand-outs",
+    Command("classroom50", "grader.platforms.classroom50", "hand-outs",
             "write a Classroom 50 autograder and template repository (GitHub Actions)",
             "python -m grader classroom50 build/classroom50"),
-    Command("nbgrader", "grader.handout.nbgrader_course", "hand-outs",
+    Command("nbgrader", "grader.platforms.nbgrader_course", "hand-outs",
             "write an nbgrader course for the exercise",
             "python -m grader nbgrader build/course"),
-    Command("course", "grader.batch.course", "grading",
+    Command("course", "grader.term.course_command", "grading",
             "write a starting course file (course.toml: the assignment's settings every command reads), or check one",
             "python -m grader course init course.toml"),
     Command("sandbox", "grader.batch.sandbox_choice", "grading",
@@ -69,10 +69,10 @@ COMMANDS = (
     Command("batch", "grader.batch.run", "grading",
             "grade a whole class, isolated, into a gradebook",
             "python -m grader batch submissions/ --out build/marks"),
-    Command("report", "grader.batch.report", "grading",
+    Command("report", "grader.class_view.report", "grading",
             "rebuild a batch's class report (OUT/report.html)",
             "python -m grader report build/marks --assignment 'Homework 3'"),
-    Command("export", "grader.batch.export", "grading",
+    Command("export", "grader.lms.export", "grading",
             "write a batch's grades as a CSV for Canvas's gradebook import (or plain)",
             "python -m grader export build/marks --roster roster.csv --assignment 'Homework 3 (12345)' --out grades.csv"),
     Command("stubs", "grader.handout.stubs", "maintenance",
@@ -82,7 +82,7 @@ COMMANDS = (
             "regenerate exercises/multi_head_attention.ipynb (and LESSON.md) from solutions/",
             "python -m grader notebook --check"),
     Command("examples", "grader.handout.reference_examples", "maintenance",
-            "regenerate grader/reference_examples.json from solutions/",
+            "regenerate grader/exercise/reference_examples.json from solutions/",
             "python -m grader examples --check"),
 )
 BY_NAME = {command.name: command for command in COMMANDS}
@@ -140,11 +140,11 @@ def parser_for(argv: list[str]) -> argparse.ArgumentParser:
 
 
 def _read_course(name: str, command_parser, argv: list[str], parser) -> None:
-    """The course file's settings become the command's defaults (grader/batch/course.py)."""
+    """The course file's settings become the command's defaults (grader/term/course.py)."""
     try:
         # By name, as the commands' own modules are: the student's grader imports no layer
         # above it (tests/test_layout.py); the course file is an instructor's.
-        course = importlib.import_module("grader.batch.course")
+        course = importlib.import_module("grader.term.course")
     except ModuleNotFoundError:  # the student release: no course file there
         return
     if name not in course.OPTIONS:

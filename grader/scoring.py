@@ -32,6 +32,7 @@ GROUP_TITLES = {
 }
 GROUPS = tuple(GROUP_TITLES)
 HIDDEN_TESTS = Path(__file__).resolve().parent / "hidden"  # absent from the student release
+VISIBLE_TESTS = Path(__file__).resolve().parent / "exercise"  # the exercise's visible checks
 # The name under which a failed weights check's matrices ride on its pytest report.
 ATTENTION_PROPERTY = "attention"
 # How a test stopped by a stub reads (grader/session/summary.py, student_error_message).
@@ -142,8 +143,7 @@ _RESULT_TEXTS = ("import_error", "output", "diagnoses", "graded_file", "time_bud
 def _check_modules() -> list[tuple[str, Path]]:
     """(group, path) of each of this grader's modules of checks, the hidden one only where this
     copy has it: ``test_causal_masking.py`` is the group ``causal_masking``."""
-    folder = Path(__file__).resolve().parent
-    paths = sorted([*folder.glob("test_*.py"), *HIDDEN_TESTS.glob("test_*.py")])
+    paths = sorted([*VISIBLE_TESTS.glob("test_*.py"), *HIDDEN_TESTS.glob("test_*.py")])
     return [(path.stem.removeprefix("test_"), path) for path in paths]
 
 

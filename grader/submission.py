@@ -1,7 +1,7 @@
 """The grader's handle on one submission: plain data in, checked plain data out.
 
 Tests talk to a ``Submission`` and never to the student's module. A backend runs the
-calls of ``grader.operations`` wherever the student's code lives and hands back either a
+calls of ``grader.exercise.operations`` wherever the student's code lives and hands back either a
 result or an ``ErrorDescription``; this module then makes sure every tensor that comes
 back is a genuine ``torch.Tensor`` before any test looks at it.
 """
@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import torch
 
-from grader import operations
+from grader.exercise import operations
 from grader.reading import loading
 from grader.feedback.errors import ErrorDescription, describe_exception
 from grader.feedback.evidence import ChangedAnswer, Difference, StudentCodeError
@@ -44,7 +44,7 @@ REUSES_ASKED_AGAIN = 2
 
 
 class Backend(Protocol):
-    """Runs ``grader.operations`` calls next to the student's code."""
+    """Runs ``grader.exercise.operations`` calls next to the student's code."""
 
     def open(self) -> ErrorDescription | None:
         """Import the submission; the error if it does not import. A notebook's cells
@@ -144,7 +144,7 @@ class Submission:
         self.state_changed_by: set[str] = set()  # the operations whose calls changed what the code keeps
         self.current_check = ""  # the check making calls now (set by grader/session/folding.py)
         # The grader's biases the student's modules had no place for (bias=False where the
-        # contract has a bias: grader/operations.py ``_load``), as the runs reported them.
+        # contract has a bias: grader/exercise/operations.py ``_load``), as the runs reported them.
         self.not_held: set[str] = set()
 
     def open(self) -> Submission:
@@ -264,7 +264,7 @@ class Submission:
         the module has no place for (bias=False) is zero, which is what bias=False computes. The
         reference computed from these is the reference in the student's layout, so a bias left
         out costs the layout check its points and nothing else (the other side: a bias the
-        contract does not have is held at zero in the student's module, grader/operations.py).
+        contract does not have is held at zero in the student's module, grader/exercise/operations.py).
         The same dict when the module holds every weight."""
         if not self.not_held & parameters.keys():
             return parameters

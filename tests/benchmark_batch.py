@@ -446,7 +446,7 @@ def class_file_kilobytes(out: Path) -> float:
 def seconds_to_read_a_class_of(size: int, class_file: Path, work: Path) -> float:
     """The class file grown to ``size`` students (this batch's, again under other ids), read back
     as the report and the export read it; the fastest of three reads."""
-    from grader.batch import class_results
+    from grader.class_view import class_results
 
     document = json.loads(class_file.read_text(encoding="utf-8"))
     students = list(document["submissions"].items())

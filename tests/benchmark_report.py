@@ -18,9 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grader import results  # noqa: E402
-from grader.batch import class_statistics, report  # noqa: E402
+from grader.class_view import class_statistics, report  # noqa: E402
 from grader.scoring import GROUPS, grader_checks  # noqa: E402
-from grader.batch import class_results  # noqa: E402
+from grader.class_view import class_results  # noqa: E402
 
 # (group, check, cases, points per case), as the real grader has them (its markers).
 CHECKS = [(check.group, check.function, check.cases, check.points) for check in grader_checks()]

@@ -20,14 +20,14 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
 import catalogue  # noqa: E402
-from grader.batch import code_comparison  # noqa: E402
+from grader.class_view import code_comparison, similarity  # noqa: E402
 
 
 def _timed(codes: dict[str, str], repeats: int) -> tuple[float, int]:
     seconds, pairs = [], 0
     for _ in range(repeats):
         started = time.perf_counter()
-        pairs = len(code_comparison.similar_pairs(codes))
+        pairs = len(code_comparison.similar_pairs(codes, similarity.THRESHOLD))
         seconds.append(time.perf_counter() - started)
     return statistics.median(seconds), pairs
 
@@ -45,7 +45,7 @@ def main() -> int:
     }
     stub = code_comparison.STUB_PATH.read_text(encoding="utf-8")
     stubs = {f"student{i:04d}": stub + f"\nextra_{i} = {i}\n" for i in range(arguments.students)}
-    code_comparison.similar_pairs({})  # the hand-out's fingerprints, computed once per process
+    code_comparison.similar_pairs({}, similarity.THRESHOLD)  # the hand-out's fingerprints, computed once per process
     for title, codes in (("catalogue class (near copies)", near_copies), ("hand-out with a line each", stubs)):
         seconds, pairs = _timed(codes, arguments.repeats)
         print(f"{title}: {arguments.students} students, {pairs} pairs listed, {seconds:.2f} s (median of {arguments.repeats}), "

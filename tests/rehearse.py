@@ -61,7 +61,7 @@ from rehearsal.images import (  # noqa: E402
     package_sources,
 )
 
-from grader.handout import gradescope, prairielearn  # noqa: E402
+from grader.platforms import gradescope, prairielearn  # noqa: E402
 from grader.hidden.mistakes import MISTAKES  # noqa: E402
 
 GRADESCOPE_LIMITS = {"cpus": 0.5, "memory": "768M"}  # docs/troubleshooting.md's defaults

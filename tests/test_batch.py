@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -18,7 +19,8 @@ from pathlib import Path
 import pytest
 
 import catalogue
-from grader.batch import class_results, shard
+from grader.class_view import class_results
+from grader.batch import shard
 from grader.sandbox import processes
 from grading import BATCH_EVENT_CAP_SECONDS, INTERRUPTIBLE_CLASS_SIZE, QUICK_CALL_LIMIT, REPO_ROOT, SLOW_CALL_LIMIT
 from grading import as_a_terminals_job, grade, interruptible_class, wait_for_results
@@ -140,6 +142,19 @@ def test_a_rerun_skips_what_is_graded_and_force_regrades(graded_class):
     assert "6 to grade, 0 already graded" in (out / "batch.log").read_text()
     (submissions / "alice.py").write_text(SOLUTION.read_text())
     assert before  # the first result existed before the rerun
+
+
+def test_a_rerun_with_nothing_to_grade_writes_the_same_gradebook_and_results(graded_class, tmp_path):
+    # Entries read from the record of the run that graded them keep what intake said then:
+    # erin's unreadable file stays "refused at intake", not an "import error" of nothing.
+    submissions, out, _ = graded_class
+    again = tmp_path / "out"
+    shutil.copytree(out, again)
+    assert run_batch(submissions, again, "--no-report").returncode == 0
+    assert "0 to grade, 6 already graded" in (again / "batch.log").read_text()
+    assert (again / "gradebook.csv").read_text() == (out / "gradebook.csv").read_text()
+    first, second = (class_results.read_class_results(folder / "results.json") for folder in (out, again))
+    assert first.pop("graded_at") and second.pop("graded_at") and first == second
 
 
 def test_a_missing_submissions_folder_is_an_error_of_the_grader(tmp_path):
@@ -363,3 +378,100 @@ def test_shards_share_one_queue_each_student_taken_once_in_parts_that_shrink(tmp
     sizes = [size for _, size in parts]
     assert sizes[0] == min(shard.SESSION_SIZE, 20) and sizes[-1] <= shard.SMALLEST_PART  # a sixth of 120, then fewer
     assert sizes == sorted(sizes, reverse=True)
+
+
+# --- the run's stages, in process: intake -> plan -> grade -> adjust -> write -> report -------
+# Each stage takes the one value (run.Batch) the stage before returned. These run them on a copy
+# of the graded class's OUT: everything is graded there already, so no shard starts.
+
+
+def _batch_for(submissions: Path, out: Path, *extra: str):
+    import argparse
+
+    from grader.batch import class_intake, run
+    from grader.term import course_inputs
+
+    parser = argparse.ArgumentParser()
+    run.add_arguments(parser)
+    options = run.Options.from_arguments(parser.parse_args([str(submissions), "--out", str(out), "--quiet", *extra]))
+    inputs = course_inputs.read(None)
+    return run.Batch(options, inputs, class_intake.prepare(options.submissions, inputs, options.only))
+
+
+@pytest.fixture
+def regraded(graded_class, tmp_path, request):
+    """The intake stage on a copy of the graded class's OUT (``--only alice`` when the test is
+    parametrized so); its staging folder removed afterwards."""
+    from grader.batch import run
+
+    submissions, out, _ = graded_class
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    run._STOP.__init__()  # what a run() does first; the stages read it
+    batch = run.intake_stage(_batch_for(submissions, copy, *getattr(request, "param", ())))
+    yield batch
+    run._clean_up(batch.staging)
+
+
+def test_intake_hands_the_plan_each_student_once_on_the_assignments_seed(regraded):
+    from grader.batch import run
+
+    assert regraded.seed == int((regraded.options.out / "grading-seed.txt").read_text())
+    assert [entry.student_id for entry in regraded.entries] == ["alice", "bob", "carol", "dave", "erin", "frank"]
+    assert regraded.staging.is_dir() and regraded.submissions == regraded.options.submissions
+    assert run.plan_stage(regraded).to_grade == []  # every result there, for this file and this seed
+    forced = dataclasses.replace(regraded, options=dataclasses.replace(regraded.options, force=True))
+    assert [entry.student_id for entry in run.plan_stage(forced).to_grade] == [entry.student_id for entry in regraded.entries]
+
+
+@pytest.mark.parametrize("regraded", [("--only", "alice")], indirect=True)
+def test_the_plan_ends_the_run_when_only_would_mix_two_seeds(regraded):
+    from grader.batch import run
+
+    result = regraded.options.out / "results" / "bob.json"
+    result.write_text(json.dumps(json.loads(result.read_text()) | {"grading_seed": regraded.seed + 1}))
+    with pytest.raises(run.Halt) as halted:
+        run.plan_stage(regraded)
+    assert halted.value.status == run.EXIT_GRADER_FAILED
+    assert [entry.student_id for entry in run.plan_stage(dataclasses.replace(regraded, entries=regraded.entries[:1])).to_grade] == ["alice"]
+
+
+def test_grade_with_nothing_planned_starts_no_shard(regraded, monkeypatch):
+    from grader.batch import run
+
+    monkeypatch.setattr(processes, "start_grading_shard", lambda *_, **__: pytest.fail("a shard started"))
+    planned = run.plan_stage(regraded)
+    graded = run.grade_stage(planned)
+    assert graded.status == run.EXIT_OK and graded.entries == planned.entries and graded.to_grade == []
+
+
+def test_adjust_derives_each_final_score_from_the_results_grading_wrote(regraded, graded_class):
+    from grader.batch import run
+
+    graded = run.grade_stage(run.plan_stage(regraded))
+    (regraded.options.out / "results" / "carol.json").unlink()  # as if her shard had died before writing it
+    adjusted = run.adjust_stage(graded)
+    scores = {row["submission"]: int(row["score"]) for row in gradebook(graded_class[1])}
+    assert {graded.student_id: graded.document["score"] for graded in adjusted.adjusted} == {
+        sid: score for sid, score in scores.items() if sid != "carol"
+    }
+    assert all(graded.document["raw_score"] == graded.document["score"] for graded in adjusted.adjusted)  # no late work, no override
+    assert adjusted.not_graded["carol"]["status"] == "no result" and adjusted.not_applied == []
+
+
+def test_write_then_report_give_the_files_and_the_summary_the_command_gave(regraded, graded_class, capsys):
+    from grader.batch import run
+
+    original = graded_class[1]
+    written = run.write_stage(run.adjust_stage(run.grade_stage(run.plan_stage(regraded))))
+    out = regraded.options.out
+    assert (out / "gradebook.csv").read_text() == (original / "gradebook.csv").read_text()
+    ours, theirs = (class_results.read_class_results(folder / "results.json") for folder in (out, original))
+    assert ours.pop("graded_at", None) is not None and theirs.pop("graded_at", None) is not None
+    assert ours == theirs
+    assert sorted(path.name for path in (out / "feedback").iterdir()) == sorted(path.name for path in (original / "feedback").iterdir())
+    assert set(written.documents) == {"alice", "bob", "carol", "dave", "erin", "frank"}
+    reported = run.report_stage(dataclasses.replace(written, options=dataclasses.replace(written.options, no_report=True)))
+    assert reported.status == run.EXIT_OK and reported.report_path is None
+    said = capsys.readouterr().out
+    assert said.startswith("6 students graded (0 in this run)")

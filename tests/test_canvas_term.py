@@ -218,7 +218,8 @@ def test_a_corrected_file_regrades_one_student_a_hand_edit_in_unpacked_is_named_
 
 
 def test_a_replacement_is_kept_in_out_replaced_by_a_later_one_and_dropped_by_an_empty_file(tmp_path):
-    from grader.batch import class_intake, course_inputs
+    from grader.batch import class_intake
+    from grader.term import course_inputs
 
     folder = tmp_path / "class"
     folder.mkdir()

@@ -19,7 +19,7 @@ import pytest
 from nbclient import NotebookClient
 
 from grader.handout import notebook
-from grader.batch import class_results
+from grader.class_view import class_results
 from grading import REPO_ROOT, grade
 
 BROKEN = ("return model_dim // num_heads", "return model_dim // num_heads // 0")

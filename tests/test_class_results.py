@@ -1,4 +1,4 @@
-"""The class file's table of checks (grader/batch/class_results.py): compacted and expanded
+"""The class file's table of checks (grader/class_view/class_results.py): compacted and expanded
 give back exactly what the batch wrote, and what does not fit the table stays whole."""
 
 import json
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from grader.batch import class_results
+from grader.class_view import class_results
 
 
 def record(name: str, outcome: str = "passed", message: str = "", attention=None, max_points: int = 2) -> dict:

@@ -1,4 +1,4 @@
-"""Classroom 50 (grader/handout/classroom50.py): what the command writes, and its autograder run as the runner runs it.
+"""Classroom 50 (grader/platforms/classroom50.py): what the command writes, and its autograder run as the runner runs it.
 
 Each run does what Classroom 50's runner does for one submission (foundation50/classroom50,
 cli/gh-teacher/skeleton/dotgithub/scripts/runner.py at 0c499034f24703425496698992fedc41fbc1162f):
@@ -41,7 +41,8 @@ import pytest
 import catalogue
 from autograder_harness import HONEST_TWIN, MARKER, MUTANT, RUN_TIMEOUT, SOLUTION, STUB, TOO_DEEP
 from classroom50.actions_runner import REGISTERED, commands_run, lines, parse
-from grader.handout import classroom50, release
+from grader.platforms import classroom50
+from grader.handout import release
 from grader.hidden import mistakes
 from grading import REPO_ROOT
 import tiers
@@ -509,7 +510,7 @@ def group_points(result: dict, group: str) -> tuple[int, int]:
 def test_the_bundle_is_what_the_runner_fetches_and_holds_the_grader_beside_its_entrypoint(config, tmp_path):
     bundle, size = publish_and_fetch(config, tmp_path)
     assert size < MAX_FETCH_BYTES
-    assert (bundle / "autograder.py").read_text() == (REPO_ROOT / "grader" / "handout" / "classroom50_autograder.py").read_text()
+    assert (bundle / "autograder.py").read_text() == (REPO_ROOT / "grader" / "platforms" / "classroom50_autograder.py").read_text()
     for needed in ("grader/hidden/test_reference.py", "solutions/multi_head_attention.py", "requirements.txt", "classroom50.json"):
         assert (bundle / needed).is_file(), needed
     assert not (bundle / "tests").exists() and not (bundle / "exercises").exists()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from grader.__main__ import main
-from grader.batch import course
+from grader.term import course
 from handmade_class import class_documents, write_out
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -269,7 +269,7 @@ def test_a_device_named_as_the_roster_is_refused_without_being_read(tmp_path):
 
     path = write(tmp_path, '[files]\nroster = "/dev/zero"\noverrides = "/dev/zero"\n')
     code = (
-        "import json, sys; from grader.batch import course, course_inputs; "
+        "import json, sys; from grader.term import course, course_inputs; "
         "print(json.dumps(course_inputs.read(course.load(sys.argv[1])).problems))"
     )
 
@@ -288,7 +288,7 @@ def test_a_device_named_as_the_roster_is_refused_without_being_read(tmp_path):
 
 
 def test_a_file_larger_than_any_instructors_file_is_refused_unread(tmp_path, monkeypatch):
-    from grader.batch import course_inputs, instructor_files
+    from grader.term import course_inputs, instructor_files
 
     monkeypatch.setattr(instructor_files, "LIMIT", 1000)
     (tmp_path / "submitted_at.csv").write_text("student,submitted_at\n" + "x" * 2000 + "\n", encoding="utf-8")

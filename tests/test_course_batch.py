@@ -56,7 +56,7 @@ ROSTER = (
 LOAD_PROOF = ("--call-timeout", "60")
 
 
-# canvas-lms's Download Submissions name of a late upload (lib/content_zipper.rb; grader/batch/late_work.py).
+# canvas-lms's Download Submissions name of a late upload (lib/content_zipper.rb; grader/term/late_work.py).
 CANVAS_LATE = "smithjane_LATE_1234_5678_multi_head_attention.py"
 
 

@@ -1,10 +1,10 @@
-"""The grader's data drawn once per generator state (grader/data.py, drawn_once): a shard
+"""The grader's data drawn once per generator state (grader/exercise/data.py, drawn_once): a shard
 asks for the same weights for every student, and nothing may tell a remembered draw from
 a fresh one."""
 
 import torch
 
-from grader import data
+from grader.exercise import data
 
 CONFIG = data.Config(batch=2, seq=5, model_dim=18, num_heads=3)
 

@@ -292,7 +292,7 @@ def test_an_endless_loop_met_only_by_the_diagnosis_stops_and_costs_no_point(tmp_
 
 
 def probe_size_no_check_uses(grading_seed: int) -> tuple:
-    from grader import data
+    from grader.exercise import data
     from grader.hidden import test_reference
 
     used = {(c.batch, c.seq, c.model_dim) for c in (*data.SHAPE_CONFIGS, *data.PROPERTY_CONFIGS)}
@@ -366,7 +366,7 @@ def test_a_replaced_head_is_answered_only_on_the_data_the_check_sent(tmp_path):
     """The stand-in receives the reference head's outputs for a call the check itself made (its
     inputs, one of its heads' weights), and nothing for data the student's code picked: the
     counterfactual is no oracle of the reference."""
-    from grader import data
+    from grader.exercise import data
     from grader.hidden import counterfactual
 
     path = catalogue.write_implementation(next(m for m in KNOWN if m.mistake == "missing_scale"), tmp_path)
@@ -409,7 +409,7 @@ def test_a_replaced_head_is_answered_only_on_the_data_the_check_sent(tmp_path):
 def test_a_hidden_check_a_diagnosis_could_not_replay_is_not_named_where_hidden_checks_are_not():
     """The entry's ``unreplayable`` names checks as ``explains`` does: a platform that does not
     show the hidden checks yet shows neither list's hidden names."""
-    from grader.handout.autograder import HIDDEN_GROUP, shown_diagnoses
+    from grader.platforms.autograder import HIDDEN_GROUP, shown_diagnoses
 
     document = {
         "tests": [{"name": "test_seen[x]", "group": "causal_masking"}, {"name": "test_secret[x]", "group": HIDDEN_GROUP}],

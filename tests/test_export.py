@@ -10,7 +10,8 @@ import json
 import pytest
 
 from grader import untrusted
-from grader.batch import export, identity
+from grader.lms import export
+from grader.term import identity
 from grader.__main__ import main
 from handmade_class import class_documents, document, write_out
 

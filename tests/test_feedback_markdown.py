@@ -15,8 +15,8 @@ from html.parser import HTMLParser
 
 import mistune
 
-from grader.batch import report
-from grader.batch.class_statistics import Misconception
+from grader.class_view import report
+from grader.class_view.class_statistics import Misconception
 from grader.feedback.markdown import render_markdown
 from grader.scoring import SubmissionResult, TestRecord
 

@@ -14,8 +14,8 @@ import zipfile
 import nbformat
 import pytest
 
-from grader.batch import feedback_zip
-from grader.batch import class_results
+from grader.lms import feedback_zip
+from grader.class_view import class_results
 from grading import REPO_ROOT
 import tiers
 

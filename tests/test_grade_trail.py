@@ -27,8 +27,10 @@ import tiers
 
 import browser
 from grader.__main__ import main
-from grader.batch import class_results, course as course_file, course_inputs, export, grade_trail, late_work
-from grader.batch.overrides import Override
+from grader.class_view import class_results
+from grader.term import course as course_file, course_inputs, grade_trail, late_work
+from grader.lms import export
+from grader.term.overrides import Override
 from grader.feedback import trail_text
 from grading import REPO_ROOT
 from grading import command_in as run
@@ -233,7 +235,7 @@ def gradescope_root(tmp_path: Path, created_at: str) -> Path:
     """Gradescope's /autograder for one submission: the zip's late policy in source/ (as `gradescope`
     builds it from the course file) and submission_metadata.json with the submission's time
     (gradescope/autograder_samples docs/submission_metadata.md: "created_at": "Submission time")."""
-    from grader.handout import gradescope_late
+    from grader.platforms import gradescope_late
 
     (tmp_path / "course.toml").write_text(COURSE, encoding="utf-8")
     (tmp_path / "source").mkdir()
@@ -246,7 +248,7 @@ def gradescope_root(tmp_path: Path, created_at: str) -> Path:
 
 @pytest.mark.parametrize("visibility", ["visible", "after_published"])
 def test_on_gradescope_the_score_and_what_the_student_reads_carry_the_trail(term, tmp_path, visibility):
-    from grader.handout import gradescope, gradescope_late
+    from grader.platforms import gradescope, gradescope_late
 
     document = json.loads((term / "out" / "results" / f"{LATE}.json").read_text(encoding="utf-8"))  # a real grading
     root = gradescope_root(tmp_path, SUBMITTED[LATE])
@@ -273,7 +275,7 @@ def test_gradescopes_run_takes_the_penalty_by_the_submission_time_and_says_so(tm
     (root / "submission").mkdir()
     (root / "submission" / "multi_head_attention.py").write_text(SOLUTION, encoding="utf-8")
     finished = subprocess.run(  # as run_autograder starts it
-        [sys.executable, "-m", "grader.handout.gradescope", "--root", str(root)], cwd=REPO_ROOT,
+        [sys.executable, "-m", "grader.platforms.gradescope", "--root", str(root)], cwd=REPO_ROOT,
         env=os.environ | {"PYTHONPATH": str(REPO_ROOT)}, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
     )
     assert finished.returncode == 0, finished.stdout + finished.stderr

@@ -74,7 +74,7 @@ def test_the_stubs_score_zero_and_every_failure_names_what_is_not_written(refere
 def test_a_stub_whose_message_names_no_function_is_named_from_where_it_raised(tmp_path):
     """nbgrader's code stub is one text for every cell ("not written yet"): the grader names the
     function from where it raised, and the summary still says where to start."""
-    from grader.handout import nbgrader_course
+    from grader.platforms import nbgrader_course
 
     source = SOLUTION.read_text()
     region = next(region for region in stubs.find_regions(source) if region.function == "AttentionHead.forward")

@@ -1,4 +1,4 @@
-"""The Gradescope autograder (grader/handout/gradescope.py): the zip, and run_autograder on a Gradescope-like root.
+"""The Gradescope autograder (grader/platforms/gradescope.py): the zip, and run_autograder on a Gradescope-like root.
 
 Each run lays a root out the way Gradescope does: ROOT/source holds the unzipped
 autograder (modes from the zip), ROOT/run_autograder a copy of its script, ROOT/submission
@@ -46,7 +46,7 @@ from autograder_harness import (
     run_script,
     write_submission,
 )
-from grader.handout import gradescope
+from grader.platforms import gradescope
 from grader.hidden import mistakes
 from grader.sandbox import landlock, processes
 from grader.scoring import GROUP_TITLES
@@ -237,7 +237,7 @@ def test_the_zip_has_setup_and_run_autograder_at_its_root_as_executable_shell_sc
 def test_the_zip_ships_the_grader_its_hidden_tests_the_solution_and_requirements_but_not_tests_or_exercises(zips):
     with zipfile.ZipFile(zips["after_published"]) as archive:
         names = set(archive.namelist())
-    assert {"grader/handout/gradescope.py", "grader/batch/run.py", "grader/hidden/test_reference.py",
+    assert {"grader/platforms/gradescope.py", "grader/batch/run.py", "grader/hidden/test_reference.py",
             "solutions/multi_head_attention.py", "requirements.txt"} <= names
     assert not [n for n in names if n.startswith(("tests/", "exercises/")) or "__pycache__" in n or n.endswith(".pyc")]
     assert archive_text(zips["after_published"], "requirements.txt") == (REPO_ROOT / "requirements.txt").read_text()

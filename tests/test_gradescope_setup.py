@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from grading import REPO_ROOT
-from grader.handout.gradescope import SETUP_SH
+from grader.platforms.gradescope import SETUP_SH
 
 # A real interpreter of the version the grader needs, outside any virtualenv.
 REAL_PYTHON = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"

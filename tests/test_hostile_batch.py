@@ -25,7 +25,7 @@ from grader import untrusted
 from grader.batch import intake
 from grader.batch import run as batch_run
 from grader.sandbox import processes
-from grader.batch import class_results
+from grader.class_view import class_results
 from grading import REPO_ROOT
 import tiers
 from test_interruption import private_tmp  # noqa: F401 - a fixture: the batch's own temporary folder

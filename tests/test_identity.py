@@ -1,5 +1,5 @@
 """One student, several names: the one resolver every instructor's file, --only and the export go
-through (grader/batch/identity.py), on a gradebook as Canvas exports it (tests/canvas_term.py)."""
+through (grader/term/identity.py), on a gradebook as Canvas exports it (tests/canvas_term.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import datetime
 import pytest
 
 from canvas_term import EVE_STEM, ROSTER
-from grader.batch import roster
-from grader.batch.identity import Identities, Keyed, assign, name_in_canvas_files
+from grader.term import roster
+from grader.term.identity import Identities, Keyed, assign, name_in_canvas_files
 
 
 @pytest.fixture(scope="module")

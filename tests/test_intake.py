@@ -605,7 +605,7 @@ def test_submission_times_of_each_file_order_the_attempts_before_canvas_ids(subm
 
 
 def test_two_names_the_roster_gives_one_student_are_one_student(submissions):
-    from grader.batch.identity import Identities
+    from grader.term.identity import Identities
 
     by_login = write(submissions / "jdoe.py", SOURCE)
     by_canvas = write(submissions / "doejane_LATE_4242_77_multi_head_attention.py", SOLUTION)
@@ -649,7 +649,7 @@ def test_an_unreadable_notebook_holds_no_work(submissions):
     ],
 )
 def test_canvas_download_names_are_read_as_canvas_writes_them(filename, expected):
-    from grader.batch.canvas_names import parse_canvas_name
+    from grader.term.canvas_names import parse_canvas_name
 
     parsed = parse_canvas_name(filename)
     got = None if parsed is None else (parsed.name, parsed.late, parsed.user_id, parsed.attachment_id, parsed.file_name)

@@ -250,7 +250,7 @@ def stopped_at(module, function: str, graded_pair, tmp_path: Path, monkeypatch) 
 
 
 def test_a_stop_during_the_comparison_writes_the_gradebook_without_it_and_skips_the_report(graded_pair, tmp_path, monkeypatch):
-    from grader.batch import class_results, similarity
+    from grader.class_view import class_results, similarity
 
     out = stopped_at(similarity, "class_similarity", graded_pair, tmp_path, monkeypatch)
     document = class_results.read_class_results(out / "results.json")
@@ -266,7 +266,7 @@ def test_a_stop_during_the_comparison_writes_the_gradebook_without_it_and_skips_
 
 
 def test_a_stop_during_the_report_keeps_the_gradebook_and_the_comparison(graded_pair, tmp_path, monkeypatch):
-    from grader.batch import class_results, report
+    from grader.class_view import class_results, report
 
     out = stopped_at(report, "write_report", graded_pair, tmp_path, monkeypatch)
     assert class_results.read_class_results(out / "results.json")["similar_submissions"]["pairs_found"] == 1

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from grader.batch import grade_trail, late_work
-from grader.batch.course import LatePolicy
+from grader.term import grade_trail, late_work
+from grader.term.course import LatePolicy
 
 DEADLINE = datetime.datetime.fromisoformat("2026-12-05T23:59:00-05:00")
 POLICY = LatePolicy(penalty_per_day=10, max_days=3, grace_minutes=15, unknown_delay_days=1)
@@ -140,8 +140,8 @@ def test_gradescopes_submission_metadata_gives_the_time(tmp_path):
 
 def gradescope_root(tmp_path, created_at: str | None, email: str = "smith@example.edu"):
     """Gradescope's /autograder: the zip's late_policy.json in source/, and the submission's metadata."""
-    from grader.batch.course import load
-    from grader.handout import gradescope_late
+    from grader.term.course import load
+    from grader.platforms import gradescope_late
 
     (tmp_path / "course.toml").write_text(
         '[assignment]\ndeadline = "2026-12-05T23:59:00-05:00"\n[late]\npenalty_per_day = 10\nmax_days = 3\n'
@@ -160,7 +160,7 @@ REPORT = {"score": 100.0, "tests": [{"name": "all", "score": 100.0, "max_score":
 
 
 def test_on_gradescope_two_days_late_loses_twenty_points_and_says_so(tmp_path):
-    from grader.handout import gradescope_late
+    from grader.platforms import gradescope_late
 
     root = gradescope_root(tmp_path, "2026-12-07T10:00:00-05:00")
     report = gradescope_late.apply(REPORT, root / "source", root / "submission_metadata.json")
@@ -169,7 +169,7 @@ def test_on_gradescope_two_days_late_loses_twenty_points_and_says_so(tmp_path):
 
 
 def test_on_gradescope_an_extension_is_found_by_the_students_email(tmp_path):
-    from grader.handout import gradescope_late
+    from grader.platforms import gradescope_late
 
     root = gradescope_root(tmp_path, "2026-12-07T10:00:00-05:00", email="jones@example.edu")
     assert gradescope_late.apply(REPORT, root / "source", root / "submission_metadata.json")["score"] == 100.0
@@ -185,8 +185,8 @@ GRADESCOPE_ROSTER = (
 def test_on_gradescope_an_extension_by_any_of_the_students_names_is_resolved_through_the_roster(tmp_path, name):
     """The course file names the student as the roster does (their name, Canvas id, SIS id, login
     in any case); Gradescope knows their email: the zip carries the login the roster resolves."""
-    from grader.batch.course import load
-    from grader.handout import gradescope_late
+    from grader.term.course import load
+    from grader.platforms import gradescope_late
 
     (tmp_path / "roster.csv").write_text(GRADESCOPE_ROSTER, encoding="utf-8")
     (tmp_path / "course.toml").write_text(
@@ -220,7 +220,7 @@ def test_building_for_gradescope_refuses_an_extension_the_roster_does_not_resolv
 
 
 def test_on_gradescope_an_unreadable_submission_time_costs_nothing_and_is_said(tmp_path):
-    from grader.handout import gradescope_late
+    from grader.platforms import gradescope_late
 
     root = gradescope_root(tmp_path, None)
     report = gradescope_late.apply(REPORT, root / "source", root / "submission_metadata.json")
@@ -229,7 +229,7 @@ def test_on_gradescope_an_unreadable_submission_time_costs_nothing_and_is_said(t
 
 
 def test_without_a_policy_in_the_zip_gradescope_results_are_unchanged(tmp_path):
-    from grader.handout import gradescope_late
+    from grader.platforms import gradescope_late
 
     (tmp_path / "source").mkdir()
     assert gradescope_late.apply(REPORT, tmp_path / "source", tmp_path / "submission_metadata.json") == REPORT
@@ -241,8 +241,8 @@ def test_a_late_record_reads_the_same_wherever_the_courses_folder_is(tmp_path):
     saying that the course's files had changed or results.json had been edited by hand."""
     import shutil
 
-    from grader.batch import course_inputs
-    from grader.batch.course import load
+    from grader.term import course_inputs
+    from grader.term.course import load
 
     first = tmp_path / "term"
     first.mkdir()

@@ -1,11 +1,14 @@
 """The tree shows the architecture: each layer in its folder, imports going down the layers.
 
-Layers, lowest first: the student's grader (the grader package's own modules), the sandbox,
-the batch, the hand-outs; the hidden tests sit beside the student's grader and are imported
+Layers, lowest first: the student's grader (the grader package's own modules, the exercise,
+feedback and reading), the sandbox, the term, the class view, the batch and the LMS, the
+hand-outs, the platforms; the hidden tests sit beside the student's grader and are imported
 by nobody but pytest. A module may import its own layer and those below it, never one above:
 the student release ships the first layer alone, so an upward import would break it. Inside a
 layer, its folders and the package's top-level modules stack the same way: no two import each
-other, directly or round a circle (feedback/ sits below submission.py, which imports it).
+other, directly or round a circle (feedback/ sits below submission.py, which imports it). No
+module imports itself back through others (an import circle), and no folder holds more than
+MAX_MODULES modules: a folder that grows past it does more than one job.
 """
 
 from __future__ import annotations
@@ -24,8 +27,12 @@ ALLOWED = {
     "": {"sandbox"},  # the student's grader: the sandbox only on --isolate, lazily (conftest.py)
     "hidden": set(),
     "sandbox": set(),
-    "batch": {"sandbox"},
-    "handout": {"sandbox", "batch"},
+    "term": set(),
+    "class_view": {"term"},
+    "batch": {"sandbox", "term", "class_view"},
+    "lms": {"term", "class_view"},
+    "handout": set(),
+    "platforms": {"sandbox", "term", "class_view", "batch", "handout"},
 }
 LAYERS = set(ALLOWED) - {""}
 
@@ -165,11 +172,98 @@ def test_the_layout_check_sees_an_upward_import(tmp_path, monkeypatch):
         test_imports_go_down_the_layers(probe)
 
 
-def test_the_top_of_the_grader_shows_its_layers_at_a_glance():
-    # Fifteen modules or fewer beside the folders (the visible tests aside): what speaks and what
-    # reads a submission have their own folders, so a new module finds its place, not the top.
-    top = sorted(path.name for path in GRADER.glob("*.py") if not path.name.startswith("test_"))
-    assert len(top) <= 15, f"{len(top)} modules at the top of grader/: {top}"
+MAX_MODULES = 12  # .py files of one folder, __init__.py, conftest.py and test modules included
+
+
+def _crowded_folders(grader: Path) -> list[str]:
+    counts = {folder: len(list(folder.glob("*.py"))) for folder in [grader, *grader.rglob("*")] if folder.is_dir()}
+    return sorted(f"{folder.relative_to(grader.parent).as_posix()}: {n}" for folder, n in counts.items() if n > MAX_MODULES)
+
+
+def test_no_folder_of_the_grader_holds_more_than_a_dozen_modules():
+    # Each folder one job (running a class, the term, the LMS, the class view, the platforms...):
+    # a new module finds its folder, and a folder past a dozen is doing two jobs.
+    assert not _crowded_folders(GRADER)
+
+
+def _module_name(path: Path, grader: Path) -> str:
+    parts = path.relative_to(grader.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_modules(path: Path, modules: set[str]) -> set[str]:
+    """The grader's modules this one imports, at any depth of its code (a lazy import inside a
+    function counts: it closes a circle all the same), ``if TYPE_CHECKING:`` blocks aside."""
+    found = set()
+
+    def visit(node):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                for statement in child.orelse:
+                    visit(statement)
+                continue
+            if isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
+                for alias in child.names:
+                    found.add(f"{child.module}.{alias.name}" if f"{child.module}.{alias.name}" in modules else child.module)
+            elif isinstance(child, ast.Import):
+                found.update(alias.name for alias in child.names)
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return found & modules
+
+
+def _import_circles(grader: Path) -> list[list[str]]:
+    """Every set of modules that import one another round in a circle (the strongly connected
+    components of the import graph with more than one module), each sorted."""
+    paths = {_module_name(path, grader): path for path in grader.rglob("*.py")}
+    graph = {name: sorted(_imported_modules(path, set(paths)) - {name}) for name, path in paths.items()}
+    order, low, stack, on_stack, circles = {}, {}, [], set(), []
+
+    def connect(name):  # Tarjan's algorithm
+        order[name] = low[name] = len(order)
+        stack.append(name)
+        on_stack.add(name)
+        for other in graph[name]:
+            if other not in order:
+                connect(other)
+                low[name] = min(low[name], low[other])
+            elif other in on_stack:
+                low[name] = min(low[name], order[other])
+        if low[name] == order[name]:
+            component = []
+            while not component or component[-1] != name:
+                component.append(stack.pop())
+                on_stack.discard(component[-1])
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for name in sorted(graph):
+        if name not in order:
+            connect(name)
+    return sorted(circles)
+
+
+def test_no_module_of_the_grader_imports_itself_back_through_others():
+    assert not _import_circles(GRADER)
+
+
+def test_the_layout_checks_see_a_circle_and_a_crowded_folder(tmp_path):
+    # Both checks must be able to fail: two modules importing each other (one lazily), and a
+    # folder of thirteen.
+    package = tmp_path / "grader" / "crowded"
+    package.mkdir(parents=True)
+    (tmp_path / "grader" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from grader.crowded.b import LIMIT\n")
+    (package / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from grader.crowded import c\n"
+                                  "LIMIT = 1\ndef f():\n    from grader.crowded import a\n")
+    (package / "c.py").write_text("from grader.crowded import b\n")
+    assert _import_circles(tmp_path / "grader") == [["grader.crowded.a", "grader.crowded.b"]]
+    assert _crowded_folders(tmp_path / "grader") == []
+    for n in range(9):
+        (package / f"m{n}.py").write_text("")
+    assert _crowded_folders(tmp_path / "grader") == ["grader/crowded: 13"]
 
 
 def test_every_sentence_module_lives_where_its_rule_is_written():
@@ -196,7 +290,7 @@ def test_the_batch_coordinator_and_the_class_report_start_without_torch():
     import sys
 
     code = (
-        "import sys; import grader.batch.run, grader.batch.report, grader.batch.feedback_pages, grader.batch.export; "
+        "import sys; import grader.batch.run, grader.class_view.report, grader.class_view.feedback_pages, grader.lms.export; "
         "print('torch' in sys.modules)"
     )
     completed = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
@@ -213,7 +307,7 @@ def test_a_platforms_script_starts_without_what_only_its_shard_or_a_class_needs(
 
     heavy = ("pytest", "torch", "copydetect", "matplotlib")
     code = (
-        "import sys; import grader.batch.run, grader.handout.gradescope, grader.handout.prairielearn; "
+        "import sys; import grader.batch.run, grader.platforms.gradescope, grader.platforms.prairielearn; "
         f"print([name for name in {heavy!r} if name in sys.modules])"
     )
     completed = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)

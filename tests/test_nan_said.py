@@ -18,7 +18,7 @@ import catalogue
 from grading import grade
 from sentences import misnamed_non_numbers
 
-from grader.batch import attention_picture
+from grader.class_view import attention_picture
 from grader.feedback import attention_comparison, diagnosis_text
 
 E = catalogue.Edit

@@ -23,7 +23,8 @@ import nbformat
 import pytest
 
 import catalogue
-from grader.handout import nbgrader_course, notebook, release, stubs
+from grader.platforms import nbgrader_course
+from grader.handout import notebook, release, stubs
 from grader.scoring import GROUPS
 from grading import REPO_ROOT
 import tiers

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from grader.handout import notebook
-from grader.batch import class_results
+from grader.class_view import class_results
 from grading import REPO_ROOT, grade
 
 # A toy model trained at the top level for a fixed amount of CPU time (not of wall time: under

@@ -1,4 +1,4 @@
-"""The calls the grader makes on a submission (grader/operations.py) reuse the modules they
+"""The calls the grader makes on a submission (grader/exercise/operations.py) reuse the modules they
 build: a reused module must compute what a freshly built one would, whatever the student's
 forward did to it, so that reuse changes the grader's speed and never a grade.
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import operations
+from grader.exercise import operations
 from grader.reading import loading
 
 SOLUTION = (Path(__file__).resolve().parent.parent / "solutions" / "multi_head_attention.py").read_text(encoding="utf-8")

@@ -9,8 +9,9 @@ import json
 import pytest
 
 from grader.__main__ import main
-from grader.batch import class_results, course_inputs, grade_trail, overrides
-from grader.batch.course import load
+from grader.class_view import class_results
+from grader.term import course_inputs, grade_trail, overrides
+from grader.term.course import load
 from handmade_class import class_documents, read_results, write_out
 
 ROSTER = (

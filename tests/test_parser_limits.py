@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from grader.batch import intake
-from grader.batch.status import status_of
+from grader.term.status import status_of
 from grader.feedback.errors import describe_exception
-from grader.handout.autograder import choose_submission_file
+from grader.platforms.autograder import choose_submission_file
 from grader.reading import loading, notebooks, parser_limits, work_held
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

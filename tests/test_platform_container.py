@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from grading import REPO_ROOT
-from grader.handout import prairielearn
+from grader.platforms import prairielearn
 from grader.sandbox import landlock
 
 CONTAINER = REPO_ROOT / "tests" / "rehearsal" / "container.py"

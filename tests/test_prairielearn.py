@@ -1,4 +1,4 @@
-"""The PrairieLearn question (grader/handout/prairielearn.py): what it writes, and its entrypoint on a /grade-like root.
+"""The PrairieLearn question (grader/platforms/prairielearn.py): what it writes, and its entrypoint on a /grade-like root.
 
 Each run lays a root out the way PrairieLearn's grader host does (apps/grader-host and
 docs/externalGrading.md in PrairieLearn's repository): ROOT/tests holds the question's
@@ -41,8 +41,8 @@ from autograder_harness import (
     run_script,
     write_submission,
 )
-from grader.handout import prairielearn
-from grader.handout.autograder import instructor_note, pinned, protect
+from grader.platforms import prairielearn
+from grader.platforms.autograder import instructor_note, pinned, protect
 from grader.sandbox import processes
 from grader.scoring import GROUP_TITLES
 from grading import REPO_ROOT
@@ -233,7 +233,7 @@ def test_info_json_asks_for_external_grading_with_the_image_the_entrypoint_and_a
 
 def test_the_tests_folder_holds_the_grader_its_hidden_tests_and_the_solution_but_not_the_repository_tests(course):
     tests = question(course) / "tests"
-    for relative in ("grader/handout/prairielearn.py", "grader/batch/run.py", "grader/hidden/test_reference.py",
+    for relative in ("grader/platforms/prairielearn.py", "grader/batch/run.py", "grader/hidden/test_reference.py",
                      "solutions/multi_head_attention.py", "initial_code.py"):
         assert (tests / relative).is_file(), relative
     assert not (tests / "tests").exists() and not (tests / "exercises").exists()

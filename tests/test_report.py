@@ -18,7 +18,7 @@ from urllib.parse import quote
 import browser
 import handmade_class
 from grader import untrusted
-from grader.batch import class_statistics, report
+from grader.class_view import class_statistics, report
 from grading import REPO_ROOT
 import tiers
 from handmade_class import HOSTILE_ID, class_documents, document, write_out
@@ -427,7 +427,7 @@ def test_a_hand_edited_results_json_is_refused_naming_the_student_and_what_is_wr
 
 
 def test_the_intake_section_names_what_was_set_aside_and_why():
-    from grader.batch import report
+    from grader.class_view import report
 
     document = {
         "submissions": {"jane": {"intake_note": "graded jane.py (writes 7 of the exercise's 7 functions); not graded: <b>x.py"}},

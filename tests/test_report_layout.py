@@ -12,7 +12,7 @@ import json
 import pytest
 
 import browser
-from grader.batch import report
+from grader.class_view import report
 from handmade_class import document, in_every_group, write_out
 
 needs_browser = browser.needs_browser

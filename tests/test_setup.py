@@ -160,7 +160,7 @@ def test_the_sandbox_command_names_the_package_where_bubblewrap_is_missing_and_r
 
 
 def test_gradescope_setup_uses_the_same_probe():
-    from grader.handout import gradescope
+    from grader.platforms import gradescope
 
     assert 'grader/torch_index.py "$TORCH_INDEX"' in gradescope.SETUP_SH
     assert "TORCH_INDEX-https://download.pytorch.org/whl/cpu" in gradescope.SETUP_SH

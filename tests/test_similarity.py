@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from grader.batch import code_comparison, report, similarity
+from grader.class_view import code_comparison, report, similarity
 from grading import REPO_ROOT
 from handmade_class import class_documents, write_out
 
@@ -66,20 +66,20 @@ def _renamed_copy(source: str) -> str:
 
 
 def test_a_renamed_recommented_copy_is_listed_with_both_shares():
-    pairs = code_comparison.similar_pairs({"alice": SOLUTION, "bob": _renamed_copy(SOLUTION)})
+    pairs = code_comparison.similar_pairs({"alice": SOLUTION, "bob": _renamed_copy(SOLUTION)}, similarity.THRESHOLD)
     assert [(pair.first, pair.second) for pair in pairs] == [("alice", "bob")]
-    assert min(pairs[0].shares) >= code_comparison.THRESHOLD
+    assert min(pairs[0].shares) >= similarity.THRESHOLD
 
 
 def test_independent_work_and_the_untouched_hand_out_are_not_listed():
     codes = {"alice": SOLUTION, "carol": INDEPENDENT, "dan": STUB, "erin": STUB}
     # Two untouched stubs are byte-identical, and share nothing of their own: the hand-out is set aside.
-    assert code_comparison.similar_pairs(codes) == []
+    assert code_comparison.similar_pairs(codes, similarity.THRESHOLD) == []
 
 
 def test_without_the_hand_out_set_aside_two_stubs_would_be_a_pair():
     # The check above can fail: it is the boilerplate removal that keeps the stubs apart.
-    pairs = code_comparison.similar_pairs({"dan": STUB, "erin": STUB}, hand_out=[])
+    pairs = code_comparison.similar_pairs({"dan": STUB, "erin": STUB}, similarity.THRESHOLD, hand_out=[])
     assert [(pair.first, pair.second) for pair in pairs] == [("dan", "erin")]
 
 
@@ -87,7 +87,7 @@ def test_without_the_hand_out_set_aside_two_stubs_would_be_a_pair():
 def test_the_figures_are_the_same_in_every_process():
     # copydetect's own hash is Python's, salted per process: the figures would move run to run.
     script = (
-        "import json, sys; sys.path[:0] = ['tests', '.']; from grader.batch import code_comparison; "
+        "import json, sys; sys.path[:0] = ['tests', '.']; from grader.class_view import code_comparison; "
         "from test_similarity import SOLUTION, _renamed_copy, INDEPENDENT; "
         "pairs = code_comparison.similar_pairs({'a': SOLUTION, 'b': _renamed_copy(SOLUTION), 'c': INDEPENDENT}, threshold=0.0); "
         "print(json.dumps([p.as_record() for p in pairs]))"
@@ -107,7 +107,7 @@ def test_a_class_of_one_is_compared_without_loading_copydetect(tmp_path):
     folder.mkdir()
     (folder / "only.py").write_text(SOLUTION, encoding="utf-8")
     script = (
-        "import json, sys; from grader.batch import similarity; "
+        "import json, sys; from grader.class_view import similarity; "
         f"record = similarity.class_similarity({str(tmp_path)!r}, ['only']); "
         "print(json.dumps([record['compared'], record['pairs_found'], record['pairs'], record['threshold'], 'copydetect' in sys.modules]))"
     )
@@ -117,7 +117,7 @@ def test_a_class_of_one_is_compared_without_loading_copydetect(tmp_path):
     (folder / "other.py").write_text(_renamed_copy(SOLUTION), encoding="utf-8")
     record = similarity.class_similarity(tmp_path, ["only", "other"])
     assert (record["compared"], record["pairs_found"]) == (2, 1)
-    assert record["pairs"][0]["similarity"] >= record["threshold"] == code_comparison.THRESHOLD
+    assert record["pairs"][0]["similarity"] >= record["threshold"] == similarity.THRESHOLD
 
 
 def test_the_shared_lines_are_the_students_own_not_the_hand_outs():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from grader.batch import summary
-from grader.batch.status import status_of
+from grader.term.status import status_of
 from grader.feedback.errors import ErrorDescription
 from grader.sandbox.isolated import _timed_out
 

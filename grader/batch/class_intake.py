@@ -1,7 +1,7 @@
 """Before a batch grades: who is in the class, which entry of each student is graded, and what
 the instructor's files say about each student, all checked before anything is written.
 
-``prepare`` lists the submissions, resolves every entry to a student (grader/batch/identity.py,
+``prepare`` lists the submissions, resolves every entry to a student (grader/term/identity.py,
 with the course's roster when it names one), keeps one entry per student (the latest attempt:
 grader/batch/intake.py ``one_entry_per_student``), resolves every name in the course's
 extensions, ``submitted_at.csv``, ``overrides.csv`` and ``--only`` to one of those students,
@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import results, untrusted
-from grader.batch import course_inputs, intake, similarity
-from grader.batch.identity import Identities, Keyed, Student
+from grader.term import course_inputs
+from grader.batch import intake
+from grader.class_view import similarity
+from grader.term.identity import Identities, Keyed, Student
 
 REPLACEMENTS = "replacements"  # OUT/replacements/<stem>/<the file given>
 REPLACEMENTS_RECORD = "replacements.json"  # entry name -> what replaces it

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from grader.batch.identity import Identities, Student
+from grader.term.identity import Identities, Student
 from grader.reading import work_held
 from grader.reading.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
 from grader.reading.notebooks import notebook_code_with_spans
@@ -222,7 +222,7 @@ def one_entry_per_student(
 ) -> Students:
     """One graded entry per student: the latest attempt.
 
-    Whose entry each is: grader/batch/identity.py (``identities``, built from the roster and
+    Whose entry each is: grader/term/identity.py (``identities``, built from the roster and
     the entries' names; without one, from the names alone): the same name with another
     extension (``alice.py``, ``alice.ipynb``), Canvas's "Download Submissions" names of one
     user, or names the roster gives one student (a login and a Canvas name).

@@ -12,20 +12,27 @@ then assembles the gradebook.
     OUT/results.json         every test of every submission, each student's trail, the grading seed, the version
     OUT/results/<id>.json    one per student, written as soon as it is graded (the tests' score)
     OUT/feedback/<id>.md     what the student reads: their final score and its trail, then the checks
-    OUT/report.html          the instructor's view of the class (grader/batch/report.py)
+    OUT/report.html          the instructor's view of the class (grader/class_view/report.py)
     OUT/batch.log            the run log (appended to)
     OUT/intake.json          what each entry looked like when it was last read (see below)
     OUT/.batch.lock          held while a batch writes to OUT: one batch per OUT at a time
     OUT/grading-seed.txt     the assignment's grading seed, when there is no course file to hold it
+
+The run is a pipeline of named stages passing one value (``Batch``: what was asked, ``Options``,
+and what each stage added): ``intake`` (the class's entries staged, one per student, on one
+sandbox and one seed), ``plan`` (who is graded in this run), ``grade`` (the shards), ``adjust``
+(each final score derived with the late policy and the overrides), ``write`` (feedback pages,
+gradebook.csv, results.json), ``report`` (report.html and the summary). ``STAGES`` lists them;
+``run_stages`` runs them, and each can be run alone on a value (tests/test_batch.py does).
 
 One assignment is graded on one seed (``--grading-seed``, else the course file's, else the one
 recorded in OUT, else drawn once and recorded): a result graded on another seed is graded again,
 and ``--only`` refuses to mix seeds. ``--only NAME...`` regrades the named students (any of
 their names; ``NAME=FILE`` from a corrected file: grader/batch/class_intake.py) and leaves every
 other result as it is. Before anything is written, the course's files are read and every name in
-them resolved to one student (grader/batch/course_inputs.py, grader/batch/identity.py), and one
+them resolved to one student (grader/term/course_inputs.py, grader/term/identity.py), and one
 entry per student is kept, the latest attempt. After grading, the course's late policy and the
-overrides file make each student's final score (grader/batch/grade_trail.py, derived on every
+overrides file make each student's final score (grader/term/grade_trail.py, derived on every
 run, never read back), and each feedback page shows it with its trail and, with a roster, the
 student's name; the run ends with a summary on stdout (``--quiet``: the summary alone).
 
@@ -69,11 +76,13 @@ from pathlib import Path
 from tqdm import tqdm
 
 from grader import __version__, results, settings, untrusted
-from grader.batch import course as course_file
-from grader.batch import class_intake, class_results, class_zip, course_inputs, grade_trail, intake, similarity, summary
-from grader.batch.identity import Student
-from grader.batch.identity import normal as identity_normal
-from grader.batch.status import NO_RESULT, status_of
+from grader.term import course as course_file
+from grader.batch import class_intake, class_zip, intake, summary
+from grader.class_view import class_results, similarity
+from grader.term import course_inputs, grade_trail
+from grader.term.identity import Student
+from grader.term.identity import normal as identity_normal
+from grader.term.status import NO_RESULT, status_of
 from grader.sandbox import processes
 from grader.feedback.markdown import render_markdown
 from grader.scoring import GROUPS, SubmissionResult
@@ -144,40 +153,122 @@ def _stop_signal(number: int, _frame) -> None:
     raise KeyboardInterrupt
 
 
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """What this run was asked, read once from the command line (and the course file behind its
+    defaults): the stages read it here, never from ``argparse``."""
+
+    submissions: Path  # as given, made absolute: a folder of entries, or a class zip
+    out: Path
+    jobs: int
+    force: bool
+    sandbox: str  # as asked: auto, bwrap or process
+    call_timeout: float
+    submission_budget: float | None
+    diagnosis_budget: float | None
+    grading_seed: int | None
+    only: list[str] | None
+    quiet: bool
+    assignment: str | None
+    no_report: bool
+    course: course_file.Course | None
+
+    @classmethod
+    def from_arguments(cls, arguments: argparse.Namespace) -> Options:
+        # Absolute: the shards run from the repository's folder (processes.py), not the caller's.
+        return cls(
+            submissions=arguments.submissions.absolute(), out=arguments.out.absolute(), jobs=arguments.jobs,
+            force=arguments.force, sandbox=arguments.sandbox, call_timeout=arguments.call_timeout,
+            submission_budget=arguments.submission_budget, diagnosis_budget=arguments.diagnosis_budget,
+            grading_seed=arguments.grading_seed, only=arguments.only, quiet=arguments.quiet,
+            assignment=arguments.assignment, no_report=arguments.no_report,
+            course=getattr(arguments, "course_settings", None),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Adjusted:
+    """One graded student after the adjust stage: their result with its trail (raw score, late
+    penalty, override, final score: grader/term/grade_trail.py) and who they are."""
+
+    student_id: str
+    document: dict
+    student: Student
+
+
+@dataclasses.dataclass(frozen=True)
+class Batch:
+    """The one value the stages pass along: what the run was asked (``options``, the course's
+    ``inputs``) and what each stage added, each stage returning a new value. Its fields are filled
+    in the order of ``STAGES``; a stage reads only the fields before its own."""
+
+    options: Options
+    inputs: course_inputs.Inputs
+    prepared: class_intake.Prepared | None  # None for a class zip until intake unpacks it
+    # intake: the class's entries, staged, on one sandbox and one seed
+    unpacked: class_zip.Unpacked | None = None
+    submissions: Path | None = None  # the folder graded: the one given, or the class zip's unpacked folder
+    sandbox: str = ""
+    fallback_note: str = ""
+    seed: int = 0
+    staging: Path | None = None  # removed when the write stage ends, however it ends
+    entries: list[intake.Entry] = dataclasses.field(default_factory=list)
+    moved: list[str] = dataclasses.field(default_factory=list)  # files of entries no longer graded, set aside
+    # plan: who is graded in this run
+    to_grade: list[intake.Entry] = dataclasses.field(default_factory=list)
+    # grade: the shards' exit (EXIT_OK, or EXIT_GRADER_FAILED when a student has no result)
+    status: int = EXIT_OK
+    # adjust: each graded student's final score derived, the students with no result, the rows not applied
+    adjusted: list[Adjusted] = dataclasses.field(default_factory=list)
+    not_graded: dict[str, dict] = dataclasses.field(default_factory=dict)
+    not_applied: list[dict] = dataclasses.field(default_factory=list)
+    # write: every student's result as results.json keeps it (or why there is none)
+    documents: dict[str, dict] = dataclasses.field(default_factory=dict)
+    # report
+    report_path: Path | None = None
+
+
+class Halt(Exception):
+    """A stage ends the run with ``status`` (what went wrong is already in the log or on stderr)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
 def run(arguments: argparse.Namespace) -> int:
-    # Absolute: the shards run from the repository's folder (processes.py), not the caller's.
-    arguments.submissions, arguments.out = arguments.submissions.absolute(), arguments.out.absolute()
-    out: Path = arguments.out
+    options = Options.from_arguments(arguments)
+    out = options.out
     # A mistyped path writes nothing: not even OUT/batch.log.
-    if not arguments.submissions.is_dir() and not _is_class_zip(arguments.submissions):
-        print(f"error: {arguments.submissions} is not a folder of submissions"
-              f" ({'a file' if arguments.submissions.exists() else 'it does not exist'}), nor a .zip of them", file=sys.stderr)
+    if not options.submissions.is_dir() and not _is_class_zip(options.submissions):
+        print(f"error: {options.submissions} is not a folder of submissions"
+              f" ({'a file' if options.submissions.exists() else 'it does not exist'}), nor a .zip of them", file=sys.stderr)
         return EXIT_GRADER_FAILED
     if out.exists() and not out.is_dir():
         print(f"error: --out {out} is a file, not a folder", file=sys.stderr)
         return EXIT_GRADER_FAILED
     # The course's files and every name in them, checked before anything is written: a
     # problem stops the batch with every line named (a class zip by its listing of entries).
-    inputs = course_inputs.read(getattr(arguments, "course_settings", None))
+    inputs = course_inputs.read(options.course)
     prepared = None
-    if _is_class_zip(arguments.submissions):
+    if _is_class_zip(options.submissions):
         try:  # a zip refused whole (two members of one name, a ".."...) is refused before OUT exists
-            class_zip.check_class_zip(arguments.submissions, out)
+            class_zip.check_class_zip(options.submissions, out)
         except intake.Refused as refusal:
             said = untrusted.printable(str(refusal))
             print(said if said.startswith("refused:") else f"error: {said}", file=sys.stderr)
             return EXIT_GRADER_FAILED
     try:
-        if not _is_class_zip(arguments.submissions):
-            prepared = class_intake.prepare(arguments.submissions, inputs, arguments.only)
-        elif (listing := class_zip.top_level_entries(arguments.submissions)) is not None:
+        if not _is_class_zip(options.submissions):
+            prepared = class_intake.prepare(options.submissions, inputs, options.only)
+        elif (listing := class_zip.top_level_entries(options.submissions)) is not None:
             stems = [intake.id_of_name(name, folder) for name, folder in listing if intake.not_a_submission(name, folder) is None]
-            class_intake.check_names(stems, inputs, arguments.only)
+            class_intake.check_names(stems, inputs, options.only)
     except class_intake.Refused as refused:
         _say_refused(refused)
         return EXIT_GRADER_FAILED
     except OSError as error:  # a submissions folder that cannot be listed
-        print(f"error: {arguments.submissions} cannot be read ({error.strerror or error})", file=sys.stderr)
+        print(f"error: {options.submissions} cannot be read ({error.strerror or error})", file=sys.stderr)
         return EXIT_GRADER_FAILED
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o700)  # other students' results are not for the worker's unprivileged user
@@ -193,7 +284,7 @@ def run(arguments: argparse.Namespace) -> int:
     _STOP.__init__()
     previous = {number: signal.signal(number, _stop_signal) for number in STOP_SIGNALS}
     try:
-        return _run_locked(arguments, out, inputs, prepared)
+        return run_stages(Batch(options, inputs, prepared))
     except KeyboardInterrupt:
         log.warning(
             "stopped%s while %s: every result graded so far is kept in %s; run the same command again to continue",
@@ -240,14 +331,32 @@ def lock_out(out: Path):
     return handle
 
 
-def _run_locked(arguments: argparse.Namespace, out: Path, inputs: course_inputs.Inputs, prepared) -> int:
-    given, unpacked = arguments.submissions, None
+def run_stages(batch: Batch) -> int:
+    """The batch's stages in order, each taking the value the one before returned: intake, plan,
+    grade, adjust (late work and overrides), write, report. The staging folder intake made is
+    removed when the write stage ends, however it ends; a ``Halt`` ends the run with its status."""
+    try:
+        batch = intake_stage(batch)
+        try:
+            batch = write_stage(adjust_stage(grade_stage(plan_stage(batch))))
+        finally:
+            _clean_up(batch.staging)
+        return report_stage(batch).status
+    except Halt as halt:
+        return halt.status
+
+
+def intake_stage(batch: Batch) -> Batch:
+    """The class's entries: a class zip unpacked, one entry per student staged (or read from the
+    record of an earlier run), on the sandbox this machine allows and the assignment's one seed."""
+    options, prepared = batch.options, batch.prepared
+    given, unpacked, submissions = options.submissions, None, options.submissions
     if _is_class_zip(given):
         try:
-            unpacked = class_zip.unpack_class_zip(given, out)
+            unpacked = class_zip.unpack_class_zip(given, options.out)
         except intake.Refused as refusal:
             log.error("%s", refusal)
-            return EXIT_GRADER_FAILED
+            raise Halt(EXIT_GRADER_FAILED) from None
         log.info("unpacked %s into %s", given, unpacked.folder)
         for item in unpacked.ignored:
             log.info("ignored %s: %s", item.name, item.reason)
@@ -258,70 +367,135 @@ def _run_locked(arguments: argparse.Namespace, out: Path, inputs: course_inputs.
                 "%s in %s differed from the class zip and was rewritten from it: a file changed there is not graded; "
                 "give a corrected file with --only ID=FILE", name, unpacked.folder,
             )
-        arguments = argparse.Namespace(**vars(arguments) | {"submissions": unpacked.folder})
+        submissions = unpacked.folder
         try:
-            prepared = class_intake.prepare(unpacked.folder, inputs, arguments.only)
+            prepared = class_intake.prepare(unpacked.folder, batch.inputs, options.only)
         except class_intake.Refused as refused:
             for problem in refused.problems:
                 log.error("%s", problem)
             log.error("nothing graded: fix the course's files (python -m grader course check) or --only")
-            return EXIT_GRADER_FAILED
+            raise Halt(EXIT_GRADER_FAILED) from None
     _remove_leftovers("a run that ended without cleaning up")
     try:
-        sandbox, fallback_note = processes.resolve_sandbox(arguments.sandbox)
+        sandbox, fallback_note = processes.resolve_sandbox(options.sandbox)
     except RuntimeError as error:
         log.error("%s", error)
-        return EXIT_GRADER_FAILED
+        raise Halt(EXIT_GRADER_FAILED) from None
     if fallback_note:
         log.warning("%s", fallback_note)
-    course = getattr(arguments, "course_settings", None)
-    if course is not None and course.deadline is None and (inputs.times or course.extensions):
+    course = options.course
+    if course is not None and course.deadline is None and (batch.inputs.times or course.extensions):
         log.warning("%s: submission times or extensions but no [assignment] deadline: no late penalty applied", course.path)
     try:
-        seed = _assignment_seed(arguments, out, course)
+        seed = _assignment_seed(options, course)
     except (OSError, ValueError) as error:  # the course file, as the instructor wrote it
         log.error("%s", error)
-        return EXIT_GRADER_FAILED
+        raise Halt(EXIT_GRADER_FAILED) from None
     # 0o700: invisible to the worker's user; named for its owner, so that the next run can
     # tell a folder left by a killed run from one in use.
     staging = processes.owned_temporary_folder("mha-staging-")
     try:
-        entries, moved = _intake(arguments, out, staging, seed, prepared)
-        ignored = (unpacked.ignored if unpacked is not None else []) + prepared.ignored
-        log.info("grader %s, sandbox %s, seed %d: %d submissions in %s", __version__, sandbox, seed, len(entries), arguments.submissions)
+        entries, moved = _intake(options, staging, seed, prepared)
+    except BaseException:
+        _clean_up(staging)
+        raise
+    log.info("grader %s, sandbox %s, seed %d: %d submissions in %s", __version__, sandbox, seed, len(entries), submissions)
+    return dataclasses.replace(
+        batch, prepared=prepared, unpacked=unpacked, submissions=submissions, sandbox=sandbox, fallback_note=fallback_note,
+        seed=seed, staging=staging, entries=entries, moved=moved,
+    )
+
+
+def plan_stage(batch: Batch) -> Batch:
+    """Who is graded in this run (``_to_grade``): a mix of seeds that --only cannot fix ends the run."""
+    try:
+        to_grade = _to_grade(batch.options, batch.entries, batch.seed, batch.prepared.only)
+    except ValueError as error:
+        log.error("%s", error)
+        raise Halt(EXIT_GRADER_FAILED) from None
+    log.info("%d to grade, %d already graded", len(to_grade), len(batch.entries) - len(to_grade))
+    return dataclasses.replace(batch, to_grade=to_grade)
+
+
+def grade_stage(batch: Batch) -> Batch:
+    """The shards grade ``to_grade``, each result written as its student is graded; a stop
+    signal ends the run here (said by ``_grade``: what is kept, what waits for the next run)."""
+    _STOP.stage = "grading"
+    status = _grade(batch.to_grade, batch.options, batch.staging, batch.seed, batch.sandbox)
+    if status == EXIT_INTERRUPTED:
+        raise Halt(status)
+    return dataclasses.replace(batch, status=status)
+
+
+def adjust_stage(batch: Batch) -> Batch:
+    """Each student's final score derived from the tests' score, the course's late policy and
+    the overrides file (grader/term/grade_trail.py: derived on every run, never read back), and
+    the rows of the instructor's files that changed no grade."""
+    _STOP.stage = "writing the gradebook"
+    out, prepared = batch.options.out, batch.prepared
+    adjustments = prepared.adjustments
+    adjusted, not_graded, too_high = [], {}, []
+    for entry in batch.entries:
+        student = prepared.student(entry.student_id)
+        # Which entry each id was graded from, and who that is (the roster's name, when there is one).
+        trace = {"graded_from": entry.entry_name, "intake_problem": entry.problem, "student": {"name": student.name, "on_roster": student.on_roster}}
+        if entry.note:
+            trace["intake_note"] = entry.note  # one student's several entries, a replaced file: what was graded, why
         try:
-            to_grade = _to_grade(arguments, out, entries, seed, prepared.only)
-        except ValueError as error:
-            log.error("%s", error)
-            return EXIT_GRADER_FAILED
-        log.info("%d to grade, %d already graded", len(to_grade), len(entries) - len(to_grade))
-        _STOP.stage = "grading"
-        status = _grade(to_grade, out, staging, arguments, seed, sandbox)
-        if status == EXIT_INTERRUPTED:  # said by _grade: what is kept, and what waits for the next run
-            return status
-        _STOP.stage = "writing the gradebook"
-        assignment = arguments.assignment or (given.stem if unpacked else given.resolve().name)
-        documents, not_applied = _write_class_files(
-            out, entries, seed, (sandbox, fallback_note), assignment, arguments.submissions,
-            ignored, unpacked.not_written if unpacked else [], prepared, moved,
-        )
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        # A shard killed during this run (its worker then dies with it) left its worker's
-        # folder and cgroup: they are gone now, not at the next run.
-        _remove_leftovers("a grading shard that was killed")
+            document = json.loads(_result_path(out, entry.student_id).read_text(encoding="utf-8")) | trace
+            # The trail from the tests' score to the final one, derived (grader/term/grade_trail.py).
+            trail = grade_trail.derive(document, adjustments, entry.student_id)
+        except (OSError, ValueError) as error:  # TrailError is a ValueError
+            problem = f": {error}" if isinstance(error, grade_trail.TrailError) else ""
+            log.error("%s has no result%s and is left out of the gradebook", entry.student_id, problem)
+            not_graded[entry.student_id] = trace | {"status": NO_RESULT}
+            continue
+        for note in trail.notes:  # an override above the points: listed with the rows not applied
+            too_high.append((adjustments.override_row(entry.student_id)[0], note))
+        document = {key: value for key, value in document.items() if key not in TRAIL_FIELDS} | trail.fields
+        adjusted.append(Adjusted(entry.student_id, document, student))
+    return dataclasses.replace(batch, adjusted=adjusted, not_graded=not_graded, not_applied=_not_applied(prepared, too_high))
+
+
+def write_stage(batch: Batch) -> Batch:
+    """Each student's feedback page with their final score, gradebook.csv and results.json."""
+    options = batch.options
+    assignment = options.assignment or (options.submissions.stem if batch.unpacked else options.submissions.resolve().name)
+    ignored = (batch.unpacked.ignored if batch.unpacked is not None else []) + batch.prepared.ignored
+    documents = _write_class_files(
+        options.out, batch.adjusted, batch.not_graded, batch.not_applied, batch.seed, (batch.sandbox, batch.fallback_note),
+        assignment, batch.submissions, ignored, batch.unpacked.not_written if batch.unpacked else [], batch.moved,
+    )
+    return dataclasses.replace(batch, documents=documents)
+
+
+def report_stage(batch: Batch) -> Batch:
+    """The class report (unless --no-report, or a stop cut the run short) and the summary; the
+    run's status, EXIT_INTERRUPTED when a stop signal cut the comparison or the report short."""
     if _STOP.cut_short:  # stopped while comparing: the report would wait as long
         _STOP.cut_short.append("the report")
-    report_path = None if arguments.no_report or _STOP.cut_short else _write_report(out, course)
-    print(summary.summary(documents, report_path, out, len(to_grade), not_applied, moved), flush=True)
+    options = batch.options
+    report_path = None if options.no_report or _STOP.cut_short else _write_report(options.out, options.course)
+    print(summary.summary(batch.documents, report_path, options.out, len(batch.to_grade), batch.not_applied, batch.moved), flush=True)
+    status = batch.status
     if _STOP.cut_short:
         log.warning(
             "stopped by %s after grading: every student is graded and the gradebook written; not done: %s. "
             "Run the same command again (nothing is graded again) to finish them",
             _STOP.signal or "a signal", " and ".join(_STOP.cut_short),
         )
-        return EXIT_INTERRUPTED
-    return status
+        status = EXIT_INTERRUPTED
+    return dataclasses.replace(batch, report_path=report_path, status=status)
+
+
+STAGES = (intake_stage, plan_stage, grade_stage, adjust_stage, write_stage, report_stage)
+
+
+def _clean_up(staging: Path) -> None:
+    shutil.rmtree(staging, ignore_errors=True)
+    # A shard killed during this run (its worker then dies with it) left its worker's
+    # folder and cgroup: they are gone now, not at the next run.
+    _remove_leftovers("a grading shard that was killed")
 
 
 def _remove_leftovers(left_by: str) -> None:
@@ -337,7 +511,7 @@ def _write_report(out: Path, course: course_file.Course | None) -> Path | None:
     """The class report (every final score derived again with the ``course``'s files, as
     ``python -m grader report`` does); its failure is logged, never a reason to lose the grades written."""
     try:
-        from grader.batch import report  # matplotlib: an instructor's requirement, not a student's
+        from grader.class_view import report  # matplotlib: an instructor's requirement, not a student's
     except ImportError as error:  # matplotlib missing, or a copy without the report (the student release)
         log.warning("no report.html: %s (pip install -r requirements-instructor.txt)", error)
         return None
@@ -379,12 +553,13 @@ INTAKE_RECORD = "intake.json"
 
 
 def _intake(
-    arguments: argparse.Namespace, out: Path, staging: Path, seed: int, prepared: class_intake.Prepared
+    options: Options, staging: Path, seed: int, prepared: class_intake.Prepared
 ) -> tuple[list[intake.Entry], list[str]]:
     """Every graded entry (one per student) as an ``intake.Entry``, and the files of entries no
     longer graded that were moved to OUT/superseded/. An entry whose fingerprint is the one recorded when
     it was last read, and whose result for that content is there, is not read again: it is
     already graded, and reading (a big notebook above all) is the costly part of a rerun."""
+    out = options.out
     for item in prepared.ignored:
         log.info("ignored %s: %s", item.name, item.reason)
     students = prepared.students
@@ -411,14 +586,15 @@ def _intake(
         fingerprint = intake.fingerprint(source)
         known = record.get(student_id, {})
         if (
-            not arguments.force
+            not options.force
             and student_id not in (prepared.only or ())  # --only: these are graded again, from their file
             and known.get("entry") == path.name
             and known.get("read_from", "") == read_from
             and known.get("fingerprint") == fingerprint
             and _has_result(out, student_id, known.get("content_hash", ""), seed=seed)
         ):
-            entry = intake.Entry(student_id, None, known["content_hash"], "", entry_name=path.name)
+            # As it was read then: a refusal stays one (its status says "refused at intake", not "import error").
+            entry = intake.Entry(student_id, None, known["content_hash"], known.get("problem", ""), entry_name=path.name)
         else:
             entry = dataclasses.replace(intake.stage_entry(source, staging, student_id=student_id), entry_name=path.name)
             similarity.keep_graded_code(out, student_id, entry.source_path)
@@ -437,7 +613,10 @@ def _intake(
         if notes:
             entry = dataclasses.replace(entry, graded_file="; ".join(notes), note="; ".join(notes))
         entries.append(entry)
-        fresh[student_id] = {"entry": path.name, "read_from": read_from, "fingerprint": fingerprint, "content_hash": _entry_hash(entry)}
+        fresh[student_id] = {
+            "entry": path.name, "read_from": read_from, "fingerprint": fingerprint, "content_hash": _entry_hash(entry),
+            "problem": entry.problem,
+        }
         if path in students.attempts:
             fresh[student_id]["not_graded"] = [dataclasses.asdict(other) for other in students.attempts[path].not_graded]
     document = {"grader_version": __version__, "entries": fresh}
@@ -460,18 +639,19 @@ def _already_graded(out: Path, entry: intake.Entry, seed: int) -> bool:
     return _has_result(out, entry.student_id, _entry_hash(entry), seed=seed)
 
 
-def _to_grade(arguments: argparse.Namespace, out: Path, entries: list[intake.Entry], seed: int, only: list[str] | None) -> list[intake.Entry]:
+def _to_grade(options: Options, entries: list[intake.Entry], seed: int, only: list[str] | None) -> list[intake.Entry]:
     """Who is graded in this run: everyone not yet graded for this file, grader and seed (all
     with --force), or the students --only names (``only``: their entries' ids), on the assignment's seed."""
+    out = options.out
     if not only:
         other_seed = sorted(sid for sid in (e.student_id for e in entries) if _result_seed(out, sid) not in (None, seed))
-        if other_seed and not arguments.force:
+        if other_seed and not options.force:
             note = (
                 f"{len(other_seed)} results in {out} were graded on another seed than this assignment's {seed}: "
                 "graded again, so that the gradebook holds one seed"
             )
             log.warning("%s", note)
-        return [entry for entry in entries if arguments.force or not _already_graded(out, entry, seed)]
+        return [entry for entry in entries if options.force or not _already_graded(out, entry, seed)]
     others = [entry.student_id for entry in entries if entry.student_id not in only]
     other_seeds = {sid: _result_seed(out, sid) for sid in others}
     mixed = sorted(sid for sid, other in other_seeds.items() if other is not None and other != seed)
@@ -494,19 +674,20 @@ def _result_seed(out: Path, student_id: str) -> int | None:
 SEED_FILE = "grading-seed.txt"
 
 
-def _assignment_seed(arguments: argparse.Namespace, out: Path, course) -> int:
+def _assignment_seed(options: Options, course) -> int:
     """The one seed of this assignment (see the module's docstring), recorded once drawn:
     in the course file when there is one, else in OUT."""
+    out = options.out
     recorded = course.get("assignment", "grading_seed") if course else None
     where = f"{course.path.name}'s grading_seed" if course else None
     if recorded is None:
         recorded, where = _read_seed_file(out), f"{SEED_FILE} in {out}"
-    if arguments.grading_seed is not None:
-        seed = arguments.grading_seed
+    if options.grading_seed is not None:
+        seed = options.grading_seed
         if recorded is not None and recorded != seed:
             note = f"--grading-seed {seed} given: it wins over {where} ({recorded}); results graded on another seed are graded again"
             log.info("%s", note)
-            if not arguments.quiet:
+            if not options.quiet:
                 print(f"note: {note}", file=sys.stderr)
     elif recorded is not None:
         seed = recorded
@@ -546,17 +727,18 @@ def _entry_hash(entry: intake.Entry) -> str:
     return results.hash_of(entry.source_path) if entry.source_path else entry.content_hash
 
 
-def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, seed: int, sandbox: str) -> int:
+def _grade(entries: list[intake.Entry], options: Options, staging: Path, seed: int, sandbox: str) -> int:
     if not entries:
         return EXIT_OK
-    jobs = max(1, min(arguments.jobs, len(entries)))
+    out = options.out
+    jobs = max(1, min(options.jobs, len(entries)))
     shard_processes = []
     # A result counts as this run's only if written after this moment: with --force, the
     # previous run's result for the same file is still there until it is replaced.
     since = time.time()
     expected = {entry.student_id: _entry_hash(entry) for entry in entries}
     try:
-        return _grade_in_shards(entries, out, staging, arguments, seed, jobs, sandbox, shard_processes, since, expected)
+        return _grade_in_shards(entries, options, staging, seed, jobs, sandbox, shard_processes, since, expected)
     except KeyboardInterrupt:
         processes.stop(shard_processes)
         done = {sid for sid in expected if _has_result(out, sid, expected[sid], since)}  # the last ones included
@@ -572,11 +754,12 @@ def _grade(entries: list[intake.Entry], out: Path, staging: Path, arguments, see
 
 
 def _grade_in_shards(
-    entries: list[intake.Entry], out: Path, staging: Path, arguments, seed: int, jobs: int, sandbox: str,
+    entries: list[intake.Entry], options: Options, staging: Path, seed: int, jobs: int, sandbox: str,
     shard_processes: list, since: float, expected: dict[str, str],
 ) -> int:
     """``_grade``'s work, filling ``shard_processes`` as it starts them (for ``_grade`` to stop
     them when a signal comes); ``expected``: each student's file hash, ``since``: when it began."""
+    out = options.out
     done: set[str] = set()
     # One queue for every shard: each takes the next students when it is free (grader/batch/shard.py).
     manifest = staging / "queue.json"
@@ -591,16 +774,16 @@ def _grade_in_shards(
             # Nor per-test capture of output, logs and warnings: the grader prints nothing, and
             # what the student's code prints is captured in the worker.
             "-p", "pytest_timeout", "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:logging",
-            "-p", "no:warnings", "--capture=no", "--isolate", "--sandbox", arguments.sandbox,
-            "--results-dir", str(out), "--grading-seed", str(seed), "--call-timeout", str(arguments.call_timeout),
-            *(["--submission-budget", str(arguments.submission_budget)] if arguments.submission_budget else []),
-            *(["--diagnosis-budget", str(arguments.diagnosis_budget)] if arguments.diagnosis_budget else []),
+            "-p", "no:warnings", "--capture=no", "--isolate", "--sandbox", options.sandbox,
+            "--results-dir", str(out), "--grading-seed", str(seed), "--call-timeout", str(options.call_timeout),
+            *(["--submission-budget", str(options.submission_budget)] if options.submission_budget else []),
+            *(["--diagnosis-budget", str(options.diagnosis_budget)] if options.diagnosis_budget else []),
         ]
         shard_processes.append(processes.start_grading_shard(
             manifest, pytest_options, out / "logs" / f"shard-{number}.log", warm_worker=sandbox == "process"
         ))
     started = time.monotonic()
-    with tqdm(total=len(entries), unit="submission", disable=arguments.quiet) as progress:
+    with tqdm(total=len(entries), unit="submission", disable=options.quiet) as progress:
         while len(done) < len(entries):
             running = [process for process in shard_processes if process.poll() is None]
             newly_done = {sid for sid in expected.keys() - done if _has_result(out, sid, expected[sid], since)}
@@ -670,7 +853,7 @@ def _diagnosed_ids(document: dict) -> str:
 
 
 def _similar_submissions(out: Path, documents: dict) -> dict:
-    """Pairs of near-identical code, for a person to look at (grader/batch/similarity.py); its
+    """Pairs of near-identical code, for a person to look at (grader/class_view/similarity.py); its
     failure is logged and never costs the gradebook."""
     try:
         record = similarity.class_similarity(out, documents)
@@ -685,7 +868,7 @@ def _similar_submissions(out: Path, documents: dict) -> dict:
     return record
 
 
-# What the batch derives beside a result's own figures (grader/batch/grade_trail.py): never kept from a previous run.
+# What the batch derives beside a result's own figures (grader/term/grade_trail.py): never kept from a previous run.
 TRAIL_FIELDS = ("raw_score", "late", "override", "comment")
 
 
@@ -706,37 +889,18 @@ def _write_feedback(out: Path, student_id: str, document: dict, student: Student
 
 
 def _write_class_files(
-    out: Path, entries: list[intake.Entry], seed: int, sandbox: tuple[str, str], assignment: str, submissions: Path,
-    ignored: list[intake.Ignored], not_unpacked: list[intake.Ignored], prepared: class_intake.Prepared, moved: list[str],
-) -> tuple[dict[str, dict], list[dict]]:
-    """gradebook.csv and results.json, and each student's feedback page with their final score;
-    returns every student's result (or why there is none) and the rows of the instructor's files
-    that were not applied (each said in the log too)."""
-    adjustments = prepared.adjustments
-    documents, not_graded, too_high = {}, {}, []
-    for entry in entries:
-        student = prepared.student(entry.student_id)
-        # Which entry each id was graded from, and who that is (the roster's name, when there is one).
-        trace = {"graded_from": entry.entry_name, "intake_problem": entry.problem, "student": {"name": student.name, "on_roster": student.on_roster}}
-        if entry.note:
-            trace["intake_note"] = entry.note  # one student's several entries, a replaced file: what was graded, why
-        try:
-            document = json.loads(_result_path(out, entry.student_id).read_text(encoding="utf-8")) | trace
-            # The trail from the tests' score to the final one, derived (grader/batch/grade_trail.py).
-            trail = grade_trail.derive(document, adjustments, entry.student_id)
-        except (OSError, ValueError) as error:  # TrailError is a ValueError
-            problem = f": {error}" if isinstance(error, grade_trail.TrailError) else ""
-            log.error("%s has no result%s and is left out of the gradebook", entry.student_id, problem)
-            not_graded[entry.student_id] = trace | {"status": NO_RESULT}
-            continue
-        for note in trail.notes:  # an override above the points: listed with the rows not applied
-            too_high.append((adjustments.override_row(entry.student_id)[0], note))
-        document = {key: value for key, value in document.items() if key not in TRAIL_FIELDS} | trail.fields
-        _write_feedback(out, entry.student_id, document, student)
-        documents[entry.student_id] = class_results.as_kept_in_the_class_file(
-            document | {"status": status_of(document)}, entry.student_id,
+    out: Path, adjusted: list[Adjusted], not_graded: dict[str, dict], not_applied: list[dict], seed: int,
+    sandbox: tuple[str, str], assignment: str, submissions: Path, ignored: list[intake.Ignored],
+    not_unpacked: list[intake.Ignored], moved: list[str],
+) -> dict[str, dict]:
+    """Each student's feedback page with their final score, gradebook.csv and results.json;
+    returns every student's result (or why there is none)."""
+    documents = {}
+    for graded in adjusted:
+        _write_feedback(out, graded.student_id, graded.document, graded.student)
+        documents[graded.student_id] = class_results.as_kept_in_the_class_file(
+            graded.document | {"status": status_of(graded.document)}, graded.student_id,
         )
-    not_applied = _not_applied(prepared, too_high)
     groups = [g for g in GROUPS if any(g in d.get("groups", {}) for d in documents.values())]
     table = io.StringIO()
     writer = csv.writer(table)
@@ -772,7 +936,7 @@ def _write_class_files(
     if not_unpacked:
         run["not_unpacked"] = [dataclasses.asdict(item) for item in not_unpacked]
     # Each check named once for the class, each student's tests as rows of that table: a third
-    # of the bytes (grader/batch/class_results.py; read_class_results gives the dictionaries back).
+    # of the bytes (grader/class_view/class_results.py; read_class_results gives the dictionaries back).
     run["checks"], kept = class_results.compacted(documents)
     results.write_class_results(out / "results.json", kept, seed, sandbox, run, scaffolding=results.scaffolding_level())
     for student_id in sorted(documents):
@@ -782,7 +946,7 @@ def _write_class_files(
     scores = [d["score"] for d in documents.values()]
     if scores:
         log.info("gradebook: %d students, mean score %.1f, written to %s", len(scores), sum(scores) / len(scores), out)
-    return documents | not_graded, not_applied
+    return documents | not_graded
 
 
 def _not_applied(prepared: class_intake.Prepared, too_high: list = ()) -> list[dict]:

@@ -6,7 +6,7 @@ and the report. This command asks the same question before any grading, so an in
 setting up a machine learns it then, with what to do: bubblewrap is a system package, which
 the grader's environment (``make .venv``, pip) cannot install. Its name is ``bubblewrap`` in
 Debian and Ubuntu (packages.debian.org/bubblewrap, packages.ubuntu.com/noble/bubblewrap; the
-Gradescope set-up installs it by that name, grader/handout/gradescope.py), Fedora and openSUSE.
+Gradescope set-up installs it by that name, grader/platforms/gradescope.py), Fedora and openSUSE.
 
 Exit status: 0 when a batch with this ``--sandbox`` would run (``auto`` falling back included:
 said, not refused); 2 when it would refuse to (``--sandbox bwrap`` where bubblewrap cannot run).

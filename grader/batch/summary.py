@@ -20,8 +20,8 @@ from collections import Counter
 from pathlib import Path
 
 from grader import untrusted
-from grader.batch.class_results import student_name
-from grader.batch.status import NO_RESULT
+from grader.class_view.class_results import student_name
+from grader.term.status import NO_RESULT
 
 SLOWEST = 3
 

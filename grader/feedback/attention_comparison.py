@@ -4,7 +4,7 @@ A check about attention weights that fails records one comparison: the (seq, seq
 where its first wrong entry lies (one batch element, one head), the student's numbers and
 the reference's on that check's data, the mask the check used, and which entries differ.
 It travels with the test's result as plain lists (``TestRecord.attention``), so the terminal
-(text, here), the feedback pages and the platforms (pictures, grader/batch/attention_picture.py)
+(text, here), the feedback pages and the platforms (pictures, grader/class_view/attention_picture.py)
 show the same matrices without touching student code again.
 """
 

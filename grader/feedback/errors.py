@@ -12,7 +12,7 @@ import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from grader.operations import BackwardError, ContractViolation, NotDefined
+from grader.exercise.operations import BackwardError, ContractViolation, NotDefined
 from grader.reading import parser_limits
 
 

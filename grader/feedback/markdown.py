@@ -40,7 +40,7 @@ def folded(tests: list[TestRecord]) -> list[list[TestRecord]]:
 
 def score_lines(result: SubmissionResult, trail: dict | None = None) -> list[str]:
     """The score at the top of the page: the tests' own, or with a ``trail`` (the batch's record of
-    the grade, grader/batch/grade_trail.py) the final one and how it was reached."""
+    the grade, grader/term/grade_trail.py) the final one and how it was reached."""
     if trail is None:
         return [f"**Score: {result.score}/{result.max_score}**", ""]
     lines = [f"**Score: {trail_text.number(trail['score'])}/{trail_text.number(trail['max_score'])}**", ""]

@@ -5,7 +5,7 @@ the grader (at a desk too, where grader/hidden/ does not exist):
 
 * a *layout slip*: the module's parameters do not have the contract's names and shapes, so the
   grader cannot load its weights (or, for a parameter the contract does not have, loads them
-  and holds the extra at zero: grader/operations.py ``_load``);
+  and holds the extra at zero: grader/exercise/operations.py ``_load``);
 * *randomness*: the module gives different answers to the same call (dropout left on, sampling,
   a random number generator in forward), so no check of its numbers can pass except by luck,
   and hints about the softmax axis or the mask would send the student the wrong way.
@@ -24,14 +24,14 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from grader import data
-from grader.data import Config
+from grader.exercise import data
+from grader.exercise.data import Config
 from grader.feedback.evidence import ChangedAnswer, Difference, StudentCodeError
 
 PARAMETER_LAYOUT = "parameter_layout"
 NONDETERMINISTIC = "nondeterministic"
 IDS = (PARAMETER_LAYOUT, NONDETERMINISTIC)  # part of the diagnosis's vocabulary (grader/hidden/mistakes.py)
-# How grader/operations.py begins a weight-loading failure.
+# How grader/exercise/operations.py begins a weight-loading failure.
 LOAD_FAILURE = "the grader could not load its weights into your "
 EXPLAINED = "  [explained by the diagnosis above]"
 LAYOUT_FIX = (

@@ -1,9 +1,9 @@
 """A grade's trail in words, for the student: the tests' score, each adjustment, the final score.
 
-Rendered from the trail's record (grader/batch/grade_trail.py writes it: ``raw_score``,
+Rendered from the trail's record (grader/term/grade_trail.py writes it: ``raw_score``,
 ``max_score``, ``late``, ``override``, ``comment``, ``score``), never from prose: the feedback
 page and its Markdown (grader/feedback/markdown.py), the file in Canvas's feedback zip (that
-Markdown) and Gradescope's results (grader/handout/gradescope_late.py) say the same sentences,
+Markdown) and Gradescope's results (grader/platforms/gradescope_late.py) say the same sentences,
 with the same numbers the gradebook and the export hold.
 
 The instructor's words (an override's reason, a comment) are shown as written, on one line.

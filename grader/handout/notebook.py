@@ -11,7 +11,7 @@ has a fixed id, so the same solution always gives the same bytes (``--check`` co
 Cells that are not part of a submission (the setup cell and the check cells) start with
 ``grader.reading.notebooks.GRADER_CELL_MARKER`` and carry a tag from ``GRADER_CELL_TAGS``: the intake
 (batch grading, ``pytest grader --submission X.ipynb``) and the checks themselves drop them.
-``grader/handout/nbgrader_course.py`` builds the nbgrader version from the same pieces.
+``grader/platforms/nbgrader_course.py`` builds the nbgrader version from the same pieces.
 
 ``--install-from SPEC`` (here, in ``release`` and in ``nbgrader``) makes a setup cell for a
 notebook that runs alone, as on Colab: when no grader/ folder is beside it, it installs the

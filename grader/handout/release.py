@@ -79,7 +79,7 @@ grade` picks the one that holds the work, and your results say which file was gr
 
 The score you see here covers the visible checks ({visible} of the 100 points), including the
 reference examples, which compare your numbers with the reference on fixed data shipped in
-`grader/reference_examples.json`. The remaining {hidden} points come from hidden checks, run when
+`grader/exercise/reference_examples.json`. The remaining {hidden} points come from hidden checks, run when
 your work is graded: the same comparison on sizes and data drawn at grading time, so code
 that matches the reference examples for the right reasons passes them too.
 """

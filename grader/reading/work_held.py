@@ -10,7 +10,7 @@ body is more than the stub's ``raise NotImplementedError``, a ``pass`` or a ``..
 
 The batch's intake (one student's several entries, a folder's two files), the desk
 (``grader.reading.loading.choose_work``) and every platform's hand-out
-(``grader.handout.autograder.choose_submission_file``) choose with ``most_work``: one rule.
+(``grader.platforms.autograder.choose_submission_file``) choose with ``most_work``: one rule.
 Only ``ast`` and ``json`` are needed, so choosing costs no torch import. Code nested too
 deeply for Python's parser counts as a part that does not parse, as a syntax error does
 (grader/reading/parser_limits.py), never as a file that cannot be read.

@@ -148,7 +148,7 @@ def warm_up() -> None:
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
 
-    from grader import operations  # noqa: F401
+    from grader.exercise import operations  # noqa: F401
     from grader.feedback import errors
     from grader.reading import loading
 
@@ -415,7 +415,7 @@ def serve(channel: socket.socket, source: Path, cells: list[tuple[int, int]] | N
     """Import the submission (a notebook's ``cells`` one by one, as a kernel runs them), then
     answer the grader's calls."""
     # Imported here, after the limits: these modules touch student objects.
-    from grader import operations
+    from grader.exercise import operations
     from grader.reading import loading
     from grader.feedback.errors import ErrorDescription, describe_exception
 

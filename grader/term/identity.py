@@ -1,0 +1,372 @@
+"""Who a student is: one person with several names, and one rule that resolves each of them.
+
+Every file an instructor writes names students (the course file's ``[extensions]``,
+``submitted_at.csv``, ``overrides.csv``, ``batch --only``) and the export matches the graded
+submissions to the roster: all of them go through ``Identities``. A name is compared without
+case, surrounding or repeated spaces, and in one Unicode spelling (NFC). Accepted:
+
+- with a roster (the gradebook CSV Canvas exports, ``[files] roster``): a row's ``SIS Login ID``,
+  ``SIS User ID``, ``ID`` (Canvas's user id), ``Student`` (the name as the gradebook shows it,
+  Canvas's sortable name "Doe, Jane": canvas-lms lib/gradebook_exporter.rb writes
+  ``student.sortable_name``) and that name as Canvas's "Download Submissions" writes it into file
+  names ("doejane": ``name_in_canvas_files``);
+- a submission's file stem (its name without the extension), which names that submission and
+  so its student: a Canvas "Download Submissions" name (``name_LATE_userid_attachmentid_file``,
+  grader/term/canvas_names.py) by the user id in it, any other by the roster's columns;
+- without a roster, the same file stems, and Canvas's user id or name as read from them.
+
+A name that matches no student, or more than one (one student's login that is another's
+Canvas id, two students of one name), resolves to nobody, or to each of them: the caller names
+it with its file and line, never ignores it, and never picks one. One student matched by
+several columns (a login equal to their own SIS id) is one student.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.term import instructor_files
+from grader.term.canvas_names import CanvasName, parse_canvas_name
+from grader.term.roster import ID, SIS_LOGIN_ID, SIS_USER_ID, STUDENT, describe
+
+NAME_IN_FILES = "name in Canvas's file names"
+ROSTER_NAMES = (SIS_LOGIN_ID, SIS_USER_ID, ID, STUDENT, NAME_IN_FILES)  # the order a match is described in
+FILE_STEM = "submission's file name"
+CANVAS_USER = "Canvas user id in the file name"
+
+
+def normal(text: str) -> str:
+    """A name as it is compared: NFC, inner spaces collapsed, no surrounding space, no case."""
+    return " ".join(unicodedata.normalize("NFC", str(text)).split()).casefold()
+
+
+def name_in_canvas_files(sortable_name: str) -> str:
+    """A roster name as Canvas writes it at the start of its download's file names.
+
+    canvas-lms lib/content_zipper.rb: ``get_user_name`` takes the sortable name and
+    ``sanitize_user_name`` collapses every ``_<digits>_`` to the digits and downcases it;
+    ``get_filename`` then removes every character that is not ``[[:word:]]``
+    (``sanitize_file_name``). "Doe, Jane" -> "doejane"."""
+    name = re.sub(r"_(\d+)_", r"\1", unicodedata.normalize("NFC", sortable_name)).lower()
+    return re.sub(r"\W", "", name)
+
+
+@dataclass(frozen=True)
+class Student:
+    key: str  # one per person: "roster row 3", "canvas user 12345", "submission alice"
+    name: str  # what people read: the roster's name, else what the submission's name says
+    row: int | None = None  # the roster row (an index among its students), when on the roster
+
+    @property
+    def on_roster(self) -> bool:
+        return self.row is not None
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What one name resolves to: no student, one, or several (then it names none of them)."""
+
+    key: str
+    students: tuple[Student, ...]
+    by: dict[str, tuple[str, ...]] = field(default_factory=dict)  # student key -> the names that matched
+    entry: str | None = None  # the submission the name is the file stem of, if any
+
+    @property
+    def student(self) -> Student | None:
+        return self.students[0] if len(self.students) == 1 else None
+
+    def problem(self, has_roster: bool) -> str | None:
+        """Why this name cannot be used, or None."""
+        if len(self.students) > 1:
+            each = "; ".join(f"{student.name} (as {', '.join(self.by[student.key])})" for student in self.students)
+            return f"matches {len(self.students)} students: {each}; use a name only one of them has (the SIS Login ID)"
+        if not self.students:
+            where = "no student on the roster" if has_roster else "no submission"
+            return f"matches {where} (names compared: {', '.join(ROSTER_NAMES) if has_roster else FILE_STEM + ', Canvas user id, ' + NAME_IN_FILES})"
+        return None
+
+
+class Identities:
+    """The class's students, from the roster (``rows``, or None without one) and the
+    submissions' file stems (``entries``)."""
+
+    def __init__(self, rows: list[dict[str, str]] | None = None, entries: Iterable[str] = ()) -> None:
+        self.rows = rows
+        self._index: dict[str, dict[str, list[int]]] = {column: {} for column in ROSTER_NAMES}
+        for number, row in enumerate(rows or []):
+            for column in ROSTER_NAMES:
+                value = name_in_canvas_files(row.get(STUDENT, "")) if column == NAME_IN_FILES else row.get(column, "")
+                if normal(value):
+                    self._index[column].setdefault(normal(value), []).append(number)
+        self.entries: dict[str, str] = {}  # normal(stem) -> stem
+        self.canvas: dict[str, CanvasName] = {}  # stem -> its Canvas reading, when Canvas named it
+        self._of_entry: dict[str, tuple[Student, tuple[str, ...], str]] = {}  # stem -> (student, roster columns, why not on it)
+        self._add_entries(list(entries))
+
+    @property
+    def has_roster(self) -> bool:
+        return self.rows is not None
+
+    def roster_student(self, row: int) -> Student:
+        return Student(f"roster row {row}", self.rows[row].get(STUDENT) or describe(self.rows[row]), row)
+
+    # --- the submissions ---------------------------------------------------------------------
+
+    def _add_entries(self, stems: list[str]) -> None:
+        readings = {stem: parse_canvas_name(stem) for stem in stems}
+        # Each uploaded file has its own attachment id (Canvas's database id for the file): two
+        # files claiming one user's same id (other than one stem's .py and .ipynb) were not
+        # named by Canvas, and are told apart by their names alone (section_2_1_alice, section_2_1_bob).
+        claimed: dict[tuple[str, str, str], set[str]] = {}
+        for stem, reading in readings.items():
+            if reading is not None:
+                claimed.setdefault((reading.name, reading.user_id, reading.attachment_id), set()).add(normal(stem))
+        for stem, reading in readings.items():
+            self.entries.setdefault(normal(stem), stem)
+            if reading is not None and len(claimed[(reading.name, reading.user_id, reading.attachment_id)]) == 1:
+                self.canvas[stem] = reading
+        for stem in stems:
+            self._of_entry[stem] = self._resolve_entry(stem)
+
+    def _resolve_entry(self, stem: str) -> tuple[Student, tuple[str, ...], str]:
+        reading = self.canvas.get(stem)
+        if reading is not None:
+            # Canvas's own reading of its names (Assignment#infer_comment_context_from_filename):
+            # the user id, never the name, which two students may share.
+            rows = self._index[ID].get(normal(reading.user_id), []) if self.has_roster else []
+            own = Student(f"canvas user {normal(reading.user_id)}", f"{reading.name or 'anonymous'} ({reading.user_id})")
+        else:
+            rows = sorted({row for column in ROSTER_NAMES for row in self._index[column].get(normal(stem), [])})
+            own = Student(f"submission {normal(stem)}", stem)
+        if len(rows) == 1:
+            columns = (ID,) if reading else tuple(c for c in ROSTER_NAMES if rows[0] in self._index[c].get(normal(stem), []))
+            return self.roster_student(rows[0]), columns, ""
+        if not self.has_roster:
+            return own, (), ""
+        if not rows:
+            looked = f"no roster row has {ID} {reading.user_id}" if reading else f"no roster row has it as {', '.join(ROSTER_NAMES)}"
+            return own, (), looked
+        each = "; ".join(describe(self.rows[row]) for row in rows)
+        return own, (), f"it matches {len(rows)} roster students ({each}): which is unclear"
+
+    def student_of(self, stem: str) -> Student:
+        """The student a submission is (its file stem): on the roster, or its own name."""
+        if stem not in self._of_entry:
+            self._add_entries([stem])
+        return self._of_entry[stem][0]
+
+    def why_not_on_roster(self, stem: str) -> str:
+        """"" when the submission is on the roster (or there is no roster), else why not."""
+        self.student_of(stem)
+        return self._of_entry[stem][2]
+
+    def matched_by(self, stem: str) -> tuple[str, ...]:
+        """The roster columns that matched a submission (``ID`` for Canvas's user id in its name)."""
+        self.student_of(stem)
+        return self._of_entry[stem][1]
+
+    def same_student_because(self, stems: list[str]) -> str:
+        """Why these submissions are one student's, for the log and the report."""
+        columns = sorted({column for stem in stems for column in self.matched_by(stem)})
+        if columns:
+            return f"the roster ({', '.join(columns)})"
+        users = {self.canvas[stem].user_id for stem in stems if stem in self.canvas}
+        if users:
+            return f"Canvas's names (user {', '.join(sorted(users))})"
+        if len(set(stems)) > 1:  # Alice.py and alice.py: one name as names are compared (``normal``)
+            return "their name (the same, case and Unicode's spelling aside)"
+        return "their name (the same, another extension)"
+
+    # --- a name an instructor wrote --------------------------------------------------------
+
+    def resolve(self, key: str) -> Resolution:
+        wanted = normal(key)
+        found: dict[str, tuple[Student, list[str]]] = {}
+
+        def add(student: Student, how: str) -> None:
+            found.setdefault(student.key, (student, []))[1].append(how)
+
+        entry = self.entries.get(wanted)
+        if entry is not None:
+            add(self.student_of(entry), FILE_STEM)
+        for column in ROSTER_NAMES:
+            for row in self._index[column].get(wanted, []):
+                add(self.roster_student(row), column)
+        reading = parse_canvas_name(key.strip())
+        if entry is None and reading is not None and reading.user_id.isdigit():  # a file of a download not graded here
+            for row in self._index[ID].get(normal(reading.user_id), []):
+                add(self.roster_student(row), CANVAS_USER)
+            if not self.has_roster:
+                add(Student(f"canvas user {normal(reading.user_id)}", f"{reading.name or 'anonymous'} ({reading.user_id})"), CANVAS_USER)
+        for stem, canvas in self.canvas.items():  # Canvas's user id or name, as the files say them
+            if wanted in (normal(canvas.user_id), normal(canvas.name)):
+                add(self.student_of(stem), "Canvas user id" if wanted == normal(canvas.user_id) else NAME_IN_FILES)
+        students = tuple(sorted((student for student, _ in found.values()), key=lambda student: (student.row is None, student.row or 0, student.key)))
+        by = {student.key: tuple(dict.fromkeys(hows)) for student, hows in found.values()}
+        return Resolution(key, students, by, entry if entry is not None and len(students) == 1 else None)
+
+
+# --- the export: which graded submission is whose roster row ---------------------------------
+
+
+@dataclass
+class Match:
+    rows: list[dict[str, str]]  # the roster's students, in its order
+    submission_of_row: dict[int, str] = field(default_factory=dict)  # row index -> submission id
+    matched_by: dict[str, str] = field(default_factory=dict)  # submission id -> the columns that matched
+    not_on_roster: dict[str, str] = field(default_factory=dict)  # submission id -> why it matched no row
+    # row index -> the other submissions that matched a row already taken (graded without this
+    # roster: the batch, given it, grades one submission per student)
+    also_matched: dict[int, list[str]] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)  # submission id -> the student's name, for people
+
+    @property
+    def without_submission(self) -> list[dict[str, str]]:
+        return [row for index, row in enumerate(self.rows) if index not in self.submission_of_row]
+
+
+def match(submission_ids: list[str], rows: list[dict[str, str]]) -> Match:
+    """Each submission (its id, the file stem) matched to its roster row by ``Identities``.
+    Nothing is dropped silently: roster rows without a submission, and submissions that match
+    no row, two rows, or a row another submission already took, are all reported."""
+    found = Match(rows)
+    identities = Identities(rows, submission_ids)
+    for sid in sorted(submission_ids):
+        student = identities.student_of(sid)
+        found.names[sid] = student.name
+        if not student.on_roster:
+            found.not_on_roster[sid] = identities.why_not_on_roster(sid)
+        elif student.row in found.submission_of_row:
+            taken = found.submission_of_row[student.row]
+            found.not_on_roster[sid] = f"its roster row ({describe(rows[student.row])}) is already matched by {taken}"
+            found.also_matched.setdefault(student.row, []).append(sid)
+        else:
+            found.submission_of_row[student.row] = sid
+            found.matched_by[sid] = ", ".join(identities.matched_by(sid))
+    return found
+
+
+def shown(text: str, limit: int = 60) -> str:
+    """A name or a cell an instructor wrote, cut short for a message (a field may be 100,000 characters)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --- the instructor's per-student files -------------------------------------------------------
+
+
+class InstructorFileError(ValueError):
+    """A file an instructor wrote that cannot be used: each line of the message names the
+    file, the line and the key."""
+
+
+@dataclass(frozen=True)
+class Keyed:
+    """One row of an instructor's file that names a student."""
+
+    file: str  # as shown: "overrides.csv", "course.toml"
+    line: int
+    key: str
+    what: str  # "extension", "submission time", "override"
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    @property
+    def shown(self) -> str:
+        return repr(shown(self.key))
+
+
+@dataclass
+class Assigned:
+    """An instructor's file resolved: each row's value by student (or by submission, for rows
+    that name a submission by its file stem where a file allows it), and what could not be."""
+
+    by_student: dict[str, tuple[Keyed, object]] = field(default_factory=dict)  # student key -> (row, value)
+    by_entry: dict[str, tuple[Keyed, object]] = field(default_factory=dict)  # entry stem -> (row, value)
+    errors: list[str] = field(default_factory=list)  # refused: the batch stops
+    unmatched: list[tuple[Keyed, str]] = field(default_factory=list)  # no submission (no roster): said, not applied
+    students: dict[str, Student] = field(default_factory=dict)  # student key -> student
+
+
+def assign(identities: Identities, rows: list[tuple[Keyed, object]], per_submission: bool = False) -> Assigned:
+    """Resolve each row's key. A key that matches several students is refused; one that matches
+    nobody is refused with a roster (a typo: the roster lists everyone), and without one listed as
+    unmatched (it may be a student without a submission). A second row for one student is refused,
+    whichever names the two rows use; with ``per_submission`` (submission times, which order one
+    student's attempts) rows that each name another of one student's files by its Canvas download
+    name (one name, one uploaded file) are kept apart, by file."""
+    done = Assigned()
+    seen: dict[str, list[Keyed]] = {}
+    for keyed, value in rows:
+        resolution = identities.resolve(keyed.key)
+        problem = resolution.problem(identities.has_roster)
+        if problem and (resolution.students or identities.has_roster):
+            done.errors.append(f"{keyed.where}: {keyed.what} for {keyed.shown} {problem}")
+            continue
+        if problem:
+            done.unmatched.append((keyed, problem))
+            continue
+        student = resolution.student
+        done.students[student.key] = student
+        seen.setdefault(student.key, []).append(keyed)
+        entry = _canvas_file(keyed.key) if per_submission else None
+        if entry is not None:
+            done.by_entry.setdefault(entry, (keyed, value))
+        else:
+            done.by_student.setdefault(student.key, (keyed, value))
+    for student_key, keyed_rows in seen.items():
+        if len(keyed_rows) < 2:
+            continue
+        files = [_canvas_file(keyed.key) if per_submission else None for keyed in keyed_rows]
+        if per_submission and all(files) and len({normal(name) for name in files}) == len(files):
+            continue  # each names another submission of this student: their times order the attempts
+        first, *others = keyed_rows
+        for keyed in others:
+            done.errors.append(
+                f"{keyed.where}: a second {keyed.what} for {done.students[student_key].name} ({keyed.shown}; the first is "
+                f"{first.shown} on line {first.line}): one row per student"
+            )
+    return done
+
+
+def _canvas_file(key: str) -> str | None:
+    reading = parse_canvas_name(key.strip())
+    return key.strip() if reading is not None and reading.user_id.isdigit() else None
+
+
+# --- reading a CSV an instructor wrote ------------------------------------------------------------
+
+
+def read_csv(path: Path, header: tuple[str, ...]) -> list[tuple[int, list[str]]]:
+    """The rows of ``path`` after its header (which must start with ``header``) as (line,
+    cells), blank rows left out; one message naming the file and the line for anything else:
+    a file that cannot be read as an instructor's file (grader/term/instructor_files.py: missing,
+    not a regular file, too large, not UTF-8, a NUL byte), a wrong header, a field or line too
+    long for the csv module (its limit is 131,072 characters: ``csv.field_size_limit``)."""
+    rows, line = [], 1
+    try:
+        text = instructor_files.read_text(Path(path))  # Excel and Canvas write a byte-order mark: dropped
+    except instructor_files.UnreadableFile as error:
+        raise InstructorFileError(error.message(path)) from None
+    try:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        found = [cell.strip().casefold() for cell in next(reader, [])]
+        if found[: len(header)] != list(header):
+            raise InstructorFileError(
+                f"{path}:1: the first line must be the header {','.join(header)} (found {','.join(found)[:200]!r})"
+            )
+        line = reader.line_num
+        for cells in reader:
+            line = reader.line_num
+            if any(cell.strip() for cell in cells):
+                rows.append((line, cells))
+    except csv.Error as error:
+        raise InstructorFileError(f"{path}:{line + 1}: cannot be read as CSV ({error}); is a field or a line far too long?") from None
+    return rows
