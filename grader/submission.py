@@ -31,7 +31,7 @@ TIMEOUTS_BEFORE_GIVING_UP = 2
 REUSABLE_ERRORS = ("raised", "not_written")
 # A remembered answer is given again only while nothing it depends on can have changed. Every
 # forward pass reports whether it changed what the module or the student's file keeps (an
-# attribute, a buffer, a global, a class's attribute: grader/operations.py ``_state``); from the
+# attribute, a buffer, a global, a class's attribute: grader/exercise/operations.py ``_state``); from the
 # first that did, no answer is reused and every question asked again is compared bit for bit
 # (NaN with NaN) with its first answer, so a module whose answers change from call to call (a
 # counter, the last output remembered, keys smoothed with the last call's) is graded exactly as

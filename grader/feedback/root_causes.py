@@ -117,7 +117,7 @@ FUNCTION_OF_OPERATION = {
     "head_dimension": "head_dimension", "concatenate_heads": "concatenate_heads",
     "initial_parameters": "MultiHeadSelfAttention.__init__", "construct_attention": "MultiHeadSelfAttention.__init__",
 }
-# Said when a forward pass changed what the code keeps (grader/operations.py ``_state_changed``).
+# Said when a forward pass changed what the code keeps (grader/exercise/operations.py ``_state_changed``).
 KEEPS_STATE = "forward keeps state between calls (a call changed an attribute, a buffer, a global or a class attribute of your code), and "
 AFRESH = (
     "Your grade is what asking every question afresh gives: no answer of yours was given again in place of a call "

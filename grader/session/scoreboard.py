@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader import checks
+from grader.exercise import checks
 from grader.feedback import attention_comparison
 from grader.scoring import ATTENTION_PROPERTY, GROUP_TITLES, GROUPS, HIDDEN_TESTS, SubmissionResult, TestRecord, describe_not_written
 from grader.untrusted import printable
