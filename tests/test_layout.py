@@ -79,8 +79,13 @@ def test_imports_go_down_the_layers(path):
 
 
 def _unit_of(path: Path, grader: Path) -> str:
-    """A module's place in the stack: its folder under grader/, or the module itself at the top."""
+    """A module's place in the stack: its folder under grader/, or the module itself at the top.
+    exercise/ is the seam between the engine and the exercise it grades, not one height of the
+    stack: its modules stand where the engine's would (operations.py and data.py at the bottom,
+    checks.py and the visible tests above feedback/), so each is a unit of its own."""
     relative = path.relative_to(grader)
+    if relative.parts[0] == "exercise" and len(relative.parts) > 1:
+        return relative.with_suffix("").as_posix()
     return relative.parent.as_posix() if len(relative.parts) > 1 else relative.stem
 
 
