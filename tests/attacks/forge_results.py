@@ -104,7 +104,8 @@ def _forge(announce=False):
         path = _REPO_ROOT / relative
         if not _exists(path):
             _write(path, _json.dumps(everything))
-    for relative in ("grader/conftest.py", "grader/scoring.py", "grader/results.py", "tests/grading.py"):
+    for relative in ("grader/conftest.py", "grader/session/scoreboard.py", "grader/session/persistence.py",
+                     "grader/scoring.py", "grader/results.py", "tests/grading.py"):
         try:
             with open(_REPO_ROOT / relative, "a"):
                 print(f"BREACH results: could rewrite {_REPO_ROOT / relative}")
