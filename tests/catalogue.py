@@ -1770,6 +1770,7 @@ PAIRS += (
     ("softmax_over_the_first_axis", "interleaved_concatenation"),
     ("einsum_softmax_over_batch", "missing_scale"),
     ("softmax_over_batch", "first_head_weights_repeated"),
+    ("sdpa_mask_polarity_flipped", "interleaved_concatenation"),  # SDPA's form beside another function's mistake
 )
 
 VARIANTS += (

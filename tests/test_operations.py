@@ -91,3 +91,33 @@ def test_the_graders_weights_replace_every_weight_of_a_reused_module(tmp_path):
     first = operations.run_attention(student, model_dim=8, num_heads=2, inputs=inputs, parameters=built)
     again = operations.run_attention(student, model_dim=8, num_heads=2, inputs=inputs, parameters=built)
     assert torch.equal(first["output"], again["output"])
+
+
+# --- state kept between calls (grader/submission.py asks afresh from the first call that changes it) ---
+
+
+@pytest.mark.parametrize(("name", "changes"), [
+    ("calls_counted_on_the_head", True),  # an attribute of the head
+    ("output_remembered_by_shape", True),  # a global of the file
+    ("keys_smoothed_with_the_last_call", True),  # an attribute of a class
+    ("", False),  # the solution
+])
+def test_a_forward_pass_that_changes_what_the_code_keeps_says_so(tmp_path, name, changes):
+    import catalogue
+    from grader import data
+
+    path = (catalogue.write_implementation(next(m for m in catalogue.MUTANTS if m.name == name), tmp_path) if name
+            else catalogue.SOLUTION_PATH)
+    student = loading.import_source(path)
+    config = data.Config(batch=2, seq=5, model_dim=12, num_heads=3)
+    rng = data.generator(4)
+    inputs, parameters = data.random_inputs(config, rng), data.attention_parameters(config, rng)
+    head = {name.removeprefix("heads.0."): value for name, value in parameters.items() if name.startswith("heads.0.")}
+    runs = [operations.run_attention(student, model_dim=12, num_heads=3, inputs=inputs, parameters=parameters) for _ in range(2)]
+    # The first call changes it; asked again right after, the last output remembered is that answer
+    # itself, and the smoothing leaves it as it was: nothing changed, nothing said.
+    assert [run.get("state_changed", False) for run in runs] == [changes, changes and name != "output_remembered_by_shape"]
+    if name != "output_remembered_by_shape":  # the module's output alone remembers
+        alone = operations.run_head(student, model_dim=12, head_dim=4, parameters=head, inputs=inputs,
+                                    allowed_mask=data.causal_allowed(5))
+        assert alone.get("state_changed", False) is changes

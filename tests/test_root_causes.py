@@ -213,15 +213,33 @@ SOFTMAX = "weights = torch.softmax(scores, dim=-1)  # (batch, seq, seq)"
 @pytest.mark.parametrize(("name", "code", "source"), [
     ("torch_generator", SOFTMAX + "\n        weights = torch.nn.functional.dropout(weights, 0.2)", "draws random numbers"),
     ("python_random", SOFTMAX + "\n        import random\n        weights = weights * (1 + random.random())", "another generator"),
-    # A count of calls that flips every other call agrees with itself two calls later: not randomness.
-    ("count_of_calls", SOFTMAX + "\n        self.calls = getattr(self, 'calls', 0) + 1\n        weights = weights * (1 + self.calls % 2)",
-     "keeps state between calls"),
+    # A count of calls kept on the class (every head built shares it) that flips every other call
+    # agrees with itself two calls later: not randomness.
+    ("count_of_calls", SOFTMAX + "\n        type(self).calls = getattr(type(self), 'calls', 0) + 1\n"
+     "        weights = weights * (1 + type(self).calls % 2)", "keeps state between calls"),
 ])
 def test_randomness_is_told_from_its_source(tmp_path, name, code, source):
     handle = student_file(tmp_path, name, (SOFTMAX, code))
     entry = root_causes.find_randomness(handle)
     assert entry is not None and entry["function"] == "AttentionHead.forward"
     assert source in entry["why"]
+
+
+def test_state_an_earlier_call_left_in_the_module_is_not_taken_for_randomness(tmp_path):
+    # Each asking of the randomness question builds the module afresh: a count kept on the module
+    # (told by the answer cache instead, grader/submission.py) does not make its answers random.
+    count = SOFTMAX + "\n        self.calls = getattr(self, 'calls', 0) + 1\n        weights = weights * (1 + self.calls % 2)"
+    handle = student_file(tmp_path, "counted", (SOFTMAX, count))
+    handle.run_head(**root_causes_question_arguments())  # an earlier call: the module kept is no longer new
+    assert root_causes.find_randomness(handle) is None
+
+
+def root_causes_question_arguments() -> dict:
+    question = root_causes.randomness_question(0)
+    config, rng = question.config, data.generator(question.data_seed)
+    inputs = data.random_inputs(config, rng)
+    return {"model_dim": config.model_dim, "head_dim": config.head_dim, "parameters": data.head_parameters(config, rng),
+            "inputs": inputs, "allowed_mask": data.causal_allowed(config.seq)}
 
 
 def test_a_deterministic_module_is_not_called_random(tmp_path):

@@ -229,9 +229,20 @@ _HASHED_ELEMENTS = 1 << 16  # a larger tensor is compared by identity, version a
 _ITEMS = 4096  # a larger container (a notebook's data set) by identity and length
 
 
+_PLAIN = frozenset({int, bool, str, bytes, complex, type(None)})
+_CODE = (ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, property, staticmethod,
+         classmethod, functools.partial)
+_CODE_KINDS = frozenset({ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType})
+
+
 def _fingerprint(value: Any, depth: int = 0) -> Any:
-    """A hashable summary of ``value`` that changes when what it holds changes (not a copy)."""
+    """A hashable summary of ``value`` that changes when what it holds changes (not a copy).
+    Some 100 µs for a module of a few heads and the solution's file: a call is some 2 ms."""
     kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is float:
+        return repr(value)  # NaN is the same NaN
     if depth > _DEPTH:
         return kind.__name__
     if isinstance(value, torch.Tensor):
@@ -241,52 +252,79 @@ def _fingerprint(value: Any, depth: int = 0) -> Any:
             return ("large tensor", id(value), value._version, tuple(plain.shape), hash(sample.cpu().contiguous().view(torch.uint8).numpy().tobytes()))
         flat = plain.cpu().contiguous().reshape(-1)
         return ("tensor", str(plain.dtype), tuple(plain.shape), flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b"")
-    if kind in (int, bool, str, bytes, complex, type(None)):
-        return value
-    if kind is float:
-        return repr(value)  # NaN is the same NaN
+    if kind in _CODE_KINDS:
+        return kind.__name__
     if isinstance(value, torch.nn.Module):
-        return ("module", kind.__name__, _fingerprint(
-            {name: item for name, item in vars(value).items() if name not in _MODULE_INTERNALS}, depth + 1
+        if kind.__module__.startswith("torch."):  # torch's own layers keep a forward's state in buffers only
+            if not value._buffers:
+                return ("module", kind.__name__, _fingerprint(value._modules, depth + 1))
+            own = {"_buffers": value._buffers, "_modules": value._modules}
+        else:
+            own = {name: item for name, item in vars(value).items() if name not in _MODULE_INTERNALS}
+        return ("module", kind.__name__, _fingerprint(own, depth + 1))
+    if kind is dict or kind is collections.OrderedDict:
+        if not value:
+            return ("dict", ())
+        if len(value) > _ITEMS:
+            return ("large container", kind.__name__, id(value), len(value))
+        return ("dict", tuple(
+            (key if type(key) is str else _fingerprint(key, depth + 1), _fingerprint(item, depth + 1)) for key, item in list(value.items())
         ))
     if isinstance(value, (dict, list, tuple, set, frozenset, collections.deque)) and len(value) > _ITEMS:
         return ("large container", kind.__name__, id(value), len(value))
     if isinstance(value, dict):
-        return ("dict", tuple((_fingerprint(key, depth + 1), _fingerprint(item, depth + 1)) for key, item in list(value.items())))
+        return ("dict", tuple(
+            (key if type(key) is str else _fingerprint(key, depth + 1), _fingerprint(item, depth + 1)) for key, item in list(value.items())
+        ))
     if isinstance(value, (list, tuple, collections.deque)):
         return (kind.__name__, tuple(_fingerprint(item, depth + 1) for item in list(value)))
     if isinstance(value, (set, frozenset)):
         return (kind.__name__, frozenset(_fingerprint(item, depth + 1) for item in list(value)))
-    if isinstance(value, (ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, property,
-                          staticmethod, classmethod, functools.partial)):
+    if isinstance(value, _CODE):
         return kind.__name__  # code, not state (a function swapped for another is not looked for)
     own = getattr(value, "__dict__", None)
     return (kind.__name__, _fingerprint(dict(own), depth + 1)) if isinstance(own, dict) else kind.__name__
 
 
-def _state(student: ModuleType, module: torch.nn.Module) -> Any:
-    """What ``module`` and the student's file keep, as a fingerprint: the module's attributes and
-    buffers (its parts' too), the file's globals, and the attributes of the classes it defines."""
+# What each module and each file kept after the last call that read it: the state before a call is
+# the state after the one before (nothing but the student's code changes it, and a change made
+# between two forward passes, by another of its functions, is then reported by the next one).
+_states_after: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _state(student: ModuleType, module: torch.nn.Module) -> tuple:
+    """What ``module`` and the student's file keep, as fingerprints (the module's; the file's):
+    the module's attributes and buffers (its parts' too), the file's globals, and the attributes
+    of the classes it defines. The module's and the file's after the last call when known."""
+    return tuple(_states_after.get(owner) or _read_state(owner, student) for owner in (module, student))
+
+
+def _read_state(owner: Any, student: ModuleType) -> Any:
     try:
-        return _fingerprint(_kept(student, module))
+        return _fingerprint(owner if owner is not student else _file_kept(student))
     except Exception:  # noqa: BLE001 - state that cannot be read is not shown to be unchanged
         return object()
 
 
-def _kept(student: ModuleType, module: torch.nn.Module) -> tuple:
+def _file_kept(student: ModuleType) -> tuple:
     name = getattr(student, "__name__", "")
     own = {key: value for key, value in vars(student).items() if not key.startswith("__")}
     classes = {key: value for key, value in own.items() if isinstance(value, type) and value.__module__ == name}
     return (
-        module,
         {key: value for key, value in own.items() if key not in classes},
         {key: {k: v for k, v in vars(cls).items() if not k.startswith("__")} for key, cls in classes.items()},
     )
 
 
-def _state_changed(before: Any, student: ModuleType, module: torch.nn.Module) -> dict:
+def _state_changed(before: tuple, student: ModuleType, module: torch.nn.Module) -> dict:
     """``{"state_changed": True}`` when the call changed what the module or the file keeps, else {}."""
-    return {"state_changed": True} if _state(student, module) != before else {}
+    after = tuple(_read_state(owner, student) for owner in (module, student))
+    for owner, state in zip((module, student), after):
+        try:
+            _states_after[owner] = state
+        except TypeError:  # an owner that cannot be weakly referenced: read afresh next time
+            pass
+    return {"state_changed": True} if after != before else {}
 
 
 def _with_parameters(

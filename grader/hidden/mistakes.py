@@ -94,14 +94,14 @@ def _raise(error: Exception):
 
 def head_dimension(steps: Steps, model_dim: int, num_heads: int):
     if steps["rejects"](model_dim, num_heads):
-        return steps["refuse"](steps["message"](model_dim, num_heads))
+        return steps["refuse"](steps["message"](model_dim, num_heads), num_heads)
     return steps["divide"](model_dim, num_heads)
 
 
 HEAD_DIMENSION_STEPS: Steps = {
     "rejects": lambda model_dim, num_heads: num_heads < 1 or model_dim % num_heads != 0,
     "message": _both_numbers,
-    "refuse": lambda message: _raise(ValueError(message)),
+    "refuse": lambda message, num_heads: _raise(ValueError(message)),
     "divide": lambda model_dim, num_heads: model_dim // num_heads,
 }
 
@@ -371,7 +371,11 @@ MISTAKES: tuple[Mistake, ...] = (
         "An assert raises AssertionError, which callers do not expect for a bad argument, "
         "and it disappears entirely under python -O.",
         "Validate arguments with an explicit check that raises ValueError.",
-        ({"refuse": lambda message: _raise(AssertionError(message))},),
+        (
+            {"refuse": lambda message, num_heads: _raise(AssertionError(message))},
+            # A head count below one refused with ValueError, only the remainder asserted.
+            {"refuse": lambda message, num_heads: _raise(ValueError(message) if num_heads < 1 else AssertionError(message))},
+        ),
         elsewhere={MODULE: (
             # The constructor asserts the configuration itself (its message naming both numbers)
             # before head_dimension is asked.
@@ -386,7 +390,7 @@ MISTAKES: tuple[Mistake, ...] = (
         "The caller gets a head width of 0 and builds layers with no features: the model "
         "is broken, and nothing says so.",
         "An impossible configuration is an error: raise ValueError, do not return a value.",
-        ({"refuse": lambda message: 0},),
+        ({"refuse": lambda message, num_heads: 0},),
     ),
     Mistake(
         "true_division",
