@@ -104,7 +104,7 @@ def test_the_graders_weights_replace_every_weight_of_a_reused_module(tmp_path):
 ])
 def test_a_forward_pass_that_changes_what_the_code_keeps_says_so(tmp_path, name, changes):
     import catalogue
-    from grader import data
+    from grader.exercise import data
 
     path = (catalogue.write_implementation(next(m for m in catalogue.MUTANTS if m.name == name), tmp_path) if name
             else catalogue.SOLUTION_PATH)

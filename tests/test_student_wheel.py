@@ -24,6 +24,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+import grader
 from grader import DISTRIBUTION_NAME, notebook_checks
 from grader.handout import kernel_install, notebook, release, stubs, wheel
 from grader.platforms import nbgrader_course
@@ -31,7 +32,13 @@ import shared
 from grading import REPO_ROOT
 import tiers
 
-INSTRUCTOR_LAYERS = ("grader/hidden/", "grader/sandbox/", "grader/batch/", "grader/handout/")
+# Every folder of grader/ but the student's grader's own (grader.STUDENT_SUBPACKAGES): hidden/,
+# sandbox/, the term, the class view, the batch, the LMS, the hand-outs, the platforms.
+INSTRUCTOR_LAYERS = tuple(
+    f"grader/{folder.name}/" for folder in sorted((REPO_ROOT / "grader").iterdir())
+    if (folder / "__init__.py").is_file() and folder.name not in grader.STUDENT_SUBPACKAGES
+)
+assert {"grader/hidden/", "grader/sandbox/", "grader/batch/", "grader/platforms/"} <= set(INSTRUCTOR_LAYERS)
 
 
 @pytest.fixture(scope="module")
