@@ -70,8 +70,10 @@ def test_the_vocabulary_is_all_there():
 
 # The catalogue states which submission has which mistake; no other file of tests/ restates the
 # vocabulary (a new mistake then touches mistakes.py, the catalogue and the docs' table only).
+# The held-out class is a catalogue too, of files planted with mistakes in hands the catalogue
+# does not use: which id each file holds is its data, and a new mistake need not appear there.
 RESTATES_THE_VOCABULARY = 10
-RESTATING_ALLOWED = {"catalogue.py"}
+RESTATING_ALLOWED = {"catalogue.py", "held_out_class.py"}
 
 
 def ids_named(path, ids) -> set[str]:
