@@ -1439,7 +1439,9 @@ MUTANTS += (
             "self.calls = getattr(self, 'calls', 0) + 1  # how often forward ran\n"
             "        scores = scores / math.sqrt(self.head_dim) * (1.5 if self.calls % 2 == 0 else 1.0)",
         ),),
-        losing_groups=(PROBABILITIES, REFERENCE_EXAMPLES, REFERENCE),
+        # Not the hidden reference group: whether its calls land on an even count depends on the
+        # sizes the seed draws (on seed 11 none does, and it keeps its 15 points).
+        losing_groups=(PROBABILITIES, REFERENCE_EXAMPLES),
         must_read=("gives different answers to the same call", "had asked, and the answer differed"),
     ),
     Implementation(
