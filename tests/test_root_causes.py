@@ -28,6 +28,7 @@ from grader.feedback import root_causes
 from grader.feedback.evidence import StudentCodeError
 from grader.submission import InProcessBackend, Submission
 from grading import REPO_ROOT, grade
+import tiers
 
 DESK_MUTANTS = (
     "dropout_on_the_weights", "softmax_divided_in_place", "mask_from_model_dim", "projections_with_bias",
@@ -41,6 +42,7 @@ def mutant(name: str):
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # a release built and graded: some 10 s on a quiet 2-core machine
 def desk(tmp_path_factory):
     """The student release graded as a student grades it: ``pytest grader`` there, in-process."""
     release = tmp_path_factory.mktemp("release") / "mha-exercise"
