@@ -192,6 +192,7 @@ def test_leftovers_are_judged_only_in_their_own_pid_namespace(tmp_path, monkeypa
     ours = processes.owned_temporary_folder("mha-staging-")
     for folder in (elsewhere, gone_here):
         folder.mkdir()
+    monkeypatch.setattr(processes, "CGROUP_ROOTS", ())  # the machine's own leftovers are not this test's
     removed = processes.remove_leftovers()
     assert elsewhere.is_dir() and ours.is_dir()
     assert not gone_here.exists() and removed == [str(gone_here)]

@@ -232,6 +232,7 @@ def test_a_leftover_deeper_than_the_interpreter_may_recurse_is_removed_at_start_
     gone = tmp_path / f"mha-worker-1.{processes._start_time(1) + 1}.{namespace}-abcd1234"  # pid 1 started earlier
     gone.mkdir()
     os.close(nest(gone, 1500))
+    monkeypatch.setattr(processes, "CGROUP_ROOTS", ())  # the machine's own leftovers are not this test's
     removed = processes.remove_leftovers()
     assert removed == [str(gone)] and removed.kept == []
     assert list(tmp_path.iterdir()) == []
@@ -247,6 +248,7 @@ def test_a_leftover_that_cannot_be_removed_is_reported_and_nothing_raises(tmp_pa
         raise RecursionError("as shutil.rmtree raised on a deep tree")
 
     monkeypatch.setattr(folders, "remove", refuse)
+    monkeypatch.setattr(processes, "CGROUP_ROOTS", ())  # the machine's own leftovers are not this test's
     removed = processes.remove_leftovers()
     assert removed == [] and removed.kept == [f"{stuck}: RecursionError"]
 

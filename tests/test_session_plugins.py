@@ -203,6 +203,17 @@ def test_results_are_written_per_submission_and_for_the_session(pytester, studen
     assert json.loads(document.read_text())["submissions"]["student"]["score"] == 3
 
 
+def test_an_entry_refused_at_intake_records_no_other_files_hash(pytester, student):
+    # The batch writes "" as the path of an entry it refused (a broken zip): the result must not
+    # take the hash of whatever multi_head_attention.py the folder the shard runs from holds.
+    (pytester.path / "multi_head_attention.py").write_text(STUDENT)  # pytester runs in its own folder
+    manifest, out = pytester.path / "manifest.json", pytester.path / "out"
+    manifest.write_text(json.dumps([{"name": "carol", "path": "", "problem": "carol.zip is not a zip file"}]))
+    pytester.inline_run(*ALL, *QUIET, f"--manifest={manifest}", f"--results-dir={out}")
+    written = json.loads((out / "results" / "carol.json").read_text())
+    assert written["score"] == 0 and written["content_hash"] == ""
+
+
 def test_a_result_that_cannot_be_written_is_said_and_the_session_goes_on(pytester, student, capfd):
     blocked = pytester.path / "blocked"
     blocked.write_text("a file where the results' folder should be")

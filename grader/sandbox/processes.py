@@ -326,6 +326,10 @@ def discard_warm_workers() -> None:
         _WARM_WORKERS.pop().kill()
 
 
+# Where a pids cgroup is made: cgroup v1's pids controller, else the v2 hierarchy.
+CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
+
+
 class ProcessCountGroup:
     """A pids cgroup capping how many processes the worker and its children may have.
 
@@ -342,7 +346,7 @@ class ProcessCountGroup:
     def create(cls, limit: int) -> ProcessCountGroup | None:
         if os.geteuid() != 0:
             return None  # an unprivileged user: RLIMIT_NPROC applies and suffices
-        for root in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
+        for root in CGROUP_ROOTS:
             if not (root / "cgroup.procs").exists():
                 continue
             folder = root / f"mha-worker-{owner_tag()}-{os.urandom(4).hex()}"
@@ -536,7 +540,7 @@ def remove_leftovers() -> Leftovers:
         else:
             leftovers.append(str(path))
     if os.geteuid() == 0:
-        for root in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
+        for root in CGROUP_ROOTS:
             try:
                 groups = [path for path in root.iterdir() if path.name.startswith("mha-worker-")]
             except OSError:

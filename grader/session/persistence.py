@@ -40,7 +40,7 @@ def _persist(config: pytest.Config, folder: Path, result) -> None:
             grading_seed=config.getoption("grading_seed"),
             sandbox=config.stash[sandbox_key],
             scaffolding=results.scaffolding_level(),
-            source=_source_or_none(target.path) if target else None,
+            source=_source_to_hash(target),
             content_hash=target.content_hash if target else "",
         )
     except OSError as error:
@@ -49,9 +49,14 @@ def _persist(config: pytest.Config, folder: Path, result) -> None:
         print(f"grader: the result of {untrusted.printable(result.submission)} could not be written: {error}", file=sys.stderr)
 
 
-def _source_or_none(path: Path) -> Path | None:
+def _source_to_hash(target) -> Path | None:
+    """The file whose hash the result records, when the batch's intake has not hashed it.
+    An entry refused at intake has no path (its manifest's "" would read as the current folder:
+    a search of the whole folder the grader runs from, and another file's hash)."""
+    if target is None or target.content_hash or not target.path.parts:
+        return None
     try:
-        return loading.locate_source(path)
+        return loading.locate_source(target.path)
     except loading.SubmissionNotFound:
         return None
 
