@@ -76,6 +76,11 @@ class InProcessBackend:
         self.cell_failures: list[tuple[int, ErrorDescription]] = []
 
     def open(self) -> ErrorDescription | None:
+        # Each submission starts from the same state of torch's and Python's generators,
+        # whatever the submissions graded before it in this process drew: code that draws
+        # without a seed (dropout, torch.randn) gets the numbers it gets graded alone, as each
+        # submission of a batch does in its own fork of the worker.
+        operations.reset_generators()
         try:
             if self.cells is not None:
                 # input() in a cell gets an end of file, as in the sandbox (its stdin is

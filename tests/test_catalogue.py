@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import catalogue
-from grading import grade, what_a_reader_sees
+from grading import grade, grade_in_parts, what_a_reader_sees
 from sentences import misnamed_non_numbers
 
 from grader.feedback import diagnosis_text, root_causes
@@ -42,7 +42,7 @@ def assert_asking_every_time_changes_nothing_a_reader_sees(reused, asked, seed: 
 def test_reusing_answers_changes_no_score_no_sentence_and_no_picture(catalogue_run, tmp_path):
     """The whole catalogue, asked every time (the slow tier: tests/tiers.py marks every test of
     catalogue_run)."""
-    asked = grade(catalogue_run.paths, tmp_path, "--grading-seed", str(catalogue_run.seed), "--ask-every-time", timeout=1800)
+    asked = grade_in_parts(catalogue_run.paths, tmp_path, "--grading-seed", str(catalogue_run.seed), "--ask-every-time", timeout=1800)
     changing = {name for name in catalogue_run.results if root_causes.NONDETERMINISTIC in catalogue_run.diagnosed(name)}
     assert {"dropout_on_the_weights", "calls_counted_on_the_head", "scaled_on_first_sight"} <= changing
     assert_asking_every_time_changes_nothing_a_reader_sees(catalogue_run, asked, catalogue_run.seed)
@@ -58,16 +58,15 @@ SAMPLE = (
 
 
 def test_reusing_answers_changes_nothing_a_reader_sees_on_a_sample_of_the_catalogue(tmp_path):
+    """Also: a submission grades the same whichever others share its session (the asked run is
+    graded in two sessions, as the whole catalogue is: tests/shared.py)."""
     seed = random.SystemRandom().randrange(10**6)
     paths = [catalogue.write_implementation(entry, tmp_path / "sample") for entry in SAMPLE]
-    runs = {"reused": (), "asked": ("--ask-every-time",)}
     with ThreadPoolExecutor(max_workers=2) as pool:  # side by side: the two runs are independent
-        for name in runs:
-            (tmp_path / name).mkdir()
-        graded = {name: pool.submit(grade, paths, tmp_path / name, "--grading-seed", str(seed), *extra)
-                  for name, extra in runs.items()}
-        reused, asked = graded["reused"].result(), graded["asked"].result()
-    assert_asking_every_time_changes_nothing_a_reader_sees(reused, asked, seed)
+        (tmp_path / "reused").mkdir()
+        reused = pool.submit(grade, paths, tmp_path / "reused", "--grading-seed", str(seed))
+        asked = grade_in_parts(paths, tmp_path / "asked", "--grading-seed", str(seed), "--ask-every-time")
+    assert_asking_every_time_changes_nothing_a_reader_sees(reused.result(), asked, seed)
 
 
 def test_the_catalogue_is_large_enough():

@@ -10,10 +10,12 @@ narrow it), so what an inner session needs besides the plugins comes as a plugin
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import torch
 
 from grader.feedback.errors import ErrorDescription
 from grader.feedback.evidence import StudentCodeError
@@ -127,6 +129,19 @@ def test_without_isolate_the_code_runs_in_this_process(pytester, tmp_path):
     assert config.stash[sandbox.sandbox_key] == ("in-process", "")
     backend, unavailable = sandbox.backend(config, tmp_path / "multi_head_attention.py", None)
     assert type(backend) is InProcessBackend and unavailable == ()
+
+
+def test_in_this_process_each_submission_draws_what_it_draws_graded_alone(tmp_path):
+    # Code that draws without a seed (dropout, torch.rand) must not get other numbers because
+    # another submission was graded before it in the same session.
+    source = tmp_path / "multi_head_attention.py"
+    source.write_text("import random, torch\nDRAWN = (torch.rand(3).tolist(), random.random())\n")
+    first = InProcessBackend(source)
+    assert first.open() is None
+    torch.rand(100), random.random()  # what a submission before it drew
+    second = InProcessBackend(source)
+    assert second.open() is None
+    assert second.module.DRAWN == first.module.DRAWN
 
 
 def test_a_shards_shared_worker_serves_the_session_and_is_left_open(pytester):

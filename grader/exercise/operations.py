@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import random
 import re
 import types
 import warnings
@@ -388,6 +389,12 @@ def _with_parameters(
     held = _load(module, parameters)
     built[key] = module  # only once its weights loaded: a module that refuses them is not kept
     return module, {"not_held": held["not_held"]} if held.get("not_held") else {}
+
+
+def reset_generators() -> None:
+    """torch's generator and Python's ``random`` at a state of their own, the same every time."""
+    _seed(0)
+    random.seed(0)
 
 
 def _seed(seed: int) -> None:
