@@ -111,8 +111,10 @@ def test_a_purpose_named_by_words_gives_no_torch_generator():
 SEEDING_CALLS = {"Generator", "manual_seed", "Random", "SystemRandom", "seed", "default_rng", "RandomState"}
 NOT_A_DRAW = {
     # The worker seeds the student's own torch with the seed a check passes in (the contract's
-    # initial_parameters(seed)): the student's constructor draws from it, the grader draws nothing.
-    "operations.py": {"manual_seed"},
+    # initial_parameters(seed)): the student's constructor draws from it, the grader draws nothing;
+    # and at a desk each submission starts with torch's and Python's generators reset
+    # (operations.reset_generators): the student's draws, not the grader's.
+    "operations.py": {"manual_seed", "seed"},
 }
 
 
