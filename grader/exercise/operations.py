@@ -268,6 +268,8 @@ def _tensor_fingerprint(value: torch.Tensor, depth: int) -> Any:
 def _torch_module_fingerprint(value: torch.nn.Module, depth: int) -> Any:
     # torch's own layers keep a forward's state in buffers only
     if not value._buffers:
+        if not value._modules:  # a Linear: nothing of a forward's kept
+            return ("module", type(value).__name__)
         return ("module", type(value).__name__, _fingerprint(value._modules, depth + 1))
     return ("module", type(value).__name__, _fingerprint({"_buffers": value._buffers, "_modules": value._modules}, depth + 1))
 
@@ -284,7 +286,8 @@ def _dict_fingerprint(value: dict, depth: int) -> Any:
         return ("large container", type(value).__name__, id(value), len(value))
     depth += 1
     return ("dict", tuple([
-        (key if type(key) is str else _fingerprint(key, depth), _fingerprint(item, depth)) for key, item in list(value.items())
+        (key if type(key) is str else _fingerprint(key, depth), item if type(item) in _PLAIN else _fingerprint(item, depth))
+        for key, item in list(value.items())
     ]))
 
 
@@ -292,7 +295,7 @@ def _sequence_fingerprint(value, depth: int) -> Any:
     if len(value) > _ITEMS:
         return ("large container", type(value).__name__, id(value), len(value))
     depth += 1
-    return (type(value).__name__, tuple([_fingerprint(item, depth) for item in list(value)]))
+    return (type(value).__name__, tuple([item if type(item) in _PLAIN else _fingerprint(item, depth) for item in list(value)]))
 
 
 def _set_fingerprint(value, depth: int) -> Any:
