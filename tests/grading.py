@@ -87,8 +87,9 @@ def grade_in_parts(submissions: list[Path], tmp_path: Path, *extra: str, parts: 
     """``grade`` on ``parts`` slices of ``submissions`` at once, each a session of its own, and
     their results as one run's: for a sweep of the whole catalogue, which one session grades on
     one core while a machine has more. A submission's result does not depend on the others
-    graded beside it (the grading seed draws each check's data alone: a failure is rerun with
-    ``--grading-seed`` on that file only)."""
+    graded beside it: the grading seed draws each check's data alone (a failure is rerun with
+    ``--grading-seed`` on that file only), and each submission starts from the same state of the
+    generators its own code draws from (grader/submission.py ``InProcessBackend.open``)."""
     slices = [submissions[part::parts] for part in range(parts)]
     folders = [tmp_path / f"part-{part}" for part in range(parts)]
     for folder in folders:
