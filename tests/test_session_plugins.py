@@ -206,6 +206,15 @@ def test_a_submission_that_does_not_import_fails_each_check_with_one_line(pytest
     assert "SyntaxError" in kept.config.stash[scoreboard_key].submission_result("student").import_error
 
 
+def test_a_path_that_does_not_exist_fails_each_check_with_one_line(pytester, student):
+    missing = pytester.path / "nowhere" / "multi_head_attention.py"
+    reprec = pytester.inline_run(*ALL, *QUIET, f"--submission={missing}")
+    failures = [report.longreprtext for report in reprec.getfailures() if report.when == "setup"]
+    assert len(failures) == 2
+    assert all(text.startswith("not graded: multi_head_attention could not be imported") for text in failures)
+    assert not any("During handling" in text or "does not exist" in text for text in failures)
+
+
 # --- persistence.py ----------------------------------------------------------------------
 
 

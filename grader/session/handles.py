@@ -31,9 +31,11 @@ def submission(request: pytest.FixtureRequest):
     if target.problem:
         _not_gradable(request.config, target.name, ErrorDescription("import", "Unreadable", target.problem))
     try:
-        source = loading.locate_source(target.path)
+        source, not_found = loading.locate_source(target.path), ""
     except loading.SubmissionNotFound as error:
-        _not_gradable(request.config, target.name, ErrorDescription("import", "SubmissionNotFound", str(error)))
+        source, not_found = None, str(error)
+    if not_found:  # outside the except: a failure raised inside it would print the first error chained to it
+        _not_gradable(request.config, target.name, ErrorDescription("import", "SubmissionNotFound", not_found))
     # A notebook runs cell by cell, as a kernel runs it (grader.reading.loading.run_cells).
     cells = notebooks.cells_to_run(list(target.cells)) if target.cells else None
     backend, worker_unavailable = sandbox.backend(request.config, source, cells)
