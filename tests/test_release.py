@@ -101,13 +101,19 @@ def test_no_function_of_the_release_computes_the_references_numbers(student_rele
     assert shared.callable_solutions(tmp_path_factory, student_release) == []  # once per run for these files
 
 
+def planted_grader(folder: Path, helpers: str) -> Path:
+    """``folder`` holding a grader package of one module, grader/helpers.py."""
+    (folder / "grader").mkdir(parents=True)
+    (folder / "grader" / "__init__.py").write_text("")
+    (folder / "grader" / "helpers.py").write_text(helpers)
+    return folder
+
+
 def test_the_behaviour_scan_finds_a_callable_solution_that_no_solution_line_gives_away(tmp_path):
     """A forward pass spelled otherwise than the solution (the text scan misses it) is found by
     what it computes."""
-    leaky = tmp_path / "leaky"
-    (leaky / "grader").mkdir(parents=True)
-    (leaky / "grader" / "__init__.py").write_text("")
-    (leaky / "grader" / "helpers.py").write_text(
+    leaky = planted_grader(
+        tmp_path / "leaky",
         "import torch\n\n\n"
         "def attend(inputs, parameters, allowed):\n"
         "    q, k = (inputs.double() @ parameters[n + '.weight'].double().T for n in ('query', 'key'))\n"
@@ -118,6 +124,23 @@ def test_the_behaviour_scan_finds_a_callable_solution_that_no_solution_line_give
     found = behaviour_scan.callable_solutions(leaky)
     assert found and all(line.startswith("grader.helpers.attend(inputs, parameters, allowed) -> the reference's head weights")
                          for line in found), found
+
+
+def test_the_behaviour_scan_gives_each_function_its_calls_and_names_one_it_could_not_finish(tmp_path):
+    """A message builder given tensors where its sentences go (as ``checks.fail`` is) makes all
+    its calls, well within the time limit: the scan never prints a tensor's numbers (which cost
+    ``checks.fail`` and five others most of their calls). A function that never returns is named."""
+    planted = planted_grader(
+        tmp_path / "planted",
+        "def describe(problem, expected, got):\n"
+        "    return f'{problem}\\n  expected: {expected}\\n  got:      {got}'\n\n\n"
+        "def spin(inputs):\n"
+        "    while True:\n"
+        "        pass\n"
+    )
+    report = behaviour_scan.probe(planted, seconds_per_function=2)
+    assert report["unfinished"] == ["grader.helpers.spin: stopped by the time limit after 1 of its calls"], report
+    assert report["found"] == [] and report["called"] > 1000  # describe made every call it had
 
 
 def test_pytest_grader_runs_in_the_release_and_says_hidden_tests_come_later(student_release, golden):

@@ -67,11 +67,19 @@ def reference_case(solution: Path = stubs.SOLUTION_PATH) -> dict:
 def callable_solutions(root: Path, timeout: float = 600) -> list[str]:
     """Every function under ``root/grader`` that returns the reference's output or weights
     from arguments built from a reference module: "module.function(arguments) -> what"."""
+    return probe(root, timeout)["found"]
+
+
+def probe(root: Path, timeout: float = 600, seconds_per_function: float | None = None) -> dict:
+    """The probe's report on ``root``: "called" (how many calls), "found" (callable_solutions),
+    "unfinished" (each function its time limit stopped: "module.function: stopped by the time
+    limit after N of its calls")."""
     with tempfile.TemporaryDirectory() as scratch:
         case = Path(scratch) / "case.pt"
         torch.save(reference_case(), case)
         completed = subprocess.run(
-            [sys.executable, "-I", str(PROBE), str(Path(root).resolve()), str(case)],
+            [sys.executable, "-I", str(PROBE), str(Path(root).resolve()), str(case),
+             *([] if seconds_per_function is None else [str(seconds_per_function)])],
             cwd=scratch, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
         )
     if completed.returncode != 0:
@@ -79,4 +87,4 @@ def callable_solutions(root: Path, timeout: float = 600) -> list[str]:
     report = json.loads(completed.stdout.strip().splitlines()[-1])
     if not report["called"]:
         raise RuntimeError(f"the behaviour probe called no function under {root}: {report}")
-    return report["found"]
+    return report
