@@ -294,6 +294,42 @@ def test_a_stub_that_says_its_own_words_is_named_by_its_function():
     assert summary.student_error_message(StudentCodeError("causal_mask", error)).startswith("causal_mask is not written yet")
 
 
+class CountsReadsOfAllReports:
+    """Counts how often the terminal reads the whole session's list of passed phases."""
+
+    reads = 0
+
+    def pytest_sessionfinish(self, session):
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        own = reporter.getreports
+
+        def counted(name):
+            self.reads += name == ""
+            return own(name)
+
+        reporter.getreports = counted
+
+
+def test_the_failures_section_reads_the_sessions_reports_once_and_prints_what_pytest_prints(pytester, student, monkeypatch):
+    """pytest looks up each failure's teardown by reading every report again (quadratic in a
+    session of many submissions); summary.py indexes them once. The output stays pytest's own."""
+    for name in ("second", "third"):
+        (pytester.path / name).mkdir()
+        (pytester.path / name / "multi_head_attention.py").write_text(STUDENT)
+    arguments = (*ALL, *QUIET, "--grading-seed=3", *(f"--submission={pytester.path / name}" for name in ("student", "second", "third")))
+
+    def run() -> tuple[int, list[str]]:
+        counter = CountsReadsOfAllReports()
+        text = pytester.runpytest_inprocess(*arguments, plugins=[counter]).stdout.lines
+        return counter.reads, [line for line in text if " in " not in line or "=" not in line]  # not the timing line
+
+    indexed = run()
+    monkeypatch.setattr(summary, "_teardown_reports_looked_up_once", lambda reporter: None)
+    pytests_own = run()
+    assert indexed[0] == 1 and pytests_own[0] == 3  # once a failure, one failure a submission
+    assert indexed[1] == pytests_own[1]
+
+
 def test_a_failure_in_the_terminal_is_the_students_message_not_a_traceback(pytester, student):
     result = pytester.runpytest_inprocess(*ALL, *QUIET, f"--submission={student.parent}")
     text = result.stdout.str()

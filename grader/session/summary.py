@@ -81,6 +81,7 @@ def _in_notebook_terms(target: Target, handle, error: ErrorDescription, message:
 def pytest_terminal_summary(terminalreporter):
     """How each notebook ran and the diagnosis, before pytest's own FAILURES section (tryfirst
     among wrappers)."""
+    _teardown_reports_looked_up_once(terminalreporter)
     for result in terminalreporter.config.stash[scoreboard_key].results.values():
         if result.notebook:
             terminalreporter.section(f"how the notebook ran: {untrusted.printable(result.submission)}", sep="=")
@@ -91,6 +92,19 @@ def pytest_terminal_summary(terminalreporter):
             for line in diagnosis_text.text_lines(result.diagnoses):
                 terminalreporter.write_line(untrusted.printable(line))
     return (yield)
+
+
+def _teardown_reports_looked_up_once(terminalreporter) -> None:
+    """pytest's FAILURES section looks up each failure's teardown report by reading every
+    report of the session again (``TerminalReporter._get_teardown_reports``, _pytest/terminal.py;
+    the quadratic of pytest-dev/pytest#13360): some 7 % of a 60-submission session at a desk,
+    more with each submission. The same reports, indexed by test once, in the same order."""
+    by_test: dict[str, list] = {}
+    for report in terminalreporter.getreports(""):
+        if report.when == "teardown":
+            by_test.setdefault(report.nodeid, []).append(report)
+    if hasattr(terminalreporter, "_get_teardown_reports"):  # a pytest without it keeps its own way
+        terminalreporter._get_teardown_reports = lambda nodeid: by_test.get(nodeid, [])
 
 
 def student_error_message(error: StudentCodeError) -> str:
