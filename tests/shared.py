@@ -108,7 +108,7 @@ def catalogue_run(tmp_path_factory: pytest.TempPathFactory) -> CatalogueRun:
 def callable_solutions(tmp_path_factory: pytest.TempPathFactory, root: Path) -> list[str]:
     """grader.handout.behaviour_scan.callable_solutions(root), run once per run for each content of
     ``root/grader`` (what the scan imports and calls): the release and the wheel ship the same
-    grader files, and the scan costs a minute."""
+    grader files, and the scan costs some 15 to 25 seconds."""
     from grader.handout import behaviour_scan
 
     key = content_key(Path(root) / "grader")

@@ -94,7 +94,7 @@ def test_the_leak_scan_finds_solution_text_when_it_is_there(student_release, tmp
     assert release.leaked_solution_lines(leaky) == ["grader/notes.py: weights = torch.softmax(scores, dim=-1)  # (batch, seq, seq)"]
 
 
-@pytest.mark.slow  # the scan calls every function of the grader: a minute, once per run (tests/shared.py)
+@pytest.mark.slow  # the scan calls every function of the grader: 15 to 25 s, once per run (tests/shared.py)
 def test_no_function_of_the_release_computes_the_references_numbers(student_release, tmp_path_factory):
     """The leak scan by behaviour: every function shipped, called with a reference module's
     parameters, inputs and masks, returns neither its output nor its attention weights."""

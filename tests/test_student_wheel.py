@@ -78,7 +78,7 @@ def test_no_line_of_solution_text_is_in_the_wheel(built):
     assert "no solution text found in it" in built.said
 
 
-@pytest.mark.slow  # the scan of tests/test_release.py: a minute, once per run for both (tests/shared.py)
+@pytest.mark.slow  # the scan of tests/test_release.py: once per run for both (tests/shared.py)
 def test_no_function_of_the_wheel_computes_the_references_numbers(built, tmp_path, tmp_path_factory):
     """The behaviour scan of tests/test_release.py, on the grader the wheel installs."""
     for name, content in built.entries.items():
