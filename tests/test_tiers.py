@@ -26,6 +26,8 @@ import tiers
 
 # The machine's load, as the test says (a quiet machine unless TIERS_TEST_LOAD gives another).
 tiers.load_factor = lambda: float(os.environ.get("TIERS_TEST_LOAD", "1"))
+# And its speed (the reference's unless TIERS_TEST_SPEED gives another).
+tiers.speed_factor = lambda: float(os.environ.get("TIERS_TEST_SPEED", "1"))
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "takes(seconds): the test's reported duration")
@@ -119,6 +121,17 @@ def test_on_a_loaded_machine_a_test_is_judged_by_its_time_on_a_quiet_one(suite, 
     result = run(suite, "--unmarked-limit", "10")
     assert named_over(result, 10) == [("test_kinds.py::test_unmarked_and_slow", "12.0")]
     assert "(at 1.1 times a quiet machine's load: 10.9 s)" in result.stdout.str()
+
+
+def test_on_a_slower_machine_a_test_is_judged_by_its_time_on_the_reference(suite, monkeypatch):
+    monkeypatch.setenv("TIERS_TEST_SPEED", "1.25")  # 12 s on a machine 1.25 times slower: 9.6 s there
+    assert run(suite, "--unmarked-limit", "10").ret == pytest.ExitCode.OK
+    monkeypatch.setenv("TIERS_TEST_SPEED", "1.1")
+    monkeypatch.setenv("TIERS_TEST_LOAD", "1.2")  # 12 s: 9.1 s on the reference, 10.5 s: 8.0 s
+    assert run(suite, "--unmarked-limit", "9").ret == pytest.ExitCode.TESTS_FAILED
+    result = run(suite, "--unmarked-limit", "9")
+    assert named_over(result, 9) == [("test_kinds.py::test_unmarked_and_slow", "12.0")]
+    assert "(on a machine 1.1 times slower than the reference, at 1.2 times a quiet machine's load: 9.1 s)" in result.stdout.str()
 
 
 def test_within_the_limit_or_without_the_option_the_session_passes(suite):
