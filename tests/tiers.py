@@ -108,18 +108,21 @@ class UnmarkedLimit:
         self.limit = limit
         self.speed = speed_factor()
         self.seconds: dict[str, float] = {}
-        self.factor: dict[str, float] = {}
+        self.load: dict[str, float] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if any(marker in report.keywords for marker in SLOW_TIER):
             return
         self.seconds[report.nodeid] = self.seconds.get(report.nodeid, 0.0) + report.duration
-        self.factor[report.nodeid] = load_factor() * self.speed
+        self.load[report.nodeid] = load_factor()
 
-    def over(self) -> list[tuple[str, float, float]]:
-        """(test, seconds, load factor) of each test over the limit, slowest first."""
-        judged = [(nodeid, seconds, self.factor[nodeid]) for nodeid, seconds in self.seconds.items()]
-        return sorted((entry for entry in judged if entry[1] / entry[2] > self.limit), key=lambda entry: -entry[1] / entry[2])
+    def on_the_reference(self, nodeid: str) -> float:
+        """The test's seconds as on the quiet reference machine."""
+        return self.seconds[nodeid] / (self.load[nodeid] * self.speed)
+
+    def over(self) -> list[str]:
+        """Each test over the limit, slowest first."""
+        return sorted((nodeid for nodeid in self.seconds if self.on_the_reference(nodeid) > self.limit), key=self.on_the_reference, reverse=True)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -131,11 +134,11 @@ class UnmarkedLimit:
         if not over:
             return
         terminalreporter.section(f"unmarked tests over {self.limit:g} s", sep="!", red=True)
-        for nodeid, seconds, factor in over:
-            load = factor / self.speed
-            slower = f"on a machine {self.speed:.1f} times slower than the reference, " if self.speed > 1 else ""
-            loaded = f" ({slower}at {load:.1f} times a quiet machine's load: {seconds / factor:.1f} s)" if factor > 1 else ""
-            terminalreporter.line(f"{seconds:7.1f} s  {nodeid}{loaded}")
+        for nodeid in over:
+            said = [f"on a machine {self.speed:.1f} times slower than the reference"] if self.speed > 1 else []
+            said += [f"at {self.load[nodeid]:.1f} times a quiet machine's load"] if self.load[nodeid] > 1 else []
+            judged = f" ({', '.join(said)}: {self.on_the_reference(nodeid):.1f} s)" if said else ""
+            terminalreporter.line(f"{self.seconds[nodeid]:7.1f} s  {nodeid}{judged}")
         terminalreporter.line(
             f"Make each faster, or mark it with one of {', '.join(SLOW_TIER)} (tests/tiers.py): "
             "the fast tier is for the edit loop."

@@ -97,8 +97,8 @@ def pytest_terminal_summary(terminalreporter):
 def _teardown_reports_looked_up_once(terminalreporter) -> None:
     """pytest's FAILURES section looks up each failure's teardown report by reading every
     report of the session again (``TerminalReporter._get_teardown_reports``, _pytest/terminal.py;
-    the quadratic of pytest-dev/pytest#13360): some 7 % of a 60-submission session at a desk,
-    more with each submission. The same reports, indexed by test once, in the same order."""
+    the quadratic of pytest-dev/pytest#13360): some 15 % of a 60-submission session's CPU at a
+    desk, more with each submission. The same reports, indexed by test once, in the same order."""
     by_test: dict[str, list] = {}
     for report in terminalreporter.getreports(""):
         if report.when == "teardown":
