@@ -20,10 +20,20 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 # The instructor's copy installs nbgrader too; the student release has only requirements.txt.
 REQUIREMENTS ?= $(firstword $(wildcard requirements-instructor.txt) requirements.txt)
 
+# pip byte-compiles what it installs one file after another (torch's some 10,000 files: half of
+# the install's time); `compileall -j0` does that work on every core (os.cpu_count() workers:
+# docs.python.org/3/library/compileall.html; pip's --no-compile: pip.pypa.io, pip install).
+# The files must be compiled here, at set-up: the grader's sandbox user cannot write __pycache__
+# in this folder, and would compile torch's modules again at every start. compileall exits 1
+# for the few files that are not Python 3.11 (torch ships one written for 3.12), which pip
+# skips silently too: its status is not the set-up's, and -qq keeps its list of them quiet.
+SITE_PACKAGES = $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+
 $(STAMP): $(wildcard requirements*.txt)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile \
 		$$($(BIN)/python grader/torch_index.py "$(TORCH_INDEX)") -r $(REQUIREMENTS)
+	$(BIN)/python -m compileall -qq -j0 $(SITE_PACKAGES) || true
 	touch $@
 
 # pytest exits 1 when some tests failed: that is a score, not an error of the grader.

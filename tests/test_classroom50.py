@@ -19,7 +19,6 @@ Pages fetch, the Release) is not rehearsed here.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
@@ -30,7 +29,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +44,7 @@ from grader.handout import release
 from grader.hidden import mistakes
 from grading import REPO_ROOT
 import tiers
+import wheels
 
 SCHEMA = json.loads((Path(__file__).parent / "classroom50" / "result-v1.schema.json").read_text())
 SLUG = "multi-head-attention"
@@ -376,28 +375,11 @@ def plant_odd_entries(checkout: Path, *_) -> None:
 def site_wheel(folder: Path) -> Path:
     """A wheel holding one .pth that puts this virtualenv's site-packages on the path, the
     stand-in for torch and the rest in a grading virtualenv made offline: pip installs it from
-    the file, without an index. (Wheel layout: the binary distribution format's .dist-info with
-    METADATA, WHEEL and RECORD; RECORD's hashes are urlsafe base64 sha256 without padding.)"""
+    the file, without an index."""
     import site
 
-    name, version = "mha_test_site", "1.0"
-    dist = f"{name}-{version}.dist-info"
-    files = {
-        f"{name}.pth": "".join(f"{path}\n" for path in site.getsitepackages()).encode(),
-        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
-        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-
-    def record(path: str, data: bytes) -> str:
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        return f"{path},sha256={digest},{len(data)}"
-
-    files[f"{dist}/RECORD"] = ("\n".join([*(record(path, data) for path, data in files.items()), f"{dist}/RECORD,,"]) + "\n").encode()
-    wheel = folder / f"{name}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for path, data in files.items():
-            archive.writestr(path, data)
-    return wheel
+    pth = "".join(f"{path}\n" for path in site.getsitepackages()).encode()
+    return wheels.pure_python_wheel(folder, "mha_test_site", {"mha_test_site.pth": pth})
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ import threading
 
 import pytest
 
+import wheels
 from grading import REPO_ROOT
 
 PROBE = REPO_ROOT / "grader" / "torch_index.py"
@@ -96,13 +97,16 @@ def test_an_empty_index_turns_it_off():
 @linux_only
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 @pytest.mark.slow
-def test_make_installs_offline_when_the_index_cannot_be_reached(tmp_path, silent_server):
+def test_make_installs_offline_when_the_index_cannot_be_reached_and_compiles_what_it_installed(tmp_path, silent_server):
     """The students' Makefile end to end, with a small requirements file standing in for
-    the exercise's (pip installs from this machine's usual indexes, as the real one would)."""
+    the exercise's: one wheel from a file, so that pip needs no index. What it installs is
+    byte-compiled at set-up (pip is told not to, compileall does it on every core): the
+    sandbox's user cannot write __pycache__ there and would compile torch at every start."""
     shutil.copy(REPO_ROOT / "student.mk", tmp_path / "Makefile")
     (tmp_path / "grader").mkdir()
     shutil.copy(PROBE, tmp_path / "grader" / PROBE.name)
-    (tmp_path / "requirements.txt").write_text("# nothing to install: the set-up itself is under test\n")
+    wheel = wheels.pure_python_wheel(tmp_path, "mha_setup_probe", {"mha_setup_probe/__init__.py": b"ANSWER = 42\n"})
+    (tmp_path / "requirements.txt").write_text(f"{wheel}\n")
     finished = subprocess.run(
         ["make", ".venv", f"PYTHON={sys.executable}", f"TORCH_INDEX={silent_server}"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, env={**os.environ, "TORCH_INDEX_TIMEOUT": "1"},
@@ -111,6 +115,8 @@ def test_make_installs_offline_when_the_index_cannot_be_reached(tmp_path, silent
     assert (tmp_path / ".venv" / ".installed").is_file()
     assert "did not answer within 1 s" in finished.stderr
     assert "--extra-index-url" not in finished.stdout.split("torch_index.py")[-1]
+    compiled = list((tmp_path / ".venv").glob("lib/python*/site-packages/mha_setup_probe/__pycache__/__init__.*.pyc"))
+    assert compiled, "the installed package has no byte-compiled file"
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
