@@ -33,7 +33,7 @@ EXTERNAL = {"cd", "cp", "mv", "git", "gh", "docker", "nbgrader", "for", "zip", "
 # Where the commands write what they generate (gitignored): a script there is made by an earlier step.
 GENERATED = REPO_ROOT / "build"
 # Python modules run with `-m` that are not this repository's (the set-up's venv and pip).
-EXTERNAL_MODULES = {"venv", "pip"}
+EXTERNAL_MODULES = {"venv", "pip", "compileall"}
 # Commands the pages mention as removed: they must stay refused.
 REMOVED_COMMANDS = {"classroom"}
 COMMAND_STARTS = ("python ", "python3 ", ".venv/bin/python ", "make ", "sudo make ", "pytest ")
