@@ -147,6 +147,9 @@ class Submission:
         self.reuses_asked_again = 0
         self.changed_answer: ChangedAnswer | None = None  # the first answer found to change, if any
         self.state_changed_by: set[str] = set()  # the operations whose calls changed what the code keeps
+        # What the code keeps could not be read within the state check's budget (grader/reading/state_kept.py):
+        # every question is asked afresh, as for a module that keeps state, without saying it does.
+        self.state_unread = False
         self.current_check = ""  # the check making calls now (set by grader/session/folding.py)
         # The grader's biases the student's modules had no place for (bias=False where the
         # contract has a bias: grader/exercise/operations.py ``_load``), as the runs reported them.
@@ -180,7 +183,7 @@ class Submission:
         self.operations_called.add(operation)
         key = None if self.answers is None or self._afresh else _request_key(operation, arguments)
         remembered = self.answers.get(key) if key is not None else None
-        compared = not self.keeps_state and self.reuses_asked_again >= REUSES_ASKED_AGAIN  # else asked and compared
+        compared = not (self.keeps_state or self.state_unread) and self.reuses_asked_again >= REUSES_ASKED_AGAIN  # else asked and compared
         if remembered is not None and self.reuse and compared:
             result, error, _ = remembered
             if error is not None:
@@ -198,8 +201,11 @@ class Submission:
             self.timeouts[operation] = self.timeouts.get(operation, 0) + 1
             self.backend.abort()  # a worker still busy with this call must not answer the next one
             raise
-        if type(result) is dict and result.pop("state_changed", False) is True:
-            self.state_changed_by.add(operation)
+        if type(result) is dict:
+            if result.pop("state_changed", False) is True:
+                self.state_changed_by.add(operation)
+            if result.pop("state_unread", None):  # only the fact: the grader says it in its own words
+                self.state_unread = True
         if remembered is not None and compared:
             pass  # asked every time (--ask-every-time), where a reuse would have answered: nothing to compare
         elif remembered is not None and (error is None or error.kind in REUSABLE_ERRORS):

@@ -26,15 +26,21 @@ fast machine moves the baseline and the grader together.
                shard log) after the first 20 submissions and after all of them, both with
                --jobs 1 and a fresh OUT; the ratio. Target: within 1.2 (memory does not grow
                with the class).
-(f) student    from the one-shard run of (e), the seconds the shard waited on the sandboxed
-    code       worker (the student's code answering the checks' calls, and its import) per
-               submission, beside what (b)'s target leaves per submission (cores / 10 s).
-               Information: no grader change makes the student's code cheaper to run.
+(f) student    from the one-shard run of (e), the seconds the student's code ran in the sandboxed
+    code       worker (answering the checks' calls, and its import: the stretches its child
+               reports, grader/student_clock.py) per submission, beside what (b)'s target leaves
+               per submission (cores / 10 s). Information: no grader change makes the student's
+               code cheaper to run.
 
 (g) against   with ``--against REF`` (a git ref, e.g. main), instead of (b)-(f): the batch of (b) on
     REF        the same class from REF's tree (``git archive``, same interpreter) and from this
                tree, alternately, --repeats times each; the ratio of the median wall times.
-               Target: within 1.1 (a change keeps the batch's speed).
+               Target: within 1.1 (a change keeps the batch's speed). Each run also prints, per
+               submission, the grader's own work (CPU in the shards; time beside the student's
+               code in its process) and the student's code's own time, where the tree says them.
+--heavy        every readable file of the class keeps heavy state beside its module
+               (tests/heavy_state.py: a logger, a progress bar, a data set, an object graph,
+               arrays, a figure), for (g) on the files the state check once walked for minutes.
 
 It also prints torch's import time (read inside the (d) baseline processes), the Python
 version and the core count, and, from the results of (b), where the grading time goes
@@ -68,7 +74,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from grader.handout import stubs  # noqa: E402
-from tests import catalogue  # noqa: E402
+from tests import catalogue, heavy_state  # noqa: E402
 
 PYTHON = sys.executable
 RUN_TIMEOUT = 3 * 3600  # seconds; a hung grader should not hang the benchmark forever
@@ -81,6 +87,7 @@ STARTUP_REPEATS = 5
 
 PEAK_LINE = re.compile(r"grading shard peak memory: ([0-9.]+) MiB; worker restarts: (\d+)")
 WAITED_LINE = re.compile(r"waited on student code ([0-9.]+) s of ([0-9.]+) s")
+OWN_WORK_LINE = re.compile(r"the grader's own work: ([0-9.]+) s of CPU in the shard, ([0-9.]+) s in the submissions' processes")
 RATE_LINE = re.compile(r"graded (\d+) submissions in ([0-9.]+) s \(([0-9.]+) per second\)")
 TIMED_IMPORT = "import time, sys; t = time.perf_counter(); import torch; sys.stdout.write(repr(time.perf_counter() - t))"
 
@@ -167,12 +174,15 @@ def _write_entry(folder: Path, student_id: str, content: str | bytes, form: str)
     return path
 
 
-def generate_class(dest: Path, size: int, seed: int = 0) -> list[Student]:
+def generate_class(dest: Path, size: int, seed: int = 0, heavy: bool = False) -> list[Student]:
     """``size`` distinct submissions in ``dest``: ~45% correct, ~40% buggy, ~15% failing.
 
     Every file is distinct (a header line names the student), so no two share a content
     hash; ids are ``s0000_<kind>_<label>`` so the batch's sorted order is the index order,
-    and the kinds are shuffled over the indices so that any prefix is a fair mix.
+    and the kinds are shuffled over the indices so that any prefix is a fair mix. ``heavy``:
+    every readable file keeps heavy state beside its module (tests/heavy_state.py's contexts,
+    in turn: a logger, a training loop's progress bar, a data set, an object graph, arrays and a
+    deep configuration, a figure).
     """
     dest.mkdir(parents=True, exist_ok=True)
     pools = _pools(catalogue.SOLUTION_PATH.read_text(encoding="utf-8"))
@@ -188,6 +198,9 @@ def generate_class(dest: Path, size: int, seed: int = 0) -> list[Student]:
             content = header.encode("ascii") + content if not label.endswith("utf16") else content + f"{index}".encode("utf-16")
         else:
             content = header + content
+            if heavy:
+                contexts = list(heavy_state.CONTEXTS.values())
+                content = heavy_state.with_context(content, contexts[index % len(contexts)])
         path = _write_entry(dest, student_id, content, _format_of(index, content))
         students.append(Student(student_id, kind, label, path))
     return students
@@ -215,8 +228,10 @@ class BatchRun:
     grading_seconds: float | None = None
     peaks_mib: list[float] = field(default_factory=list)  # one per shard
     restarts: int = 0
-    student_code_seconds: float = 0.0  # the shards' waits on the sandboxed worker, summed
+    student_code_seconds: float = 0.0  # the student's code's own time in the sandboxed worker, summed
     shard_seconds: float = 0.0  # the shards' lifetimes, summed
+    shard_cpu_seconds: float = 0.0  # the grader's own CPU in the shards (torch's import and pytest's included)
+    grader_in_child_seconds: float = 0.0  # the grader's own work beside the student's code, in its process
 
     @property
     def per_second(self) -> float:
@@ -248,7 +263,19 @@ def run_batch(class_dir: Path, out: Path, jobs: int, submissions: int, tree: Pat
         if match := WAITED_LINE.search(text):
             run.student_code_seconds += float(match[1])
             run.shard_seconds += float(match[2])
+        if match := OWN_WORK_LINE.search(text):
+            run.shard_cpu_seconds += float(match[1])
+            run.grader_in_child_seconds += float(match[2])
     return run
+
+
+def own_work_said(run: BatchRun) -> str:
+    """Per submission: the grader's own CPU and the student's code's time, as the shards measured them."""
+    if not run.shard_cpu_seconds:
+        return "(its shards do not say the grader's own work)"
+    per = 1000 / run.submissions
+    return (f"per submission: the grader's own work {run.shard_cpu_seconds * per:.0f} ms of CPU in the shard + "
+            f"{run.grader_in_child_seconds * per:.0f} ms beside the student's code, which ran {run.student_code_seconds * per:.0f} ms")
 
 
 # --- (b) throughput --------------------------------------------------------------------------------
@@ -407,7 +434,8 @@ def measure_against(ref: str, class_dir: Path, work: Path, size: int, jobs: int,
                 shares[name].append(run.student_code_seconds / run.shard_seconds)
             outputs[name] = what_readers_see(run.out)
             print(f"(g) {name}, run {repeat + 1}: {run.seconds:.1f} s" + ("" if run.returncode == 0 else f" (exited {run.returncode})")
-                  + (f"; shards waited on student code {shares[name][-1]:.0%} of their time" if shares[name] else ""), flush=True)
+                  + (f"; shards waited on student code {shares[name][-1]:.0%} of their time" if shares[name] else "")
+                  + f"; {own_work_said(run)}", flush=True)
     same = [student for student in outputs["this tree"] if outputs["this tree"][student] == outputs[ref].get(student)]
     print(f"(g) the same results (scores, outcomes, messages, diagnoses, pictures) for {len(same)} of "
           f"{len(outputs['this tree'])} students; differing: {sorted(set(outputs['this tree']) - set(same))[:20]}")
@@ -516,6 +544,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it (class, OUTs) instead of a temporary one")
     parser.add_argument("--against", metavar="REF", help="only (g): this tree's batch against git REF's on the same class")
     parser.add_argument("--repeats", type=int, default=3, help="with --against: runs of each tree (default 3)")
+    parser.add_argument("--heavy", action="store_true", help="a class whose files keep heavy state beside the module "
+                        "(a logger, a figure, a data set...: tests/heavy_state.py)")
     arguments = parser.parse_args(argv)
     if arguments.size < 1:
         parser.error("--size must be at least 1")
@@ -528,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
     work = arguments.keep or Path(tempfile.mkdtemp(prefix="mha-benchmark-"))
     try:
         class_dir = work / "class"
-        students = generate_class(class_dir, arguments.size)
+        students = generate_class(class_dir, arguments.size, heavy=arguments.heavy)
         kinds = {kind: sum(s.kind == kind for s in students) for kind in ("correct", "buggy", "failing")}
         forms = defaultdict(int)
         for s in students:

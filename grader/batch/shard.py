@@ -107,9 +107,13 @@ def main(argv: list[str]) -> int:
         peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         restarts = shared.worker.restarts if shared.worker else 0
         in_student_code = shared.worker.seconds_in_student_code if shared.worker else 0.0
+        in_child = shared.worker.seconds_of_grader_work_in_child if shared.worker else 0.0
+        usage = resource.getrusage(resource.RUSAGE_SELF)
         print(
             f"grading shard peak memory: {peak_mib:.1f} MiB; worker restarts: {restarts}; "
-            f"waited on student code {in_student_code:.2f} s of {time.monotonic() - started:.1f} s",
+            f"waited on student code {in_student_code:.2f} s of {time.monotonic() - started:.1f} s; "
+            f"the grader's own work: {usage.ru_utime + usage.ru_stime:.2f} s of CPU in the shard, "
+            f"{in_child:.2f} s in the submissions' processes",
             flush=True,
         )
     return int(status)

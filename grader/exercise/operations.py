@@ -9,17 +9,20 @@ inputs and weights; nothing here decides whether an answer is right.
 
 from __future__ import annotations
 
-import collections
-import functools
+import contextlib
 import random
 import re
-import types
 import warnings
 import weakref
 from types import ModuleType
 from typing import Any
 
 import torch
+
+from grader import student_clock
+from grader.reading import state_kept
+
+_student = student_clock.running  # the student's code runs inside: its clock (grader/student_clock.py)
 
 
 class ContractViolation(Exception):
@@ -52,17 +55,30 @@ IN_PLACE_HINT = (
 
 
 def head_dimension(student: ModuleType, model_dim: int, num_heads: int) -> Any:
-    return _require(student, "head_dimension")(model_dim, num_heads)
+    function = _require(student, "head_dimension")
+    with _student("head_dimension"):
+        return function(model_dim, num_heads)
 
 
 def causal_mask(student: ModuleType, seq_len: int) -> Any:
-    return _plain(_require(student, "causal_mask")(seq_len))
+    function = _require(student, "causal_mask")
+    with _student("causal_mask"):
+        mask = function(seq_len)
+    return _plain(mask)
 
 
 def construct_attention(student: ModuleType, model_dim: int, num_heads: int) -> str:
     """Build the module and nothing else: configuration errors must surface here."""
-    _require(student, "MultiHeadSelfAttention")(model_dim, num_heads)
+    _construct(student, "MultiHeadSelfAttention", (model_dim, num_heads))
     return "constructed"
+
+
+def _construct(student: ModuleType, class_name: str, sizes: tuple, dtype: torch.dtype | None = None) -> torch.nn.Module:
+    """The student's ``class_name(*sizes)``, in ``dtype`` when given: the student's constructor on the student's clock."""
+    constructor = _require(student, class_name)
+    with _student(f"{class_name}.__init__"):
+        module = constructor(*sizes)
+        return module if dtype is None else module.to(dtype)
 
 
 def run_head(
@@ -84,7 +100,7 @@ def run_head(
         _seed(rng_seed)
     inputs = inputs.clone().requires_grad_(output_gradient is not None)
     before = _state(student, head)
-    with torch.enable_grad():  # the grader may call this from inside a backward pass
+    with torch.enable_grad(), _student("AttentionHead.forward"):  # the grader may call this from inside a backward pass
         result = head(inputs, allowed_mask)
     output, weights = _fields(result, "AttentionHead.forward", "HeadResult")
     return {"output": _plain(output), "weights": _plain(weights)} | held | _gradients(
@@ -101,19 +117,18 @@ def concatenate_heads(
     it), for the diagnosis's counterfactual of the module's forward (grader/hidden/counterfactual.py)."""
     if output_gradient is not None:
         head_outputs = [output.clone().requires_grad_() for output in head_outputs]
-    results = [
-        _require(student, "HeadResult")(output=output, weights=weights)
-        for output, weights in zip(head_outputs, head_weights)
-    ]
-    with torch.enable_grad():
-        joined = _require(student, "concatenate_heads")(results)
+    result_class, function = _require(student, "HeadResult"), _require(student, "concatenate_heads")
+    with _student("concatenate_heads"):
+        results = [result_class(output=output, weights=weights) for output, weights in zip(head_outputs, head_weights)]
+        with torch.enable_grad():
+            joined = function(results)
     if output_gradient is None:
         return _plain(joined)
     gradients: tuple = (None,) * len(head_outputs)
     if isinstance(joined, torch.Tensor) and joined.requires_grad:
         if joined.shape != output_gradient.shape:
             raise ContractViolation(f"concatenate_heads returned {tuple(joined.shape)}, not {tuple(output_gradient.shape)}")
-        with torch.enable_grad():
+        with torch.enable_grad(), _student("concatenate_heads"):  # its backward pass is the student's code too
             gradients = torch.autograd.grad((joined * output_gradient).sum(), head_outputs, allow_unused=True)
     return {"joined": _plain(joined), "output_gradients": [_plain(gradient) for gradient in gradients]}
 
@@ -135,7 +150,7 @@ def run_attention(
     held: dict = {}
     if parameters is None:
         _seed(seed)
-        module = _require(student, "MultiHeadSelfAttention")(model_dim, num_heads).to(inputs.dtype)
+        module = _construct(student, "MultiHeadSelfAttention", (model_dim, num_heads), inputs.dtype)
     else:
         module, held = _with_parameters(student, "MultiHeadSelfAttention", (model_dim, num_heads), inputs.dtype, parameters, fresh)
     if rng_seed is not None:
@@ -144,7 +159,8 @@ def run_attention(
     before = _state(student, module)
     with torch.enable_grad():  # the grader may call this from inside a backward pass
         try:
-            result = module(inputs) if allowed_mask is None else module(inputs, allowed_mask)
+            with _student("MultiHeadSelfAttention.forward"):
+                result = module(inputs) if allowed_mask is None else module(inputs, allowed_mask)
         except RuntimeError as error:
             _name_a_default_mask_of_the_wrong_size(error, module, inputs, model_dim, num_heads, allowed_mask)
             raise
@@ -186,7 +202,7 @@ def _runs_with_the_causal_mask(module: torch.nn.Module, inputs: torch.Tensor) ->
     seq = inputs.shape[1]
     causal = torch.ones(seq, seq, dtype=torch.bool, device=inputs.device).tril()
     try:
-        with torch.no_grad():
+        with torch.no_grad(), _student("MultiHeadSelfAttention.forward"):
             module(inputs, causal)
     except Exception:  # noqa: BLE001 - any failure means the default mask is not the (only) cause
         return False
@@ -200,7 +216,7 @@ def initial_parameters(student: ModuleType, model_dim: int, num_heads: int, seed
     reused for every position of the ModuleList shows up here.
     """
     _seed(seed)
-    module = _require(student, "MultiHeadSelfAttention")(model_dim, num_heads)
+    module = _construct(student, "MultiHeadSelfAttention", (model_dim, num_heads))
     named = list(module.named_parameters(remove_duplicate=False))
     by_storage: dict[int, list[str]] = {}
     for name, parameter in named:
@@ -224,163 +240,42 @@ _built_modules: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # calls, the last output remembered, keys smoothed with the last call's) may answer the next
 # question differently: the grader's handle then asks every question afresh (grader/submission.py).
 # The parameters are not state: the grader loads its own into the module before every call.
-_MODULE_INTERNALS = frozenset(vars(torch.nn.Module())) - {"_buffers", "_modules"}
-_DEPTH = 16  # containers nested deeper than this are compared by their kind only (a head in a module: 7 levels)
-_HASHED_ELEMENTS = 1 << 16  # a larger tensor is compared by identity, version and a sample of its bytes
-_ITEMS = 4096  # a larger container (a notebook's data set) by identity and length
-
-
-_PLAIN = frozenset({int, bool, str, bytes, complex, type(None)})
-_CODE = (ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, property, staticmethod,
-         classmethod, functools.partial)
-_CODE_KINDS = frozenset({ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType})
-
-
-def _fingerprint(value: Any, depth: int = 0) -> Any:
-    """A hashable summary of ``value`` that changes when what it holds changes (not a copy).
-    Some 20 µs each for the solution's module of three heads and for its file, beside some
-    650 µs for its forward call: it runs for both after every forward call, so each type's
-    handling is decided once (``_handling``) and every value of that type goes straight to it."""
-    kind = type(value)
-    if kind in _PLAIN:
-        return value
-    if kind is float:
-        return repr(value)  # NaN is the same NaN
-    if depth > _DEPTH:
-        return kind.__name__
-    handle = _HANDLING.get(kind)
-    if handle is None:
-        handle = _handling(kind)
-        if len(_HANDLING) < _TYPES_REMEMBERED:  # code that makes a class per call gains nothing from more
-            _HANDLING[kind] = handle
-    return handle(value, depth)
-
-
-def _tensor_fingerprint(value: torch.Tensor, depth: int) -> Any:
-    plain = value.detach()
-    if plain.numel() > _HASHED_ELEMENTS:
-        sample = plain.reshape(-1)[:: max(plain.numel() // 4096, 1)]
-        return ("large tensor", id(value), value._version, tuple(plain.shape), hash(sample.cpu().contiguous().view(torch.uint8).numpy().tobytes()))
-    flat = plain.cpu().contiguous().reshape(-1)
-    return ("tensor", str(plain.dtype), tuple(plain.shape), flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b"")
-
-
-def _torch_module_fingerprint(value: torch.nn.Module, depth: int) -> Any:
-    # torch's own layers keep a forward's state in buffers only
-    if not value._buffers:
-        if not value._modules:  # a Linear: nothing of a forward's kept
-            return ("module", type(value).__name__)
-        return ("module", type(value).__name__, _fingerprint(value._modules, depth + 1))
-    return ("module", type(value).__name__, _fingerprint({"_buffers": value._buffers, "_modules": value._modules}, depth + 1))
-
-
-def _module_fingerprint(value: torch.nn.Module, depth: int) -> Any:
-    own = {name: item for name, item in vars(value).items() if name not in _MODULE_INTERNALS}
-    return ("module", type(value).__name__, _fingerprint(own, depth + 1))
-
-
-def _dict_fingerprint(value: dict, depth: int) -> Any:
-    if not value:
-        return ("dict", ())
-    if len(value) > _ITEMS:
-        return ("large container", type(value).__name__, id(value), len(value))
-    depth += 1
-    return ("dict", tuple([
-        (key if type(key) is str else _fingerprint(key, depth), item if type(item) in _PLAIN else _fingerprint(item, depth))
-        for key, item in list(value.items())
-    ]))
-
-
-def _sequence_fingerprint(value, depth: int) -> Any:
-    if len(value) > _ITEMS:
-        return ("large container", type(value).__name__, id(value), len(value))
-    depth += 1
-    return (type(value).__name__, tuple([item if type(item) in _PLAIN else _fingerprint(item, depth) for item in list(value)]))
-
-
-def _set_fingerprint(value, depth: int) -> Any:
-    if len(value) > _ITEMS:
-        return ("large container", type(value).__name__, id(value), len(value))
-    depth += 1
-    return (type(value).__name__, frozenset([_fingerprint(item, depth) for item in list(value)]))
-
-
-def _object_fingerprint(value: Any, depth: int) -> Any:
-    own = getattr(value, "__dict__", None)
-    return (type(value).__name__, _fingerprint(dict(own), depth + 1)) if isinstance(own, dict) else type(value).__name__
-
-
-def _kind_only(value: Any, depth: int) -> str:
-    return type(value).__name__  # code, not state (a function swapped for another is not looked for)
-
-
-def _handling(kind: type):
-    """How values of ``kind`` are summarised, decided by what the type is (the order matters:
-    a Parameter is a tensor, a module's class is code, an OrderedDict a dict)."""
-    if issubclass(kind, torch.Tensor):
-        return _tensor_fingerprint
-    if kind in _CODE_KINDS:
-        return _kind_only
-    if issubclass(kind, torch.nn.Module):
-        return _torch_module_fingerprint if kind.__module__.startswith("torch.") else _module_fingerprint
-    if issubclass(kind, dict):
-        return _dict_fingerprint
-    if issubclass(kind, (list, tuple, collections.deque)):
-        return _sequence_fingerprint
-    if issubclass(kind, (set, frozenset)):
-        return _set_fingerprint
-    if issubclass(kind, _CODE):
-        return _kind_only
-    return _object_fingerprint
-
-
-_HANDLING: dict[type, Any] = {}
-_TYPES_REMEMBERED = 4096
-
+# Reading it is the grader's own work (grader/reading/state_kept.py: what the student's code owns,
+# each object once, within a budget), done off the student's clock: outside ``student_clock.running``.
+# A part past the budget is unread: every question is then asked afresh, and it is not read again.
 
 # What each module and each file kept after the last call that read it: the state before a call is
 # the state after the one before (nothing but the student's code changes it, and a change made
 # between two forward passes, by another of its functions, is then reported by the next one).
 _states_after: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# Per module and per file, the parts too large to read, by name: taken by identity from then on.
+_latched: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _state(student: ModuleType, module: torch.nn.Module) -> tuple:
-    """What ``module`` and the student's file keep, as fingerprints (the module's; the file's):
-    the module's attributes and buffers (its parts' too), the file's globals, and the attributes
-    of the classes it defines. The module's and the file's after the last call when known."""
+    """What ``module`` and the student's file keep (grader/reading/state_kept.py), after the last call when known."""
     return tuple(_states_after.get(owner) or _read_state(owner, student) for owner in (module, student))
 
 
-def _read_state(owner: Any, student: ModuleType) -> Any:
+def _read_state(owner: Any, student: ModuleType) -> state_kept.Reading:
+    parts = state_kept.file_parts(student) if owner is student else [("module", owner)]
     try:
-        return _fingerprint(owner if owner is not student else _file_kept(student))
-    except Exception:  # noqa: BLE001 - state that cannot be read is not shown to be unchanged
-        return object()
-
-
-def _file_kept(student: ModuleType) -> tuple:
-    """The file's globals (its own classes apart) and the attributes of the classes it defines."""
-    name = getattr(student, "__name__", "")
-    kept, classes = {}, {}
-    for key, value in list(vars(student).items()):
-        if key.startswith("__"):
-            continue
-        if isinstance(value, type) and value.__module__ == name:
-            classes[key] = {k: v for k, v in vars(value).items() if not k.startswith("__")}
-        else:
-            kept[key] = value
-    return kept, classes
+        latched = _latched.setdefault(owner, {})
+    except TypeError:  # an owner that cannot be weakly referenced: its large parts are read every time
+        latched = {}
+    return state_kept.read_parts(parts, getattr(student, "__name__", ""), latched)
 
 
 def _state_changed(before: tuple, student: ModuleType, module: torch.nn.Module) -> dict:
-    """``{"state_changed": True}`` when the call changed what the module or the file keeps, else {}."""
+    """``{"state_changed": True}`` when the call changed what the module or the file keeps, as far
+    as it was read; else ``{"state_unread": True}`` when some of it was too large to read; else {}."""
     after = tuple(_read_state(owner, student) for owner in (module, student))
     for owner, state in zip((module, student), after):
-        try:
+        with contextlib.suppress(TypeError):  # an owner that cannot be weakly referenced: read afresh next time
             _states_after[owner] = state
-        except TypeError:  # an owner that cannot be weakly referenced: read afresh next time
-            pass
-    return {"state_changed": True} if after != before else {}
+    if after != before:
+        return {"state_changed": True}
+    return {"state_unread": True} if any(state.unread for state in after) else {}
 
 
 def _with_parameters(
@@ -392,7 +287,7 @@ def _with_parameters(
     key = (class_name, sizes, dtype)
     module = built.get(key)
     if module is None:
-        module = _require(student, class_name)(*sizes).to(dtype)
+        module = _construct(student, class_name, sizes, dtype)
     held = _load(module, parameters)
     built[key] = module  # only once its weights loaded: a module that refuses them is not kept
     return module, {"not_held": held["not_held"]} if held.get("not_held") else {}
@@ -551,7 +446,9 @@ def _gradients(
         with torch.enable_grad():
             loss = (output * output_gradient).sum()
             try:
-                gradients = torch.autograd.grad(loss, targets, allow_unused=True)
+                # The backward pass runs what the student's forward built (a Function of theirs, a hook): theirs.
+                with _student(f"{_FORWARD_OF.get(type(module).__name__, 'your code')} (its backward pass)"):
+                    gradients = torch.autograd.grad(loss, targets, allow_unused=True)
             except RuntimeError as error:
                 raise _backward_error(error, student, rerun, output_gradient, targets) from None
     by_parameter = {id(p): g for p, g in zip(unique, gradients[1:])}
@@ -559,6 +456,9 @@ def _gradients(
         "input_gradient": _plain(gradients[0]),
         "parameter_gradients": {name: _plain(by_parameter[id(p)]) for name, p in named},
     }
+
+
+_FORWARD_OF = {"AttentionHead": "AttentionHead.forward", "MultiHeadSelfAttention": "MultiHeadSelfAttention.forward"}
 
 
 def _backward_error(error: RuntimeError, student, rerun, output_gradient, targets) -> BackwardError:
@@ -572,8 +472,9 @@ def _backward_error(error: RuntimeError, student, rerun, output_gradient, target
         with warnings.catch_warnings(record=True) as caught, torch.autograd.detect_anomaly(check_nan=False):
             warnings.simplefilter("always")
             try:
-                output = rerun()
-                torch.autograd.grad((output * output_gradient).sum(), targets, allow_unused=True)
+                with _student("the forward pass again, for its backward pass's error"):
+                    output = rerun()
+                    torch.autograd.grad((output * output_gradient).sum(), targets, allow_unused=True)
             except Exception:  # noqa: BLE001 - the same error again, expected; its warning is what we want
                 pass
         pattern = re.compile(r'File "' + re.escape(source) + r'", line (\d+)')

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import re
 import signal
 import socket
 import threading
@@ -29,11 +30,20 @@ logger = logging.getLogger("grader.sandbox")
 
 OUTPUT_KEPT_BYTES = 10_000
 WORKER_START_TIMEOUT = 120.0
-# Wall-clock seconds for one submission, from its import to its last call (the grader's own
-# work included), and for its diagnosis within them: past either, what remains scores 0 (the
-# diagnosis is only dropped) and results.json records why (SubmissionResult.time_budget).
+# Seconds the student's code may run for one submission, its import and all its calls together,
+# and for its diagnosis's calls within them: past either, what remains scores 0 (the diagnosis is
+# only dropped) and results.json records why (SubmissionResult.time_budget). Only the student's
+# code runs on these clocks: the child says when it starts and stops (grader/student_clock.py),
+# and the grader's own work in the child (reading what the code keeps, copying answers) and in
+# this process (references, comparisons, pictures) is never counted against the student.
 SUBMISSION_BUDGET_SECONDS = 120.0
 DIAGNOSIS_BUDGET_SECONDS = 10.0
+# The grader's own work in the child has allowances of its own, wall-clock seconds, per call and
+# per submission: it takes milliseconds by design (grader/reading/state_kept.py's budget), so reaching one
+# is the grader's fault, said as such in the log. They bound, too, what a child that forges the
+# clock's messages (to hide its loop in the grader's time) can take.
+GRADER_SECONDS_PER_CALL = 30.0
+GRADER_SECONDS_PER_SUBMISSION = 120.0
 
 
 class WorkerUnavailable(RuntimeError):
@@ -72,9 +82,11 @@ class Worker:
         self.sandbox = sandbox
         self.limits = limits or processes.Limits()
         self.restarts = 0
-        # Seconds the grader waited on student code (imports and calls), all submissions
-        # together: the shard's log reports it, the batch benchmark reads it.
+        # Seconds the student's code ran (imports and calls, as its child said: the grader's own
+        # work in the child apart), and the grader's own work in the child, all submissions
+        # together: the shard's log reports them, the batch benchmark reads them.
         self.seconds_in_student_code = 0.0
+        self.seconds_of_grader_work_in_child = 0.0
         # Started now, waited for at the first submission: the worker imports torch while
         # pytest collects the tests (two cores, two start-ups at once).
         self._process: processes.WorkerProcess | None = processes.WorkerProcess(sandbox, self.limits)
@@ -112,14 +124,17 @@ class Worker:
 
     def spawn(
         self, source_text: str, filename: str, encoding: str = "utf-8", cells: list[tuple[int, int]] | None = None,
-    ) -> tuple[socket.socket, CapturedOutput]:
-        """A fresh child for one submission: its call channel and its captured output. With
-        ``cells`` (a notebook's), the child runs them one by one (grader.reading.loading.run_cells)."""
+    ) -> tuple[socket.socket, CapturedOutput, socket.socket]:
+        """A fresh child for one submission: its call channel, its captured output and its clock's
+        channel (grader/student_clock.py). With ``cells`` (a notebook's), the child runs them one by
+        one (grader.reading.loading.run_cells)."""
         process = self._ensure_started()
         grader_end, child_end = socket.socketpair()
         output_read, output_write = socket.socketpair()
+        clock_read, clock_write = socket.socketpair()
+        clock_read.setblocking(False)  # read when needed, never waited on
         try:
-            socket.send_fds(process.control, [b"S"], [child_end.fileno(), output_write.fileno()])
+            socket.send_fds(process.control, [b"S"], [child_end.fileno(), output_write.fileno(), clock_write.fileno()])
             spawn = {"source": source_text, "filename": filename, "encoding": encoding}
             if cells is not None:
                 spawn["cells"] = [list(cell) for cell in cells]
@@ -131,7 +146,8 @@ class Worker:
         finally:
             child_end.close()
             output_write.close()
-        return grader_end, CapturedOutput(output_read)
+            clock_write.close()
+        return grader_end, CapturedOutput(output_read), clock_read
 
     def end_child(self, kill: bool = True) -> dict:
         """Kill the current child (or wait for its death) and return how it ended."""
@@ -212,7 +228,7 @@ def _tail(log: Path) -> str:
     return ("; it said: " + " | ".join(lines[-3:])) if lines else ""
 
 
-def _timed_out(seconds: float, during: str) -> str:
+def _timed_out(seconds: float, during: str, function: str = "") -> str:
     """What a call past its limit is known to mean, and no more: a slow import is not known to
     be a loop (a training run or a large computation at the top level looks the same)."""
     if during == "import":
@@ -221,10 +237,91 @@ def _timed_out(seconds: float, during: str) -> str:
             "when it is imported) did not finish. Code that only demonstrates or trains belongs under "
             '`if __name__ == "__main__":`, which the grader does not run.'
         )
+    where = f"your {function} (during {during})" if function else during
     return (
-        f"timed out after {seconds:g} s during {during}: the code did not finish. "
-        "Look for a loop whose condition never changes."
+        f"timed out after {seconds:g} s of your code's own time in {where}: it did not finish. "
+        "Look for a loop whose condition never changes, or work that grows far faster than the input."
     )
+
+
+def _grader_timed_out(during: str) -> str:
+    return (
+        f"not graded: the grader's own work during {during} did not finish in time. This is the grader's fault, "
+        "not your code's: your instructor's log says so."
+    )
+
+
+# What a child may name as the student's function running: words of a Python name and the
+# grader's own parentheses; anything else is said as "your code".
+_FUNCTION_NAME = re.compile(r"[A-Za-z_][\w.]{0,80}( \([a-z' ]{1,40}\))?")
+
+
+class _CallClock:
+    """One call's time, split by the child's ticks into the student's code (``function``: which) and
+    the grader's own work (``function`` None: it runs first), each against its limit. A tick's
+    seconds are the child's word: each is bounded by the time that really passed, so a forged tick
+    can move time from the student to the grader's allowance, never make more of it."""
+
+    BYTES_READ = 1 << 16  # what one read takes of the ticks: a child sends a few dozen bytes a call
+
+    def __init__(self, channel: socket.socket | None, student_limit: float, budget_left: float, grader_left: float) -> None:
+        self.channel = channel
+        self.student_limit = student_limit  # the call's own limit
+        self.budget_left = budget_left  # what the budget still allows
+        self.grader_left = grader_left
+        self.student_seconds = 0.0  # of the stretches the ticks closed
+        self.grader_seconds = 0.0
+        self.function: str | None = None
+        self.started = self._since = time.monotonic()
+        self._pending = bytearray()
+
+    def read(self) -> None:
+        """Take in the ticks the child has sent so far."""
+        if self.channel is None:
+            return
+        try:
+            while len(self._pending) < self.BYTES_READ and (chunk := self.channel.recv(self.BYTES_READ)):
+                self._pending += chunk
+        except (BlockingIOError, InterruptedError):
+            pass  # nothing more for now
+        except OSError:
+            return
+        try:
+            ticks = wire.read_ticks(self._pending)
+        except wire.BadMessage:
+            self.channel, ticks = None, []  # no tick is believed from then on: all its time is the student's
+            self.function = self.function or "code"
+        now = time.monotonic()
+        for tick in ticks:
+            ran = min(max(tick.seconds, 0.0), now - self._since) if tick.seconds == tick.seconds else 0.0
+            self._count(ran)
+            self._since += ran
+            self.function = (tick.function if _FUNCTION_NAME.fullmatch(tick.function) else "code") if tick.function else None
+
+    def _count(self, seconds: float) -> None:
+        if self.function is None:
+            self.grader_seconds += seconds
+        else:
+            self.student_seconds += seconds
+
+    def stop(self) -> None:
+        """The call is over: the stretch still open is counted to whoever ran it."""
+        now = time.monotonic()
+        self._count(now - self._since)
+        self._since = now
+
+    def deadline(self) -> float:
+        """When, at the latest, the ticks must be read again: the student's limit, or the grader's
+        allowance, whichever the time since the last tick could reach first."""
+        now = time.monotonic()
+        open_stretch = now - self._since
+        student_spent = self.student_seconds + (open_stretch if self.function is not None else 0.0)
+        grader_spent = self.grader_seconds + (open_stretch if self.function is None else 0.0)
+        student_left = min(self.student_limit, self.budget_left) - student_spent
+        return now + max(min(student_left, self.grader_left - grader_spent), 0.0)
+
+    def budget_ended_it(self) -> bool:
+        return self.budget_left < self.student_limit and self.student_seconds >= self.budget_left
 
 
 def describe_exit(event: dict, during: str) -> ErrorDescription:
@@ -265,17 +362,18 @@ class IsolatedBackend:
         self.call_timeout = call_timeout
         self.budget_seconds = budget_seconds
         self.diagnosis_seconds = diagnosis_seconds
-        self.spent_seconds = 0.0
+        self.spent_seconds = 0.0  # the student's code's, from its import on
+        self.grader_seconds = 0.0  # the grader's own work in the child
         self.channel: socket.socket | None = None
+        self.clock_channel: socket.socket | None = None  # the child's clock ticks (grader/student_clock.py)
         self.outputs: list[CapturedOutput] = []
-        # The submission's wall-clock budget runs from its import (open) to its last call,
-        # the grader's own work between calls included; a stage (the diagnosis) may end sooner.
-        self._ends_at = math.inf
-        self._stage: tuple[float, str] | None = None  # (when it ends, what ran out then)
+        # A stage (the diagnosis) has a budget of its own within the submission's: (the student's
+        # seconds spent when it began, its name).
+        self._stage: tuple[float, str] | None = None
         self.ran_out: dict[str, str] = {}  # "submission" / "diagnosis" -> the reason, once reached
 
     def _start_child(self) -> ErrorDescription | None:
-        self.channel, output = self.worker.spawn(self.source_text, self.source.name, self.encoding, self.cells)
+        self.channel, output, self.clock_channel = self.worker.spawn(self.source_text, self.source.name, self.encoding, self.cells)
         self.outputs.append(output)
         # How long the import may take. A .py file's top level only defines: an honest import
         # takes milliseconds, so the per-call limit is a thousandfold margin whatever the load.
@@ -297,28 +395,28 @@ class IsolatedBackend:
         return None
 
     def open(self) -> ErrorDescription | None:
-        # The budget is the submission's: it starts once the worker is ready. The worker's own
-        # start-up (importing torch, seconds on a loaded machine) once cost the first student of
-        # a shard its budget, at import, on a busy machine only.
-        self.worker.wait_until_ready()
-        self._ends_at = time.monotonic() + self.budget_seconds
+        self.worker.wait_until_ready()  # the worker's own start-up is nobody's budget
         return self._start_child()
 
     @contextlib.contextmanager
     def diagnosis_budget(self):
         """The diagnosis's calls share a budget of their own (within the submission's): past
         it, each is refused at once, and ``ran_out["diagnosis"]`` says so."""
-        self._stage = (time.monotonic() + self.diagnosis_seconds, "diagnosis")
+        self._stage = (self.spent_seconds, "diagnosis")
         try:
             yield
         finally:
             self._stage = None
 
     def _limit(self) -> tuple[float, str]:
-        """When the current calls must end, and which budget ends them."""
-        if self._stage is not None and self._stage[0] < self._ends_at:
-            return self._stage
-        return self._ends_at, "submission"
+        """The student's seconds left for the current calls, and which budget they are."""
+        left = self.budget_seconds - self.spent_seconds
+        if self._stage is not None:
+            began, which = self._stage
+            stage_left = self.diagnosis_seconds - (self.spent_seconds - began)
+            if stage_left < left:
+                return stage_left, which
+        return left, "submission"
 
     def _run_out(self, which: str, during: str) -> ErrorDescription:
         seconds = self.diagnosis_seconds if which == "diagnosis" else self.budget_seconds
@@ -327,8 +425,8 @@ class IsolatedBackend:
         return ErrorDescription("timeout", "BudgetExhausted", f"not run: {reason}; what remains scores 0")
 
     def call(self, operation: str, **arguments: Any) -> tuple[Any, ErrorDescription | None]:
-        ends_at, which = self._limit()
-        if time.monotonic() >= ends_at:
+        left, which = self._limit()
+        if left <= 0:
             return None, self._run_out(which, operation)
         if self.channel is None:
             failure = self._start_child()  # the previous child died: a fresh one, freshly imported
@@ -345,22 +443,43 @@ class IsolatedBackend:
         return reply["result"], None
 
     def _exchange(self, request: dict | None, during: str, seconds: float | None = None) -> tuple[Any, ErrorDescription | None]:
-        """Send ``request`` (None: only read) and wait for the reply within the time limit
-        (``seconds``, else the per-call limit; either way within the budgets)."""
-        started = time.monotonic()
-        ends_at, which = self._limit()
+        """Send ``request`` (None: only read) and wait for the reply, the student's code within its
+        limit (``seconds``, else the per-call limit; either way within the budgets) and the
+        grader's own work in the child within its allowances. The child's clock ticks
+        (grader/student_clock.py, ``ClockToGrader`` in grader/sandbox/worker.py) say which ran
+        when: they are read when a limit may have been reached, and once the reply is in."""
         seconds = self.call_timeout if seconds is None else seconds
+        budget_left, which = self._limit()
+        clock = _CallClock(self.clock_channel, seconds, budget_left,
+                           min(GRADER_SECONDS_PER_CALL, GRADER_SECONDS_PER_SUBMISSION - self.grader_seconds))
         try:
-            self.channel.settimeout(min(seconds, max(ends_at - started, 0.001)))
+            self.channel.settimeout(max(clock.grader_left, 0.001))
             if request is not None:
                 wire.send(self.channel, request)
-            # One deadline for the whole reply: a child dripping a byte at a time cannot stretch it.
-            reply = wire.receive(self.channel, deadline=min(started + seconds, ends_at))
+            while True:
+                try:
+                    # One deadline for the whole reply: a child dripping a byte at a time cannot stretch it.
+                    reply = wire.receive(self.channel, deadline=clock.deadline())
+                    break
+                except TimeoutError:
+                    clock.read()  # whose time was it?
+                    if clock.deadline() > time.monotonic():
+                        continue  # the grader's own work took some of it: the student's limit is not reached
+                    raise
+            clock.read()
+            clock.stop()
+            return reply, None
         except TimeoutError:
+            clock.stop()
             self._discard_child(kill=True)
-            if ends_at < started + seconds:  # a budget ended it, not the call's own limit
+            if clock.function is None:
+                logger.warning("the grader's own work in the submission's process ran past its allowance during %s "
+                               "(%.1f s in this call, %.1f s in all): the grader's fault, not the student's", during,
+                               clock.grader_seconds, self.grader_seconds + clock.grader_seconds)
+                return None, ErrorDescription("timeout", "GraderTimeout", _grader_timed_out(during))
+            if clock.budget_ended_it():
                 return None, self._run_out(which, during)
-            return None, ErrorDescription("timeout", "Timeout", _timed_out(seconds, during))
+            return None, ErrorDescription("timeout", "Timeout", _timed_out(seconds, during, clock.function))
         except wire.ChannelClosed:
             event = self._discard_child(kill=True)  # harmless if it is already dead
             return None, describe_exit(event, during)
@@ -372,15 +491,17 @@ class IsolatedBackend:
                 "contract", "BadReply", f"the submission's process sent a malformed reply during {during}: {error}"
             )
         finally:
-            elapsed = time.monotonic() - started
-            self.spent_seconds += elapsed
-            self.worker.seconds_in_student_code += elapsed
-        return reply, None
+            self.spent_seconds += clock.student_seconds
+            self.grader_seconds += clock.grader_seconds
+            self.worker.seconds_in_student_code += clock.student_seconds
+            self.worker.seconds_of_grader_work_in_child += clock.grader_seconds
 
     def _discard_child(self, kill: bool) -> dict:
         if self.channel is not None:
             self.channel.close()
             self.channel = None
+            self.clock_channel.close()
+            self.clock_channel = None
         return self.worker.end_child(kill=kill)
 
     def abort(self) -> None:

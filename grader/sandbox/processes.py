@@ -51,8 +51,8 @@ GRADER_DIR = Path(__file__).resolve().parents[1]  # the grader package
 # What the worker imports, relative to the grader package: the calls on student objects and
 # the sandbox's own modules. Nothing else of the repository enters the sandbox.
 WORKER_MODULES = (
-    "__init__.py", "exercise/__init__.py", "exercise/operations.py", "feedback/__init__.py", "feedback/errors.py",
-    "reading/__init__.py", "reading/loading.py", "reading/parser_limits.py",
+    "__init__.py", "student_clock.py", "exercise/__init__.py", "exercise/operations.py", "feedback/__init__.py", "feedback/errors.py",
+    "reading/__init__.py", "reading/loading.py", "reading/parser_limits.py", "reading/state_kept.py",
     "sandbox/__init__.py", "sandbox/worker.py", "sandbox/wire.py", "sandbox/landlock.py", "sandbox/folders.py",
 )
 SANDBOX_GRADER_ROOT = "/opt/mha-worker"

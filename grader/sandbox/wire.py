@@ -174,6 +174,47 @@ def decode(header: bytes | bytearray, payload: bytes | bytearray, bounds: Bounds
     return message
 
 
+# --- the student's clock (grader/student_clock.py) -----------------------------------------------------
+# A tick says who runs from now on, the student's function (its name) or the grader's own work (no
+# name), and how many seconds ran since the tick before (the child's monotonic clock). Ticks travel
+# on a channel of their own, which the grader reads only when it needs them (a call's limit reached,
+# or its reply in): a call's ticks cost the child a send each and wake nobody.
+_TICK = struct.Struct("!dH")  # seconds since the tick before, the name's length
+CLOCK_NAME_BYTES = 256
+
+
+@dataclass(frozen=True)
+class ClockTick:
+    """The child says who runs now (the student's ``function``, or the grader's own work: "") and
+    how long whoever ran before did (``seconds``)."""
+
+    function: str
+    seconds: float
+
+
+def clock_frame(function: str, seconds: float) -> bytes:
+    """The bytes of a tick: the student's ``function`` starts (or, "", the grader's work resumes),
+    ``seconds`` after the tick before."""
+    name = function.encode("utf-8")[:CLOCK_NAME_BYTES]
+    return _TICK.pack(seconds, len(name)) + name
+
+
+def read_ticks(buffer: bytearray) -> list[ClockTick]:
+    """The complete ticks at the start of ``buffer``, taken out of it (a partial one stays for the
+    next read). ``BadMessage`` for a tick no child of ours sends (a name past its bound)."""
+    ticks = []
+    while len(buffer) >= _TICK.size:
+        seconds, length = _TICK.unpack_from(buffer)
+        if length > CLOCK_NAME_BYTES:
+            raise BadMessage(f"a clock tick names {length} bytes, over the {CLOCK_NAME_BYTES}-byte limit")
+        if len(buffer) < _TICK.size + length:
+            break
+        name = bytes(buffer[_TICK.size:_TICK.size + length]).decode("utf-8", errors="replace")
+        del buffer[:_TICK.size + length]
+        ticks.append(ClockTick(name, seconds))
+    return ticks
+
+
 def send(channel: socket.socket, message: object) -> None:
     try:
         channel.sendall(encode(message))

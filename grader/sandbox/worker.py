@@ -95,10 +95,10 @@ def serve_the_grader(control: socket.socket, limits: dict) -> None:
     gc.freeze()
     wire.send(control, {"event": "ready", "pid": os.getpid()})
     while True:
-        command, fds, _, _ = socket.recv_fds(control, 1, 2)
+        command, fds, _, _ = socket.recv_fds(control, 1, 3)
         if command in (b"", b"Q"):
             return
-        if command == b"S" and len(fds) == 2:
+        if command == b"S" and len(fds) == 3:
             spawn = wire.receive(control, bounds=wire.FROM_GRADER)
             run_child_to_completion(control, fds, spawn, limits)
         else:
@@ -163,18 +163,19 @@ def warm_up() -> None:
 
 
 def run_child_to_completion(control: socket.socket, fds: list[int], spawn: dict, limits: dict) -> None:
-    channel_fd, output_fd = fds
+    channel_fd, output_fd, clock_fd = fds
     pid = os.fork()
     if pid == 0:
         try:
             control.close()
-            become_child(channel_fd, output_fd, spawn, limits)
+            become_child(channel_fd, output_fd, clock_fd, spawn, limits)
         except BaseException:
             traceback.print_exc()  # lands in the captured output, for the instructor
         finally:
             os._exit(70)
     os.close(channel_fd)
     os.close(output_fd)
+    os.close(clock_fd)
     started = time.monotonic()
     # Wake up the moment the child exits (a pidfd becomes readable) or the grader speaks.
     child_exited = os.pidfd_open(pid)
@@ -336,7 +337,7 @@ def _reap_all() -> None:
             return
 
 
-def become_child(channel_fd: int, output_fd: int, spawn: dict, limits: dict) -> None:
+def become_child(channel_fd: int, output_fd: int, clock_fd: int, spawn: dict, limits: dict) -> None:
     """Set the child up for one submission, then serve the grader's calls until killed."""
     os.setsid()  # its own process group, so the whole group can be killed at once
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # dies with the worker
@@ -371,7 +372,8 @@ def become_child(channel_fd: int, output_fd: int, spawn: dict, limits: dict) -> 
         confine(limits["landlock_readable"], workdir)
     channel = socket.socket(fileno=channel_fd)
     cells = spawn.get("cells")
-    serve(channel, source, [(int(first), int(last)) for first, last in cells] if isinstance(cells, list) else None)
+    clock = ClockToGrader(socket.socket(fileno=clock_fd))
+    serve(channel, source, [(int(first), int(last)) for first, last in cells] if isinstance(cells, list) else None, clock)
 
 
 def confine(readable: list[str], workdir: Path) -> None:
@@ -411,23 +413,27 @@ def _address_space_in_use() -> int:
     return 0
 
 
-def serve(channel: socket.socket, source: Path, cells: list[tuple[int, int]] | None = None) -> None:
+def serve(channel: socket.socket, source: Path, cells: list[tuple[int, int]] | None = None,
+          clock: ClockToGrader | None = None) -> None:
     """Import the submission (a notebook's ``cells`` one by one, as a kernel runs them), then
     answer the grader's calls."""
     # Imported here, after the limits: these modules touch student objects.
+    from grader import student_clock
     from grader.exercise import operations
     from grader.reading import loading
     from grader.feedback.errors import ErrorDescription, describe_exception
 
+    student_clock.use(clock)
     failures: list[tuple[int, BaseException]] = []
     try:
-        if cells is not None:
-            # Here every exception of a cell is the student's (KeyboardInterrupt too: no one
-            # can press Ctrl-C in the sandbox), so each ends its cell, not the notebook.
-            loading.CELL_ERRORS = (BaseException,)
-            module, failures = loading.import_cells(source, cells)
-        else:
-            module = loading.import_source(source)
+        with student_clock.running("import"):
+            if cells is not None:
+                # Here every exception of a cell is the student's (KeyboardInterrupt too: no one
+                # can press Ctrl-C in the sandbox), so each ends its cell, not the notebook.
+                loading.CELL_ERRORS = (BaseException,)
+                module, failures = loading.import_cells(source, cells)
+            else:
+                module = loading.import_source(source)
     except BaseException as error:  # SystemExit and KeyboardInterrupt at import are the student's too
         described = describe_exception(error, source)
         wire.send(channel, {"import_error": ErrorDescription("import", described.type_name, described.message, described.location).to_dict()})
@@ -441,6 +447,8 @@ def serve(channel: socket.socket, source: Path, cells: list[tuple[int, int]] | N
         except wire.ChannelClosed:
             return  # the grader is done with this submission
         function = getattr(operations, str(request["operation"]))
+        if clock is not None:
+            clock.restart()  # the call's time runs from its request
         try:
             reply = {"result": function(module, **request["arguments"])}
         except BaseException as error:
@@ -455,6 +463,32 @@ def serve(channel: socket.socket, source: Path, cells: list[tuple[int, int]] | N
                 "(expected torch.Tensor values, numbers and strings)",
             }})
         channel.sendall(payload)
+
+
+class ClockToGrader:
+    """The student's clock in the child (grader/student_clock.py): tells the grader, on a channel of
+    its own, when the student's code starts (and which function) and when it stops, with how long
+    the stretch before took, so that the grader counts only the student's stretches against the
+    student's limits (grader/sandbox/isolated.py). A tick costs a send; the grader reads them when
+    it needs them, so no tick wakes it."""
+
+    def __init__(self, channel: socket.socket) -> None:
+        self.channel = channel
+        self.since = time.monotonic()
+
+    def restart(self) -> None:
+        self.since = time.monotonic()
+
+    def entered(self, function: str) -> None:
+        self._tick(function)
+
+    def left(self) -> None:
+        self._tick("")
+
+    def _tick(self, function: str) -> None:
+        now = time.monotonic()
+        self.channel.sendall(wire.clock_frame(function, now - self.since))
+        self.since = now
 
 
 if __name__ == "__main__":

@@ -86,7 +86,19 @@ def finish(config: pytest.Config, handle: Submission) -> None:
             "submission_seconds": handle.backend.budget_seconds,
             "diagnosis_seconds": handle.backend.diagnosis_seconds,
             "ran_out": dict(handle.backend.ran_out),
+            # What the student's code spent of them, and the grader's own work in its process, which
+            # no budget counts (grader/student_clock.py).
+            "student_seconds": round(handle.backend.spent_seconds, 3),
+            "grader_seconds_in_child": round(handle.backend.grader_seconds, 3),
         }
+        if handle.state_unread:
+            result.time_budget["state_check"] = STATE_UNREAD
+
+
+STATE_UNREAD = (
+    "what the code keeps was more than the state check reads (grader/reading/state_kept.py's budget): "
+    "every question was asked afresh, which grades the same"
+)
 
 
 def _not_gradable(config: pytest.Config, name: str, error: ErrorDescription) -> None:
