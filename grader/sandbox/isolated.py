@@ -258,9 +258,9 @@ _FUNCTION_NAME = re.compile(r"[A-Za-z_][\w.]{0,80}( \([a-z' ]{1,40}\))?")
 
 class _CallClock:
     """One call's time, split by the child's ticks into the student's code (``function``: which) and
-    the grader's own work (``function`` None: it runs first), each against its limit. A tick's
-    seconds are the child's word: each is bounded by the time that really passed, so a forged tick
-    can move time from the student to the grader's allowance, never make more of it."""
+    the grader's own work (``function`` None: it runs first), each against its limit. A tick's time
+    is the child's word: it is held between the tick before and now, so a forged tick can move time
+    from the student to the grader's allowance, never make more of it."""
 
     BYTES_READ = 1 << 16  # what one read takes of the ticks: a child sends a few dozen bytes a call
 
@@ -293,9 +293,9 @@ class _CallClock:
             self.function = self.function or "code"
         now = time.monotonic()
         for tick in ticks:
-            ran = min(max(tick.seconds, 0.0), now - self._since) if tick.seconds == tick.seconds else 0.0
-            self._count(ran)
-            self._since += ran
+            at = min(max(tick.at, self._since), now) if tick.at == tick.at else self._since  # NaN: no time
+            self._count(at - self._since)
+            self._since = at
             self.function = (tick.function if _FUNCTION_NAME.fullmatch(tick.function) else "code") if tick.function else None
 
     def _count(self, seconds: float) -> None:

@@ -59,6 +59,7 @@ _DTYPES = {
         torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool,
     )
 }
+_DTYPE_NAMES = {dtype: name for name, dtype in _DTYPES.items()}
 
 
 class ChannelClosed(Exception):
@@ -88,19 +89,20 @@ def _flatten(value: object, blobs: list[bytes]) -> object:
             raise TypeError("only dicts with string keys can be sent")
         return {key: _flatten(item, blobs) for key, item in value.items()}
     if type(value) is torch.Tensor:
-        tensor = value.detach().cpu()
-        dtype = str(tensor.dtype).removeprefix("torch.")
-        if dtype not in _DTYPES:
-            raise TypeError(f"tensors of dtype {dtype} cannot be sent")
+        dtype = _DTYPE_NAMES.get(value.dtype)
+        if dtype is None:
+            raise TypeError(f"tensors of dtype {str(value.dtype).removeprefix('torch.')} cannot be sent")
+        tensor = value.detach() if value.requires_grad else value
+        if not tensor.is_cpu:
+            tensor = tensor.cpu()
         if not tensor.is_contiguous():
             tensor = tensor.contiguous()
-        # numpy's bytes of a contiguous tensor are its memory in order, as the decoder reads it;
-        # bfloat16, which numpy lacks, goes through its bytes' uint8 view.
-        raw = b"" if not tensor.numel() else (
-            tensor.reshape(-1).view(torch.uint8).numpy().tobytes() if tensor.dtype is torch.bfloat16 else tensor.numpy().tobytes()
-        )
-        blobs.append(raw)
-        return {"__tensor__": dtype, "shape": list(tensor.shape), "bytes": len(raw)}
+        # numpy's view of a contiguous tensor is its memory in order, as the decoder reads it (joined
+        # into the payload at once, not copied before); bfloat16, which numpy lacks, goes through its
+        # bytes' uint8 view.
+        raw = (tensor.reshape(-1).view(torch.uint8) if tensor.dtype is torch.bfloat16 else tensor).numpy()
+        blobs.append(raw.reshape(-1) if raw.ndim else raw.reshape(1))
+        return {"__tensor__": dtype, "shape": list(tensor.shape), "bytes": raw.nbytes}
     raise TypeError(f"a {type(value).__name__} is not plain data")
 
 
@@ -176,27 +178,27 @@ def decode(header: bytes | bytearray, payload: bytes | bytearray, bounds: Bounds
 
 # --- the student's clock (grader/student_clock.py) -----------------------------------------------------
 # A tick says who runs from now on, the student's function (its name) or the grader's own work (no
-# name), and how many seconds ran since the tick before (the child's monotonic clock). Ticks travel
+# name), and since when: the machine's monotonic clock (CLOCK_MONOTONIC, which the sandbox shares
+# with the grader: it makes no time namespace). Ticks travel
 # on a channel of their own, which the grader reads only when it needs them (a call's limit reached,
 # or its reply in): a call's ticks cost the child a send each and wake nobody.
-_TICK = struct.Struct("!dH")  # seconds since the tick before, the name's length
+_TICK = struct.Struct("!dH")  # when (time.monotonic()), the name's length
 CLOCK_NAME_BYTES = 256
 
 
 @dataclass(frozen=True)
 class ClockTick:
-    """The child says who runs now (the student's ``function``, or the grader's own work: "") and
-    how long whoever ran before did (``seconds``)."""
+    """The child says who runs from ``at`` (time.monotonic()) on: the student's ``function``, or
+    the grader's own work ("")."""
 
     function: str
-    seconds: float
+    at: float
 
 
-def clock_frame(function: str, seconds: float) -> bytes:
-    """The bytes of a tick: the student's ``function`` starts (or, "", the grader's work resumes),
-    ``seconds`` after the tick before."""
+def clock_frame(function: str, at: float) -> bytes:
+    """The bytes of a tick: the student's ``function`` starts (or, "", the grader's work resumes) ``at``."""
     name = function.encode("utf-8")[:CLOCK_NAME_BYTES]
-    return _TICK.pack(seconds, len(name)) + name
+    return _TICK.pack(at, len(name)) + name
 
 
 def read_ticks(buffer: bytearray) -> list[ClockTick]:
@@ -204,14 +206,14 @@ def read_ticks(buffer: bytearray) -> list[ClockTick]:
     next read). ``BadMessage`` for a tick no child of ours sends (a name past its bound)."""
     ticks = []
     while len(buffer) >= _TICK.size:
-        seconds, length = _TICK.unpack_from(buffer)
+        at, length = _TICK.unpack_from(buffer)
         if length > CLOCK_NAME_BYTES:
             raise BadMessage(f"a clock tick names {length} bytes, over the {CLOCK_NAME_BYTES}-byte limit")
         if len(buffer) < _TICK.size + length:
             break
         name = bytes(buffer[_TICK.size:_TICK.size + length]).decode("utf-8", errors="replace")
         del buffer[:_TICK.size + length]
-        ticks.append(ClockTick(name, seconds))
+        ticks.append(ClockTick(name, at))
     return ticks
 
 

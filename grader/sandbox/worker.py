@@ -447,8 +447,6 @@ def serve(channel: socket.socket, source: Path, cells: list[tuple[int, int]] | N
         except wire.ChannelClosed:
             return  # the grader is done with this submission
         function = getattr(operations, str(request["operation"]))
-        if clock is not None:
-            clock.restart()  # the call's time runs from its request
         try:
             reply = {"result": function(module, **request["arguments"])}
         except BaseException as error:
@@ -467,28 +465,19 @@ def serve(channel: socket.socket, source: Path, cells: list[tuple[int, int]] | N
 
 class ClockToGrader:
     """The student's clock in the child (grader/student_clock.py): tells the grader, on a channel of
-    its own, when the student's code starts (and which function) and when it stops, with how long
-    the stretch before took, so that the grader counts only the student's stretches against the
+    its own, when the student's code starts (and which function) and when it stops, so that the
+    grader counts only the student's stretches against the
     student's limits (grader/sandbox/isolated.py). A tick costs a send; the grader reads them when
     it needs them, so no tick wakes it."""
 
     def __init__(self, channel: socket.socket) -> None:
         self.channel = channel
-        self.since = time.monotonic()
-
-    def restart(self) -> None:
-        self.since = time.monotonic()
 
     def entered(self, function: str) -> None:
-        self._tick(function)
+        self.channel.sendall(wire.clock_frame(function, time.monotonic()))
 
     def left(self) -> None:
-        self._tick("")
-
-    def _tick(self, function: str) -> None:
-        now = time.monotonic()
-        self.channel.sendall(wire.clock_frame(function, now - self.since))
-        self.since = now
+        self.channel.sendall(wire.clock_frame("", time.monotonic()))
 
 
 if __name__ == "__main__":
