@@ -72,7 +72,7 @@ class BadMessage(Exception):
 
 def encode(message: object) -> bytes:
     blobs: list[bytes] = []
-    header = json.dumps(_flatten(message, blobs), allow_nan=True).encode("utf-8")
+    header = json.dumps(_flatten(message, blobs), allow_nan=True, check_circular=False).encode("utf-8")  # a tree: _flatten made it
     payload = b"".join(blobs)
     return _HEADER.pack(len(header), len(payload)) + header + payload
 
