@@ -14,6 +14,7 @@ import contextlib
 import logging
 import math
 import re
+import select
 import signal
 import socket
 import threading
@@ -456,16 +457,16 @@ class IsolatedBackend:
             self.channel.settimeout(max(clock.grader_left, 0.001))
             if request is not None:
                 wire.send(self.channel, request)
-            while True:
-                try:
-                    # One deadline for the whole reply: a child dripping a byte at a time cannot stretch it.
-                    reply = wire.receive(self.channel, deadline=clock.deadline())
-                    break
-                except TimeoutError:
-                    clock.read()  # whose time was it?
-                    if clock.deadline() > time.monotonic():
-                        continue  # the grader's own work took some of it: the student's limit is not reached
-                    raise
+            # Wait for the reply's first byte. At each deadline the ticks say whose time it was: while
+            # the grader's own work took some of it, the student's limit is not reached and the wait goes
+            # on. (Only before the reply begins: a wait ended within a message would lose its framing.)
+            while not select.select([self.channel], [], [], max(clock.deadline() - time.monotonic(), 0.0))[0]:
+                clock.read()
+                if clock.deadline() <= time.monotonic():
+                    raise TimeoutError("the call did not finish in time")
+            clock.read()
+            # One deadline for the whole reply: a child dripping a byte at a time cannot stretch it.
+            reply = wire.receive(self.channel, deadline=clock.deadline())
             clock.read()
             clock.stop()
             return reply, None
