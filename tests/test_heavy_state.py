@@ -195,6 +195,7 @@ def test_at_a_desk_only_the_students_code_runs_on_its_clock_and_a_time_out_names
     assert student_clock.use(None) is None  # the clock left no host behind
 
 
+@pytest.mark.slow  # a sandboxed grading with a 4 s sleep in it
 def test_in_the_sandbox_time_the_child_says_is_the_graders_is_not_the_students(tmp_path):
     # The child's clock ticks are the only way the grader knows which time is whose: here the
     # student's forward, at its tenth call (warm: the call itself takes milliseconds of a 2 s
