@@ -253,3 +253,21 @@ def test_a_student_with_two_entries_is_never_exported_at_the_lower_grade_unsaid(
     said = capsys.readouterr().err
     assert "WARNING: " in said and "exported s1 (0%), but u1 scored 80%; the higher grade was NOT sent" in said
     assert json.loads((out / export.MATCH_FILE).read_text())["higher_grades_not_sent"]
+
+
+def test_an_export_whose_roster_matches_nobody_writes_nothing_and_fails_saying_why(out, tmp_path, capsys):
+    other = tmp_path / "other-course.csv"
+    other.write_text("Student,ID,SIS User ID,SIS Login ID,Section\nZed Zulu,9999,Z9,zz,Section Z\n", encoding="utf-8")
+    status = main(["export", str(out), "--roster", str(other), "--assignment", "A (1)", "--out", str(tmp_path / "g.csv")])
+    err = capsys.readouterr().err
+    assert status == 2 and "matches a student of" in err and "every grade would be empty" in err
+    assert not (tmp_path / "g.csv").exists()
+
+
+def test_a_canvas_feedback_zip_for_no_one_is_not_written_and_the_export_fails_saying_why(out, roster_file, tmp_path, capsys):
+    target = tmp_path / "feedback.zip"  # the hand-made class's files are not named as Canvas's download names them
+    status = main(["export", str(out), "--roster", str(roster_file), "--assignment", "A (1)", "--out", str(tmp_path / "g.csv"),
+                   "--feedback-zip", str(target), "--submissions", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert status == 2 and "no student's feedback could go into" in err and "not named as Canvas's Download Submissions" in err
+    assert not target.exists()

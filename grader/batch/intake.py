@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from grader.lms import moodle_download
 from grader.term.identity import Identities, Student
 from grader.reading import work_held
 from grader.reading.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
@@ -269,7 +270,7 @@ def _latest(holding: list[Path], work: dict, times: dict, canvas: dict) -> tuple
     if all(times.values()):
         chosen = max(holding, key=lambda path: (times[path], int(canvas[path].attachment_id) if canvas[path] else -1))
         return chosen, "the latest attempt, by its submission time", lambda path: f"an earlier attempt, submitted {times[path].isoformat()}"
-    if all(canvas.values()):
+    if all(reading and reading.attachment_id.isdigit() for reading in canvas.values()):  # Moodle's names give no order
         chosen = max(holding, key=lambda path: int(canvas[path].attachment_id))
         return (
             chosen, f"the latest attempt (Canvas's attachment {canvas[chosen].attachment_id}: a later upload has a higher id)",
@@ -464,6 +465,8 @@ def _read_folder(folder: Path) -> tuple[tuple[str, tuple], str]:
     for parts, _ in _walk(folder):  # shallowest first: the first of each name is the one
         if parts[-1] in (MODULE_FILE_NAME, NOTEBOOK_FILE_NAME) and parts[-1] not in found:
             found[parts[-1]] = parts
+    if not found and moodle_download.is_submission_folder(folder.name):
+        return _read_by_content(folder)
     if not found:
         raise Refused(
             f"{folder.name}/ holds no {MODULE_FILE_NAME} (or {NOTEBOOK_FILE_NAME}); folders more than "
@@ -483,6 +486,33 @@ def _read_folder(folder: Path) -> tuple[tuple[str, tuple], str]:
     readable = list(codes.values())
     works = [(relative, work_held.work_in_joined_cells(*code)) for code, relative in readable]
     return readable[work_held.most_work(works)]
+
+
+def _read_by_content(folder: Path) -> tuple[tuple[str, tuple], str]:
+    """The file of an LMS's folder of one student's files (Moodle's download: every file in it is
+    theirs) that holds the work, whatever the student named it (``multi_head_attention (1).py``, a
+    browser's second download): of its .py files and notebooks, the one holding the most work
+    (work_held.most_work); refused when none holds any, naming what it holds."""
+    readable, looked = [], []
+    for parts, item in _walk(folder):
+        if not item.is_file(follow_symlinks=False) or Path(parts[-1]).suffix.lower() not in (".py", ".ipynb"):
+            continue
+        shown, relative = "/".join((folder.name, *parts)), "/".join(parts)
+        looked.append(relative)
+        try:
+            limit = MAX_UNPACKED_BYTES if parts[-1].lower().endswith(".ipynb") else MAX_SOURCE_BYTES
+            data = _read_bounded(folder.joinpath(*parts), limit, shown)
+            code = _notebook_source(data, shown) if parts[-1].lower().endswith(".ipynb") else (_decode_python(data, shown), ())
+        except Refused:
+            continue
+        readable.append((code, relative))
+    works = [(relative, work_held.work_in_joined_cells(*code)) for code, relative in readable]
+    holding = [index for index, (_, work) in enumerate(works) if work.written or work.syntax_error]
+    if not holding:
+        held = ", ".join(looked[:5]) + (", ..." if len(looked) > 5 else "") if looked else "no .py file or notebook"
+        raise Refused(f"{folder.name}/ holds none of the exercise's work ({held}).")
+    chosen = holding[work_held.most_work([works[index] for index in holding])]
+    return readable[chosen]
 
 
 def _notebook_source(data: bytes, name: str) -> tuple[str, tuple]:

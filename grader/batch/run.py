@@ -78,6 +78,7 @@ from tqdm import tqdm
 from grader import __version__, results, settings, untrusted
 from grader.term import course as course_file
 from grader.batch import class_intake, class_zip, intake, summary
+from grader.lms import entry_names
 from grader.class_view import class_results, similarity
 from grader.term import course_inputs, grade_trail
 from grader.term.identity import Student
@@ -476,7 +477,8 @@ def report_stage(batch: Batch) -> Batch:
         _STOP.cut_short.append("the report")
     options = batch.options
     report_path = None if options.no_report or _STOP.cut_short else _write_report(options.out, options.course)
-    print(summary.summary(batch.documents, report_path, options.out, len(batch.to_grade), batch.not_applied, batch.moved), flush=True)
+    said = lms_said(batch) + without_time(batch)
+    print(summary.summary(batch.documents, report_path, options.out, len(batch.to_grade), batch.not_applied, batch.moved, said), flush=True)
     status = batch.status
     if _STOP.cut_short:
         log.warning(
@@ -489,6 +491,31 @@ def report_stage(batch: Batch) -> Batch:
 
 
 STAGES = (intake_stage, plan_stage, grade_stage, adjust_stage, write_stage, report_stage)
+
+
+def lms_said(batch: Batch) -> list[str]:
+    """Which LMS the course is, and why: its roster's (grader/lms/choice.py), else its download's names."""
+    if batch.inputs.lms is not None:
+        return [batch.inputs.lms.said()]
+    kinds = {entry_names.lms_of_entry(entry_names.read_entry_name(path.name)) for path in batch.prepared.ids} - {None}
+    return [f"LMS: {kind.title()} (recognised from the download's names)" for kind in sorted(kinds)]
+
+
+def without_time(batch: Batch) -> list[str]:
+    """Graded students to whom the course's deadline could not be applied: no submission time is
+    known for them (no time file row, no LMS worksheet time, no LMS late marker). Said, never silent."""
+    course = batch.options.course
+    if course is None or course.deadline is None:
+        return []
+    names = sorted(item.student.name for item in batch.adjusted if not item.document.get("late"))
+    if not names:
+        return []
+    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+    return [
+        f"NO SUBMISSION TIME for {len(names)} of {len(batch.adjusted)} graded students, so the deadline "
+        f"({course.deadline.isoformat()}) is not applied to them: {shown} (give [files] submitted_at, or the LMS's roster "
+        "that holds the times: Moodle's grading worksheet as [files] roster, with [assignment] timezone)"
+    ]
 
 
 def _clean_up(staging: Path) -> None:

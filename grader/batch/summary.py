@@ -37,7 +37,7 @@ def reason_for_zero(result: dict) -> str:
 
 def summary(
     documents: dict[str, dict], report_path: Path | None, out: Path, graded_now: int | None = None,
-    not_applied: list[dict] = (), moved: list[str] = (),
+    not_applied: list[dict] = (), moved: list[str] = (), said: list[str] = (),
 ) -> str:
     graded = {sid: d for sid, d in documents.items() if "score" in d}
     failed = sorted(sid for sid, d in documents.items() if d.get("status") == NO_RESULT)
@@ -80,5 +80,6 @@ def summary(
             f"{len(moved)} file{'s' if len(moved) != 1 else ''} of entries no longer graded (an earlier attempt, or gone from "
             f"the submissions) moved to {out / 'superseded'}: {shown}"
         )
+    lines += [untrusted.printable(line) for line in said]  # the course's LMS, students without a submission time
     lines.append(f"report: {report_path}" if report_path else f"gradebook: {out / 'gradebook.csv'} (no report)")
     return "\n".join(lines)

@@ -47,7 +47,7 @@ from pathlib import Path
 
 from grader import results, settings, untrusted
 from grader.class_view import class_results
-from grader.lms import feedback_zip
+from grader.lms import choice
 from grader.term import identity, roster
 from grader.scoring import GROUP_TITLES, GROUPS
 
@@ -56,16 +56,21 @@ MATCH_FILE = "export.json"  # read by grader/class_view/report.py
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("out", type=Path, help="a batch's output folder (holding results.json)")
-    parser.add_argument("--roster", type=Path, required=True, help="the gradebook CSV exported from Canvas")
+    parser.add_argument("--roster", type=Path, required=True,
+                        help="the gradebook CSV exported from Canvas, or the grading worksheet downloaded from Moodle")
     parser.add_argument(
-        "--assignment", type=settings.COLUMN_TITLE, required=True, help='the gradebook column, as Canvas names it: "Title (12345)"'
+        "--assignment", type=settings.COLUMN_TITLE, default=None,
+        help='Canvas: the gradebook column, as Canvas names it: "Title (12345)" (Moodle\'s worksheet is its own column)',
     )
-    parser.add_argument("--points", type=settings.POINTS, default=100.0, help="the assignment's points possible (default 100)")
-    parser.add_argument("--format", choices=("canvas", "plain"), default="canvas")
+    parser.add_argument("--points", type=settings.POINTS, default=None,
+                        help="the assignment's points possible (default: Moodle's Maximum grade in its worksheet, else 100)")
+    parser.add_argument("--format", choices=("canvas", "moodle", "plain"), default=None,
+                        help="the grade import to write (default: the course's LMS's: grader/lms/choice.py)")
     parser.add_argument("--out", dest="file", type=Path, required=True, help="the CSV to write")
     parser.add_argument(
         "--feedback-zip", type=Path, default=None,
-        help="also write the zip Canvas's Re-Upload Submissions takes: each student's file with their feedback in front",
+        help="also write the LMS's feedback upload: Canvas's Re-Upload Submissions (each student's file with their feedback "
+             "in front), Moodle's feedback files zip (each student's feedback page)",
     )
     parser.add_argument(
         "--submissions", type=Path, default=None,
@@ -79,32 +84,61 @@ def run(arguments: argparse.Namespace) -> int:
         return 2
     course = getattr(arguments, "course_settings", None)
     try:
+        chosen = choice.choose(course, arguments.roster)
         document = class_results.read_class_results(arguments.out / "results.json", course)
-        rows = roster.read_roster(arguments.roster)
+        rows = chosen.lms.read_roster(arguments.roster)
     except (OSError, ValueError) as error:  # RosterError and course_inputs.Refused are ValueErrors
-        for line in str(error).splitlines():
-            print(f"error: {line}", file=sys.stderr)
-        return 2
+        return _refused(str(error))
+    lms, grades_format = chosen.lms, arguments.format or chosen.lms.grades_format
+    print(chosen.said())
+    if grades_format == "canvas" and not arguments.assignment:
+        return _refused("Canvas's gradebook import needs the column: give --assignment \"Title (12345)\" (or [assignment] name and lms_id)")
+    if grades_format == "moodle" and lms is not choice.LMSS["moodle"]:
+        return _refused(f"--format moodle writes Moodle's grading worksheet back: give the worksheet Moodle downloads as --roster, not {arguments.roster.name}")
     submissions = document.get("submissions", {})
     # A student whose grading failed has no result, but has handed in: matched like the others
     # (their cell left empty and said), never reported as "without a submission".
     not_graded = [sid for sid in document.get("not_graded") or {} if sid not in submissions]
     found = identity.match([*submissions, *not_graded], rows)
-    if arguments.format == "canvas":
-        text = canvas_csv(found, submissions, arguments.assignment, arguments.points)
-    else:
-        text = plain_csv(found, submissions, arguments.points)
+    if (submissions or not_graded) and not found.submission_of_row:
+        return _refused(matched_nobody(found, arguments.roster, lms))
+    try:
+        if grades_format == "plain":
+            text, notes = plain_csv(found, submissions, 100.0 if arguments.points is None else arguments.points), []
+        else:
+            text, notes = (lms if grades_format == lms.kind else choice.LMSS[grades_format]).write_grades(
+                arguments.roster, found, submissions, arguments.assignment, arguments.points)
+    except ValueError as error:  # RosterError: a worksheet Moodle's upload could not take back
+        return _refused(str(error))
     results.write_atomically(arguments.file, text)
     results.write_atomically(arguments.out / MATCH_FILE, json.dumps(match_record(found, arguments, submissions), indent=2) + "\n")
     _rebuild_report(arguments.out, course)
     _print_summary(found, arguments.file, not_graded, submissions)
-    if arguments.format == "canvas" and not CANVAS_COLUMN_ID.search(arguments.assignment):
+    if grades_format == "canvas" and not CANVAS_COLUMN_ID.search(arguments.assignment):
         print(f"WARNING: {untrusted.printable(column_without_id_warning(arguments.assignment))}", file=sys.stderr)
-    if arguments.feedback_zip:
-        _write_feedback_zip(arguments, document)
+    for note in notes:
+        print(f"WARNING: {untrusted.printable(note)}", file=sys.stderr)
     for warning in higher_grades_not_sent(found, submissions):
         print(f"WARNING: {untrusted.printable(warning)}", file=sys.stderr)
+    if arguments.feedback_zip:
+        return _write_feedback_zip(arguments, document, lms, found)
     return 0
+
+
+def _refused(message: str) -> int:
+    for line in message.splitlines():
+        print(f"error: {untrusted.printable(line)}", file=sys.stderr)
+    return 2
+
+
+def matched_nobody(found: identity.Match, roster_path: Path, lms) -> str:
+    """Why an export whose roster matches none of the class is refused: the grades would all be empty."""
+    reasons = list(dict.fromkeys(found.not_on_roster.values()))[:3]
+    return (
+        f"none of the class's {len(found.not_on_roster)} submissions matches a student of {roster_path} "
+        f"({len(found.rows)} students): nothing written, every grade would be empty. Is it {lms.title}'s roster of this "
+        f"course and this assignment? The first reasons: {'; '.join(reasons) or 'the roster has no students'}"
+    )
 
 
 # Canvas's gradebook import (canvas-lms lib/gradebook_importer.rb, parse_assignments) reads an
@@ -122,17 +156,22 @@ def column_without_id_warning(assignment: str) -> str:
     )
 
 
-def _write_feedback_zip(arguments: argparse.Namespace, document: dict) -> None:
+def _write_feedback_zip(arguments: argparse.Namespace, document: dict, lms, found: identity.Match) -> int:
+    """The LMS's feedback upload; a zip for no one is not written, and the export fails saying why."""
     originals = arguments.submissions or (Path(document["submissions_folder"]) if document.get("submissions_folder") else None)
-    summary = feedback_zip.write_feedback_zip(arguments.feedback_zip, arguments.out, document.get("submissions", {}), originals)
-    print(
-        f"{arguments.feedback_zip}: feedback for {len(summary.written)} students, for Canvas's Re-Upload Submissions "
-        "(each student's file with their feedback in front; Canvas attaches it as a comment under the file's name)"
-    )
+    summary = lms.write_feedback_zip(arguments.feedback_zip, arguments.out, document.get("submissions", {}), found, originals)
+    if not summary.written:
+        arguments.feedback_zip.unlink(missing_ok=True)  # a zip for no one would upload nothing, without a word
+        print(f"error: no student's feedback could go into {arguments.feedback_zip} ({lms.title}): nothing written", file=sys.stderr)
+        for sid, why in summary.left_out.items():
+            print(f"error:   {untrusted.printable(sid)}: {untrusted.printable(why)}", file=sys.stderr)
+        return 2
+    print(f"{arguments.feedback_zip}: feedback for {len(summary.written)} students, {lms.feedback_zip_said()}")
     if summary.left_out:
         print(f"{len(summary.left_out)} students not in the zip (give them OUT/feedback/<id>.html another way):")
         for sid, why in summary.left_out.items():
             print(f"  {untrusted.printable(sid)}: {untrusted.printable(why)}")
+    return 0
 
 
 def higher_grades_not_sent(found: identity.Match, submissions: dict[str, dict]) -> list[str]:

@@ -76,6 +76,12 @@ def write_feedback_zip(target: Path, out: Path, submissions: dict[str, dict], or
             summary.left_out[sid] = why
         else:
             summary.written.append(sid)
+    write_zip(target, files)
+    return summary
+
+
+def write_zip(target: Path, files: dict[str, bytes]) -> None:
+    """``target`` holding ``files`` (member name -> bytes), written whole or not at all."""
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f".{target.name}.tmp")
     with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as archive:
@@ -83,7 +89,6 @@ def write_feedback_zip(target: Path, out: Path, submissions: dict[str, dict], or
             # A fixed date: the same results give the same zip, byte for byte.
             archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data, compress_type=zipfile.ZIP_DEFLATED)
     temporary.replace(target)
-    return summary
 
 
 def _why_not(entry_name: str, taken: dict) -> str:

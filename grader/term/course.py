@@ -19,6 +19,7 @@ import math
 import os
 import re
 import tomllib
+import zoneinfo
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,10 @@ points = 100                        # the assignment's points possible in the LM
 level = "standard"                  # the scaffolding of the hand-out: "standard" or "guided"
 # grading_seed = 4242               # written here by the first batch; every later run uses it
 # deadline = "2026-12-05T23:59:00-05:00"   # ISO 8601 with its UTC offset
+# timezone = "Europe/Berlin"        # Moodle's worksheet gives its dates without an offset: the zone they are in
+
+[lms]
+# kind = "moodle"                   # the LMS, "canvas" or "moodle"; unset: recognised from the roster's columns
 
 [late]
 penalty_per_day = 10                # percent of the points, per day or part of a day late
@@ -48,7 +53,7 @@ unknown_delay_days = 1              # late by Canvas's marker alone (no time kno
 # jsmith = "2026-12-07T23:59:00-05:00"
 
 [files]                             # relative to this file's folder
-# roster = "roster.csv"             # the gradebook CSV exported from Canvas: every student's name checked against it
+# roster = "roster.csv"             # Canvas's gradebook CSV or Moodle's grading worksheet: every student's name checked against it
 # overrides = "overrides.csv"       # student,score,reason: applied after grading, kept through regrades; no score: a comment
 # submitted_at = "submitted_at.csv" # student,submitted_at (ISO 8601), as any LMS can export
 
@@ -114,9 +119,30 @@ def _number_text(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
+def _zone(value):
+    """A time zone by its IANA name, as zoneinfo knows it: the one an LMS's dates without an offset
+    are in (Moodle's worksheet: grader/lms/moodle_worksheet.py)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return None
+    return value
+
+
+LMS_KINDS = ("canvas", "moodle")  # grader/lms/choice.py: one module each
+
+
+def _lms_kind(value):
+    return value if value in LMS_KINDS else None
+
+
 KINDS = {
     _text: "a non-empty string",
     _moment: 'a date and time with its UTC offset, e.g. "2026-12-05T23:59:00-05:00"',
+    _zone: 'a time zone\'s IANA name, e.g. "Europe/Berlin"',
+    _lms_kind: " or ".join(f'"{kind}"' for kind in LMS_KINDS),
 }
 
 
@@ -127,8 +153,9 @@ def kind_of(check) -> str:
 SCHEMA = {
     "assignment": {
         "name": _text, "lms_id": Within(1, 2**63 - 1, whole=True), "points": Within(0, 1_000_000, above_low=True),
-        "level": _text, "grading_seed": Within(0, 2**63 - 1, whole=True), "deadline": _moment,
+        "level": _text, "grading_seed": Within(0, 2**63 - 1, whole=True), "deadline": _moment, "timezone": _zone,
     },
+    "lms": {"kind": _lms_kind},
     "late": {
         "penalty_per_day": Within(0, 100, unit=" (percent of the points)"),
         "max_days": Within(0, 365, whole=True, unit=" (days)"),

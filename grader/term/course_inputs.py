@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 from collections.abc import Iterable
 
+from grader.lms import choice
+from grader.lms.protocol import KnownTimes
 from grader.term import late_work, overrides, roster
 from grader.term.course import Course
 from grader.term.identity import Assigned, Identities, InstructorFileError, Keyed, Student, assign, normal
@@ -44,6 +46,10 @@ class Inputs:
     overrides: dict[str, overrides.Override] = field(default_factory=dict)
     times: dict[str, late_work.SubmittedAt] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # each names its file (and line)
+    lms: choice.Chosen | None = None  # the course's LMS, and why (with a roster)
+    # What the LMS's roster knows (Moodle's worksheet: submission times, extensions), each row
+    # giving way to the course's own files for the same student.
+    lms_known: KnownTimes | None = None
 
     def keyed_extensions(self) -> list[tuple[Keyed, datetime.datetime]]:
         if self.course is None:
@@ -61,9 +67,13 @@ def read(course: Course | None) -> Inputs:
         return inputs
     if (path := course.file("roster")) is not None:
         try:
-            inputs.rows = roster.read_roster(path)
+            inputs.lms = choice.choose(course, path)
+            inputs.rows = inputs.lms.lms.read_roster(path)
+            inputs.lms_known = inputs.lms.lms.known_times(path, course) if course.deadline is not None else None
         except roster.RosterError as error:  # each line names the file
             inputs.problems += str(error).splitlines()
+        if inputs.lms_known is not None:
+            inputs.problems += inputs.lms_known.problems
     if (path := course.file("overrides")) is not None:
         try:
             inputs.overrides = overrides.read_overrides(path)
@@ -94,10 +104,25 @@ class Resolved:
 
 def resolve(inputs: Inputs, identities: Identities) -> Resolved:
     course = inputs.course
+    known = inputs.lms_known
     return Resolved(
-        assign(identities, inputs.keyed_extensions()),
-        assign(identities, late_work.keyed(course.file("submitted_at"), inputs.times) if inputs.times else [], per_submission=True),
+        preferring(assign(identities, inputs.keyed_extensions()), assign(identities, known.extensions) if known else None),
+        preferring(
+            assign(identities, late_work.keyed(course.file("submitted_at"), inputs.times) if inputs.times else [], per_submission=True),
+            assign(identities, known.times) if known else None,
+        ),
         assign(identities, overrides.keyed(course.file("overrides"), inputs.overrides) if inputs.overrides else []),
+    )
+
+
+def preferring(own: Assigned, lms: Assigned | None) -> Assigned:
+    """The course's own rows, and the LMS's for every student they leave out: an extension in the
+    course file, or a time in submitted_at.csv, wins over what the LMS's roster says."""
+    if lms is None:
+        return own
+    return Assigned(
+        {**lms.by_student, **own.by_student}, dict(own.by_entry), own.errors + lms.errors, own.unmatched + lms.unmatched,
+        {**lms.students, **own.students},
     )
 
 

@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.term import instructor_files
-from grader.term.canvas_names import CanvasName, parse_canvas_name
-from grader.term.roster import ID, SIS_LOGIN_ID, SIS_USER_ID, STUDENT, describe
+from grader.lms.entry_names import EntryName, read_entry_name  # each LMS's reading of its download's names
+from grader.term.roster import ID, OTHER_LMS_NAMES, SIS_LOGIN_ID, SIS_USER_ID, STUDENT, describe
 
 NAME_IN_FILES = "name in Canvas's file names"
-ROSTER_NAMES = (SIS_LOGIN_ID, SIS_USER_ID, ID, STUDENT, NAME_IN_FILES)  # the order a match is described in
+ROSTER_NAMES = (SIS_LOGIN_ID, SIS_USER_ID, ID, STUDENT, NAME_IN_FILES, *OTHER_LMS_NAMES)  # the order a match is described in
 FILE_STEM = "submission's file name"
 CANVAS_USER = "Canvas user id in the file name"
 
@@ -101,11 +101,12 @@ class Identities:
         self._index: dict[str, dict[str, list[int]]] = {column: {} for column in ROSTER_NAMES}
         for number, row in enumerate(rows or []):
             for column in ROSTER_NAMES:
-                value = name_in_canvas_files(row.get(STUDENT, "")) if column == NAME_IN_FILES else row.get(column, "")
+                # (a row of another LMS's roster says how its download writes the name: grader/lms/)
+                value = (row.get(NAME_IN_FILES) or name_in_canvas_files(row.get(STUDENT, ""))) if column == NAME_IN_FILES else row.get(column, "")
                 if normal(value):
                     self._index[column].setdefault(normal(value), []).append(number)
         self.entries: dict[str, str] = {}  # normal(stem) -> stem
-        self.canvas: dict[str, CanvasName] = {}  # stem -> its Canvas reading, when Canvas named it
+        self.canvas: dict[str, EntryName] = {}  # stem -> its LMS's reading, when an LMS's download named it
         self._of_entry: dict[str, tuple[Student, tuple[str, ...], str]] = {}  # stem -> (student, roster columns, why not on it)
         self._add_entries(list(entries))
 
@@ -119,17 +120,18 @@ class Identities:
     # --- the submissions ---------------------------------------------------------------------
 
     def _add_entries(self, stems: list[str]) -> None:
-        readings = {stem: parse_canvas_name(stem) for stem in stems}
+        readings = {stem: read_entry_name(stem) for stem in stems}
         # Each uploaded file has its own attachment id (Canvas's database id for the file): two
         # files claiming one user's same id (other than one stem's .py and .ipynb) were not
         # named by Canvas, and are told apart by their names alone (section_2_1_alice, section_2_1_bob).
+        # (An LMS that numbers no uploads, Moodle, tells one student's entries apart by plugin and file.)
         claimed: dict[tuple[str, str, str], set[str]] = {}
         for stem, reading in readings.items():
             if reading is not None:
-                claimed.setdefault((reading.name, reading.user_id, reading.attachment_id), set()).add(normal(stem))
+                claimed.setdefault((reading.name, reading.user_id, reading.attachment_id or reading.file_name), set()).add(normal(stem))
         for stem, reading in readings.items():
             self.entries.setdefault(normal(stem), stem)
-            if reading is not None and len(claimed[(reading.name, reading.user_id, reading.attachment_id)]) == 1:
+            if reading is not None and len(claimed[(reading.name, reading.user_id, reading.attachment_id or reading.file_name)]) == 1:
                 self.canvas[stem] = reading
         for stem in stems:
             self._of_entry[stem] = self._resolve_entry(stem)
@@ -198,7 +200,7 @@ class Identities:
         for column in ROSTER_NAMES:
             for row in self._index[column].get(wanted, []):
                 add(self.roster_student(row), column)
-        reading = parse_canvas_name(key.strip())
+        reading = read_entry_name(key.strip())
         if entry is None and reading is not None and reading.user_id.isdigit():  # a file of a download not graded here
             for row in self._index[ID].get(normal(reading.user_id), []):
                 add(self.roster_student(row), CANVAS_USER)
@@ -337,7 +339,7 @@ def assign(identities: Identities, rows: list[tuple[Keyed, object]], per_submiss
 
 
 def _canvas_file(key: str) -> str | None:
-    reading = parse_canvas_name(key.strip())
+    reading = read_entry_name(key.strip())
     return key.strip() if reading is not None and reading.user_id.isdigit() else None
 
 

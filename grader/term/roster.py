@@ -19,6 +19,10 @@ STUDENT, ID, SIS_USER_ID, SIS_LOGIN_ID, SECTION = "Student", "ID", "SIS User ID"
 COLUMNS = (STUDENT, ID, SIS_USER_ID, SIS_LOGIN_ID, SECTION)
 MATCHED_BY = (SIS_LOGIN_ID, SIS_USER_ID, ID)  # the ids a row is known by
 POINTS_POSSIBLE = "Points Possible"  # the second row of Canvas's exports (four spaces before it)
+# Moodle's grading worksheet names a student by these too (grader/lms/moodle_worksheet.py maps its
+# rows onto the columns above and keeps these): "Participant 2931512" and the email.
+IDENTIFIER, EMAIL = "Identifier", "Email address"
+OTHER_LMS_NAMES = (IDENTIFIER, EMAIL)
 
 
 class RosterError(ValueError):
@@ -29,11 +33,7 @@ def read_roster(path: Path) -> list[dict[str, str]]:
     """The students of a Canvas gradebook export (its "Points Possible" and muted rows left out).
     ``RosterError``: one line per problem, each beginning with ``path``."""
     path = Path(path)
-    try:
-        # A regular file, bounded, UTF-8; Canvas may write a byte-order mark (CSVWithI18n's include_bom)
-        text = instructor_files.read_text(path)
-    except instructor_files.UnreadableFile as error:
-        raise RosterError(error.message(path)) from None
+    text = roster_text(path)  # Canvas may write a byte-order mark (CSVWithI18n's include_bom)
     try:
         reader = csv.DictReader(io.StringIO(text, newline=""))
         header = [name.strip() for name in reader.fieldnames or []]
@@ -49,6 +49,14 @@ def read_roster(path: Path) -> list[dict[str, str]]:
     students = [(row, line) for row, line in rows if _is_student(row)]
     _refuse_an_id_twice(path, students)
     return [row for row, _ in students]
+
+
+def roster_text(path: Path) -> str:
+    """A roster's text: a regular file, bounded, UTF-8, its byte-order mark dropped; ``RosterError`` naming it."""
+    try:
+        return instructor_files.read_text(path)
+    except instructor_files.UnreadableFile as error:
+        raise RosterError(error.message(path)) from None
 
 
 def _refuse_an_id_twice(path: Path, students: list[tuple[dict[str, str], int]]) -> None:
@@ -75,6 +83,9 @@ def _refuse_an_id_twice(path: Path, students: list[tuple[dict[str, str], int]]) 
 
 def describe(row: dict[str, str]) -> str:
     """A roster row in a line: name and the ids it can be matched by."""
+    if row.get(IDENTIFIER):  # Moodle's worksheet: its own words for the ids
+        ids = ", ".join(row[column] for column in (IDENTIFIER, EMAIL) if row.get(column))
+        return f"{row.get(STUDENT) or '(no name)'} ({ids})"
     ids = ", ".join(f"{column} {row[column]}" for column in MATCHED_BY if row.get(column))
     return f"{row.get(STUDENT) or '(no name)'} ({ids or 'no id'})"
 
