@@ -23,7 +23,8 @@ import moodle_term
 import tiers
 from grader.__main__ import main
 from grader.batch import class_zip, intake
-from grader.lms import choice, moodle_download, moodle_worksheet
+from grader.lms import choice
+from grader.term.lms_files import moodle_names, moodle_worksheet
 from grader.term import course, course_inputs, identity
 from grading import command_in as run
 from handmade_class import document, write_out
@@ -84,7 +85,7 @@ def moodle_feedback_import_finds(names: list[str], participants: set[str], plugi
 @pytest.mark.parametrize("folders", [True, False], ids=["in folders", "flat"])
 def test_each_student_of_the_download_is_read_by_participant_id_in_both_settings(folders):
     for member in moodle_term.download(folders):
-        reading = moodle_download.parse_moodle_name(member.split("/")[0])
+        reading = moodle_names.parse_moodle_name(member.split("/")[0])
         assert reading is not None and reading.user_id.startswith("29315") and reading.plugin == "assignsubmission_file"
     aoife = next(member for member in moodle_term.download(folders) if member.startswith("Aoife"))
     assert aoife.startswith("Aoife OConnell_2931501_")  # clean_filename dropped the apostrophe
@@ -97,7 +98,7 @@ def test_a_flat_download_is_unpacked_into_the_folders_the_other_setting_makes(tm
     assert folders == sorted({member.split("/")[0] for member in moodle_term.download(folders=True)})
     assert sorted(path.name for path in (unpacked.folder / "Lee Park_2931505_assignsubmission_file").iterdir()) == [
         "helpers.py", "multi_head_attention.py"]
-    assert moodle_download.as_folder(("Jane Doe_12_assignsubmission_file_", "x.py")) == ("Jane Doe_12_assignsubmission_file", "x.py")
+    assert moodle_names.as_folder(("Jane Doe_12_assignsubmission_file_", "x.py")) == ("Jane Doe_12_assignsubmission_file", "x.py")
 
 
 def test_the_file_a_student_named_differently_is_found_by_content_in_moodles_folder(tmp_path):
@@ -122,8 +123,8 @@ def worksheet_file(tmp_path: Path, students=moodle_term.STUDENTS) -> Path:
 
 
 def test_the_worksheet_is_recognised_as_moodles_roster_and_said(tmp_path):
-    chosen = choice.choose(None, worksheet_file(tmp_path))
-    assert chosen.lms.kind == "moodle" and chosen.said() == "LMS: Moodle (recognised from worksheet.csv's columns)"
+    lms, chosen = choice.choose(None, worksheet_file(tmp_path))
+    assert lms.kind == "moodle" and chosen.said() == "LMS: Moodle (recognised from worksheet.csv's columns)"
 
 
 def test_every_name_of_the_worksheet_resolves_and_two_students_of_one_name_are_kept_apart(tmp_path):

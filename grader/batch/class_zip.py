@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader.batch import intake
-from grader.lms import moodle_download
+from grader.term.lms_files import moodle_names
 from grader.reading.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
 from grader.untrusted import printable
 
@@ -127,7 +127,7 @@ def _listed(
     for member in files:
         parts = PurePosixPath(member.filename.replace("\\", "/")).parts
         parts = parts[len(top):] if parts[: len(top)] == top else parts
-        parts = moodle_download.as_folder(parts)  # Moodle's flat download: one folder per student, as its other setting
+        parts = moodle_names.as_folder(parts)  # Moodle's flat download: one folder per student, as its other setting
         if not parts:
             continue
         leftover = next((index for index, part in enumerate(parts) if _is_leftover(part)), None)
@@ -155,7 +155,7 @@ def top_level_entries(zip_path: Path) -> list[tuple[str, bool]] | None:
     entries: dict[str, bool] = {}
     for member in files:
         parts = PurePosixPath(member.filename.replace("\\", "/")).parts
-        parts = moodle_download.as_folder(parts[len(top):] if parts[: len(top)] == top else parts)
+        parts = moodle_names.as_folder(parts[len(top):] if parts[: len(top)] == top else parts)
         if parts and not any(_is_leftover(part) for part in parts):
             entries[parts[0]] = entries.get(parts[0], False) or len(parts) > 1
     return sorted(entries.items())

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from grader.lms import moodle_download
+from grader.term.lms_files import moodle_names
 from grader.term.identity import Identities, Student
 from grader.reading import work_held
 from grader.reading.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
@@ -465,7 +465,7 @@ def _read_folder(folder: Path) -> tuple[tuple[str, tuple], str]:
     for parts, _ in _walk(folder):  # shallowest first: the first of each name is the one
         if parts[-1] in (MODULE_FILE_NAME, NOTEBOOK_FILE_NAME) and parts[-1] not in found:
             found[parts[-1]] = parts
-    if not found and moodle_download.is_submission_folder(folder.name):
+    if not found and moodle_names.is_submission_folder(folder.name):
         return _read_by_content(folder)
     if not found:
         raise Refused(

@@ -78,10 +78,10 @@ from tqdm import tqdm
 from grader import __version__, results, settings, untrusted
 from grader.term import course as course_file
 from grader.batch import class_intake, class_zip, intake, summary
-from grader.lms import entry_names
 from grader.class_view import class_results, similarity
 from grader.term import course_inputs, grade_trail
-from grader.term.identity import Student
+from grader.term.identity import Student, read_entry_name
+from grader.term.lms_files.moodle_names import MoodleName
 from grader.term.identity import normal as identity_normal
 from grader.term.status import NO_RESULT, status_of
 from grader.sandbox import processes
@@ -494,11 +494,12 @@ STAGES = (intake_stage, plan_stage, grade_stage, adjust_stage, write_stage, repo
 
 
 def lms_said(batch: Batch) -> list[str]:
-    """Which LMS the course is, and why: its roster's (grader/lms/choice.py), else its download's names."""
+    """Which LMS the course is, and why: its roster's (grader/term/roster.py), else its download's names."""
     if batch.inputs.lms is not None:
         return [batch.inputs.lms.said()]
-    kinds = {entry_names.lms_of_entry(entry_names.read_entry_name(path.name)) for path in batch.prepared.ids} - {None}
-    return [f"LMS: {kind.title()} (recognised from the download's names)" for kind in sorted(kinds)]
+    readings = [read_entry_name(path.name) for path in batch.prepared.ids]
+    kinds = {"Moodle" if isinstance(reading, MoodleName) else "Canvas" for reading in readings if reading is not None}
+    return [f"LMS: {kind} (recognised from the download's names)" for kind in sorted(kinds)]
 
 
 def without_time(batch: Batch) -> list[str]:

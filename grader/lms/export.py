@@ -48,6 +48,8 @@ from pathlib import Path
 from grader import results, settings, untrusted
 from grader.class_view import class_results
 from grader.lms import choice
+from grader.lms.canvas import canvas_csv  # noqa: F401 - the gradebook import, as this command has always named it
+from grader.lms.cells import neutralise, number, scaled
 from grader.term import identity, roster
 from grader.scoring import GROUP_TITLES, GROUPS
 
@@ -84,12 +86,12 @@ def run(arguments: argparse.Namespace) -> int:
         return 2
     course = getattr(arguments, "course_settings", None)
     try:
-        chosen = choice.choose(course, arguments.roster)
+        lms, chosen = choice.choose(course, arguments.roster)
         document = class_results.read_class_results(arguments.out / "results.json", course)
-        rows = chosen.lms.read_roster(arguments.roster)
+        rows = lms.read_roster(arguments.roster)
     except (OSError, ValueError) as error:  # RosterError and course_inputs.Refused are ValueErrors
         return _refused(str(error))
-    lms, grades_format = chosen.lms, arguments.format or chosen.lms.grades_format
+    grades_format = arguments.format or lms.grades_format
     print(chosen.said())
     if grades_format == "canvas" and not arguments.assignment:
         return _refused("Canvas's gradebook import needs the column: give --assignment \"Title (12345)\" (or [assignment] name and lms_id)")
@@ -196,18 +198,6 @@ def _fraction(document: dict | None) -> float:
     return document["score"] / document["max_score"] if document and document.get("max_score") else 0.0
 
 
-def canvas_csv(found: identity.Match, submissions: dict[str, dict], assignment: str, points: float) -> str:
-    buffer = io.StringIO()
-    table = csv.writer(buffer)
-    table.writerow([*roster.COLUMNS, assignment])
-    table.writerow([f"    {roster.POINTS_POSSIBLE}", "", "", "", "", number(points)])
-    for index, row in enumerate(found.rows):
-        sid = found.submission_of_row.get(index)
-        score = scaled(submissions[sid], points) if sid in submissions else ""
-        table.writerow([*(neutralise(row.get(column, "")) for column in roster.COLUMNS), score])
-    return buffer.getvalue()
-
-
 def plain_csv(found: identity.Match, submissions: dict[str, dict], points: float) -> str:
     groups = [g for g in GROUPS if any(g in d.get("groups", {}) for d in submissions.values())]
     group_max = {g: max(d["groups"][g]["max"] for d in submissions.values() if g in d.get("groups", {})) for g in groups}
@@ -242,21 +232,6 @@ def trail_cells(document: dict, points: float) -> list[str]:
         in_points(document.get("raw_score", document["score"])), in_points(late.get("penalty", "")),
         in_points(override.get("score", "")), neutralise(override.get("reason", "")), neutralise(document.get("comment", "")),
     ]
-
-
-def neutralise(cell: str) -> str:
-    """A cell a spreadsheet shows as text (grader/untrusted.py: OWASP's rule, control characters escaped)."""
-    return str(untrusted.csv_cell(str(cell)))
-
-
-def scaled(document: dict, points: float) -> str:
-    return number(document["score"] / document["max_score"] * points if document.get("max_score") else 0)
-
-
-def number(value: float) -> str:
-    """87.5 -> "87.5", 100.0 -> "100", 2/3 -> "0.67": what a gradebook cell needs."""
-    text = f"{value:.2f}".rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
 
 
 def match_record(found: identity.Match, arguments: argparse.Namespace, submissions: dict[str, dict]) -> dict:

@@ -1,7 +1,7 @@
 """Moodle behind the LMS interface (grader/lms/protocol.py), each format in a module of its own
-citing moodle/moodle: the download's names (grader/lms/moodle_download.py), the grading
+citing moodle/moodle: the download's names (grader/lms/moodle_names.py), the grading
 worksheet as the roster, with its submission times and extensions, and written back with the
-grades (grader/lms/moodle_worksheet.py), and the feedback files' zip (grader/lms/moodle_feedback.py).
+grades (grader/term/lms_files/moodle_worksheet.py), and the feedback files' zip (grader/lms/moodle_feedback.py).
 
 The grade sent is the final score (grader/term/grade_trail.py: the checks, the late policy, the
 overrides) on the assignment's own scale, the worksheet's ``Maximum grade``, never above it; the
@@ -11,11 +11,17 @@ Moodle sees where their grade came from.
 
 from __future__ import annotations
 
+import csv
+import html
+import io
 from pathlib import Path
 
-from grader.lms import moodle_feedback, moodle_worksheet
+from grader.lms import moodle_feedback
+from grader.lms.cells import neutralise, number
+from grader.term.lms_files import moodle_worksheet
 from grader.lms.feedback_zip import FeedbackZip
-from grader.lms.protocol import KnownTimes
+from grader.term import course_inputs
+from grader.term import roster as roster_file
 from grader.term.identity import Match
 from grader.term.roster import RosterError
 
@@ -23,23 +29,16 @@ from grader.term.roster import RosterError
 class Moodle:
     kind, title, grades_format = "moodle", "Moodle", "moodle"
 
-    def looks_like_roster(self, header: list[str]) -> bool:
-        return moodle_worksheet.looks_like_worksheet(header)
-
     def read_roster(self, path: Path) -> list[dict[str, str]]:
-        return moodle_worksheet.read_worksheet(path).rows
+        return roster_file.read_roster_of(self.kind, path)
 
-    def known_times(self, path: Path, course) -> KnownTimes:
-        where = f"{course.path}:{course.lines.get(('assignment', 'timezone'), 1)}" if course is not None else "the course file"
-        zone = course.get("assignment", "timezone") if course is not None else None
-        return moodle_worksheet.known_times(moodle_worksheet.read_worksheet(path), zone, where)
+    def known_times(self, path: Path, course) -> course_inputs.KnownTimes:
+        return course_inputs.known_times(self.kind, path, course)
 
     def write_grades(self, roster: Path, found: Match, submissions: dict[str, dict], assignment: str | None,
                      points: float | None) -> tuple[str, list[str]]:
-        from grader.lms.export import neutralise, number  # the export's cells: one rule for every LMS
-
-        worksheet = moodle_worksheet.read_worksheet(roster)
-        maximum = moodle_worksheet.maximum_of(worksheet)
+        worksheet = roster_file.read_worksheet(roster)
+        maximum = maximum_of(worksheet)
         if points is not None and abs(points - maximum) > 1e-9:
             raise RosterError(
                 f"the points given ({number(points)}: --points or [assignment] points) are not Moodle's Maximum grade "
@@ -61,8 +60,8 @@ class Moodle:
             grade = min(maximum, max(0.0, document["score"] / document["max_score"] * maximum))
             cells[index] = {moodle_worksheet.GRADE: number(grade)}
             if with_comments:
-                cells[index][moodle_worksheet.COMMENTS] = moodle_worksheet.comment_cell(comment(document, grade, maximum, number))
-        return moodle_worksheet.written(worksheet, cells, neutralise), notes
+                cells[index][moodle_worksheet.COMMENTS] = comment_cell(comment(document, grade, maximum, number))
+        return written(worksheet, cells, neutralise), notes
 
     def write_feedback_zip(self, target: Path, out: Path, submissions: dict[str, dict], found: Match,
                            originals: Path | None) -> FeedbackZip:
@@ -88,6 +87,51 @@ def comment(document: dict, grade: float, maximum: float, number) -> str:
     if document.get("comment"):
         parts.append(str(document["comment"]))
     return "; ".join(parts) + "."
+
+
+# --- the worksheet written back -------------------------------------------------------------
+
+
+def maximum_of(worksheet: moodle_worksheet.Worksheet) -> float:
+    """The assignment's maximum grade, as every row of the worksheet gives it; ``RosterError`` for a
+    scale or a worksheet without it."""
+    if moodle_worksheet.SCALE in worksheet.header and moodle_worksheet.MAXIMUM not in worksheet.header:
+        raise RosterError(
+            f"{worksheet.path}: the assignment is graded on a scale ({moodle_worksheet.SCALE} column): give it a maximum grade in points"
+        )
+    values = {row.get(moodle_worksheet.MAXIMUM, "").strip() for row in worksheet.rows} - {""}
+    try:
+        numbers = {float(value.replace(",", "")) for value in values}
+    except ValueError:
+        raise RosterError(f"{worksheet.path}: {moodle_worksheet.MAXIMUM} is not a number ({', '.join(sorted(values))[:80]})") from None
+    if len(numbers) != 1:
+        problem = "missing" if not numbers else "not the same on every row"
+        raise RosterError(f"{worksheet.path}: {moodle_worksheet.MAXIMUM} is {problem}: download the worksheet again")
+    return numbers.pop()
+
+
+def comment_cell(text: str) -> str:
+    """A comment as Moodle's Feedback comments holds it: HTML (the editor's format), so escaped."""
+    return html.escape(text, quote=False)
+
+
+def written(worksheet: moodle_worksheet.Worksheet, cells: dict[int, dict[str, str]], neutralise) -> str:
+    """The worksheet as downloaded with ``cells`` (row index -> column -> value) put in; every other
+    text cell through ``neutralise`` (a spreadsheet's formula rule; Moodle reads none of them),
+    the columns the upload reads as they were."""
+    # What Moodle wrote, or reads back: as it was. (Full name, email and the like: text a student may set.)
+    kept_as_is = {moodle_worksheet.IDENTIFIER, moodle_worksheet.GRADE, moodle_worksheet.GRADED_AT, moodle_worksheet.COMMENTS,
+                  moodle_worksheet.MAXIMUM, moodle_worksheet.SUBMITTED}
+    buffer = io.StringIO()
+    table = csv.writer(buffer)
+    table.writerow(worksheet.header)
+    for index, row in enumerate(worksheet.rows):
+        given = cells.get(index, {})
+        table.writerow([
+            given[column] if column in given else (row.get(column, "") if column in kept_as_is else neutralise(row.get(column, "")))
+            for column in worksheet.header
+        ])
+    return buffer.getvalue()
 
 
 MOODLE = Moodle()

@@ -14,7 +14,7 @@ So each graded student's page is one member named, flat, as Moodle's own downloa
 (the pre-3.1 layout, which every version's importer reads):
 ``<full name>_<participant id>_assignfeedback_file_autograder-feedback.html`` (the feedback-file
 plugin, ``assignfeedback_file``, which this import belongs to; the name as the download writes it,
-grader/lms/moodle_download.py, so holding no ``_``). The participant id comes from the name of the
+grader/lms/moodle_names.py, so holding no ``_``). The participant id comes from the name of the
 entry Moodle's download gave the student, or from their worksheet row.
 
 Rehearsed: the names, read back here as importziplib.php reads them (tests/test_moodle_term.py).
@@ -26,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader import untrusted
-from grader.lms import moodle_download
+from grader.term.lms_files import moodle_names
 from grader.lms.feedback_zip import FeedbackZip, write_zip
 from grader.term.roster import ID, STUDENT
 
@@ -35,7 +35,7 @@ FEEDBACK_FILE = "autograder-feedback.html"
 
 
 def member_name(full_name: str, participant: str) -> str:
-    return f"{moodle_download.name_in_files(full_name)}_{participant}_{FEEDBACK_PLUGIN}_{FEEDBACK_FILE}"
+    return f"{moodle_names.name_in_files(full_name)}_{participant}_{FEEDBACK_PLUGIN}_{FEEDBACK_FILE}"
 
 
 def write_feedback_zip(target: Path, out: Path, submissions: dict[str, dict], rows_of: dict[str, dict[str, str]]) -> FeedbackZip:
@@ -45,7 +45,7 @@ def write_feedback_zip(target: Path, out: Path, submissions: dict[str, dict], ro
     files: dict[str, bytes] = {}
     for sid in sorted(submissions):
         row = rows_of.get(sid) or {}
-        reading = moodle_download.parse_moodle_name(str(submissions[sid].get("graded_from") or ""))
+        reading = moodle_names.parse_moodle_name(str(submissions[sid].get("graded_from") or ""))
         participant = row.get(ID) or (reading.user_id if reading else "")
         name = row.get(STUDENT) or (reading.name if reading else "") or "Participant"
         page = _feedback_page(out, sid)

@@ -1,7 +1,7 @@
 """What an LMS is to the grader: one module per LMS behind this one interface.
 
 An LMS gives the grader its class download (read where the batch unpacks and names entries:
-grader/lms/entry_names.py), its roster, and what that roster knows of when each student handed
+grader/term/identity.py ``read_entry_name``), its roster, and what that roster knows of when each student handed
 in and until when they could; it takes back a grade import and a feedback upload. Each LMS's
 module reads and writes its own formats, each cited from that LMS's source:
 
@@ -11,37 +11,23 @@ module reads and writes its own formats, each cited from that LMS's source:
                            grading worksheet", "Upload multiple feedback files in a zip"
 
 Which LMS a course uses: the course file's ``[lms] kind``, else recognised from the roster's
-columns (grader/lms/choice.py), and every command that reads one says which and why.
+columns (grader/term/roster.py ``choose``, grader/lms/choice.py), and every command that reads one says which and why.
 """
 
 from __future__ import annotations
 
-import datetime
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from grader.lms.feedback_zip import FeedbackZip
-from grader.term.identity import Keyed, Match
-
-
-@dataclass
-class KnownTimes:
-    """What an LMS's roster says of when each student handed in and until when they could, as rows
-    the identity resolver resolves (grader/term/course_inputs.py), and what could not be read."""
-
-    times: list[tuple[Keyed, datetime.datetime]] = field(default_factory=list)
-    extensions: list[tuple[Keyed, datetime.datetime]] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+from grader.term.identity import Match
+from grader.term.course_inputs import KnownTimes
 
 
 class Lms(Protocol):
     kind: str  # the course file's [lms] kind: "canvas", "moodle"
     title: str  # as people write it: "Canvas", "Moodle"
     grades_format: str  # export's --format when none is given
-
-    def looks_like_roster(self, header: list[str]) -> bool:
-        """Whether a CSV with this header is this LMS's roster (recognising the LMS from its files)."""
 
     def read_roster(self, path: Path) -> list[dict[str, str]]:
         """The roster's students, each a row with the names the identity resolver compares

@@ -121,7 +121,7 @@ def _number_text(value: float) -> str:
 
 def _zone(value):
     """A time zone by its IANA name, as zoneinfo knows it: the one an LMS's dates without an offset
-    are in (Moodle's worksheet: grader/lms/moodle_worksheet.py)."""
+    are in (Moodle's worksheet: grader/term/lms_files/moodle_worksheet.py)."""
     if not isinstance(value, str) or not value.strip():
         return None
     try:
@@ -131,7 +131,7 @@ def _zone(value):
     return value
 
 
-LMS_KINDS = ("canvas", "moodle")  # grader/lms/choice.py: one module each
+LMS_KINDS = ("canvas", "moodle")  # grader/term/roster.py choose, grader/lms/: one module each
 
 
 def _lms_kind(value):

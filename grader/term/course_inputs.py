@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 
 from collections.abc import Iterable
 
-from grader.lms import choice
-from grader.lms.protocol import KnownTimes
 from grader.term import late_work, overrides, roster
+from grader.term.lms_files import moodle_worksheet
 from grader.term.course import Course
 from grader.term.identity import Assigned, Identities, InstructorFileError, Keyed, Student, assign, normal
 
@@ -40,13 +39,39 @@ class Refused(ValueError):
 
 
 @dataclass
+class KnownTimes:
+    """What an LMS's roster says of when each student handed in and until when they could, as rows
+    the identity resolver resolves, and what could not be read (each with its file and line)."""
+
+    times: list[tuple[Keyed, datetime.datetime]] = field(default_factory=list)
+    extensions: list[tuple[Keyed, datetime.datetime]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def known_times(kind: str, path, course: Course | None) -> KnownTimes:
+    """The submission times and extensions an LMS's roster holds: Moodle's worksheet, read in the
+    course's ``[assignment] timezone`` (grader/term/lms_files/moodle_worksheet.py); Canvas's
+    gradebook holds none (its ``LATE`` marker is in the download's names)."""
+    if kind != "moodle":
+        return KnownTimes()
+    where = f"{course.path}:{course.lines.get(('assignment', 'timezone'), 1)}" if course is not None else "the course file"
+    zone = course.get("assignment", "timezone") if course is not None else None
+    times, extensions, problems = moodle_worksheet.known_times(roster.read_worksheet(path), zone, where)
+    return KnownTimes(
+        [(Keyed(str(path), line, key, moodle_worksheet.SUBMITTED_WHAT), moment) for key, line, moment in times],
+        [(Keyed(str(path), line, key, moodle_worksheet.EXTENSION_WHAT), moment) for key, line, moment in extensions],
+        problems,
+    )
+
+
+@dataclass
 class Inputs:
     course: Course | None
     rows: list[dict[str, str]] | None = None  # the roster's students; None without a roster
     overrides: dict[str, overrides.Override] = field(default_factory=dict)
     times: dict[str, late_work.SubmittedAt] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # each names its file (and line)
-    lms: choice.Chosen | None = None  # the course's LMS, and why (with a roster)
+    lms: roster.Chosen | None = None  # the course's LMS, and why (with a roster)
     # What the LMS's roster knows (Moodle's worksheet: submission times, extensions), each row
     # giving way to the course's own files for the same student.
     lms_known: KnownTimes | None = None
@@ -67,9 +92,9 @@ def read(course: Course | None) -> Inputs:
         return inputs
     if (path := course.file("roster")) is not None:
         try:
-            inputs.lms = choice.choose(course, path)
-            inputs.rows = inputs.lms.lms.read_roster(path)
-            inputs.lms_known = inputs.lms.lms.known_times(path, course) if course.deadline is not None else None
+            inputs.lms = roster.choose(course, path)
+            inputs.rows = roster.read_roster_of(inputs.lms.kind, path)
+            inputs.lms_known = known_times(inputs.lms.kind, path, course) if course.deadline is not None else None
         except roster.RosterError as error:  # each line names the file
             inputs.problems += str(error).splitlines()
         if inputs.lms_known is not None:

@@ -32,13 +32,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.term import instructor_files
-from grader.lms.entry_names import EntryName, read_entry_name  # each LMS's reading of its download's names
-from grader.term.roster import ID, OTHER_LMS_NAMES, SIS_LOGIN_ID, SIS_USER_ID, STUDENT, describe
+from grader.term.canvas_names import CanvasName, parse_canvas_name
+from grader.term.lms_files.moodle_names import MoodleName, parse_moodle_name
+from grader.term.roster import ID, NAME_IN_FILES, OTHER_LMS_NAMES, SIS_LOGIN_ID, SIS_USER_ID, STUDENT, describe
 
-NAME_IN_FILES = "name in Canvas's file names"
 ROSTER_NAMES = (SIS_LOGIN_ID, SIS_USER_ID, ID, STUDENT, NAME_IN_FILES, *OTHER_LMS_NAMES)  # the order a match is described in
 FILE_STEM = "submission's file name"
 CANVAS_USER = "Canvas user id in the file name"
+
+
+EntryName = CanvasName | MoodleName
+
+
+def read_entry_name(name: str) -> EntryName | None:
+    """An entry's name read as an LMS's download wrote it: Moodle's (``_assignsubmission_`` in it,
+    grader/term/lms_files/moodle_names.py) or Canvas's (grader/term/canvas_names.py), or None."""
+    return parse_moodle_name(name) or parse_canvas_name(name)
 
 
 def normal(text: str) -> str:

@@ -39,17 +39,13 @@ from __future__ import annotations
 
 import csv
 import datetime
-import html
 import io
 import re
 import zoneinfo
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.lms import moodle_download
-from grader.lms.protocol import KnownTimes
-from grader.term.identity import NAME_IN_FILES, Keyed, shown
-from grader.term.roster import ID, IDENTIFIER, SIS_LOGIN_ID, SIS_USER_ID, STUDENT, RosterError, roster_text
+IDENTIFIER, EMAIL = "Identifier", "Email address"  # get_string('recordid', 'assign'); the default identity field
 
 FULL_NAME, STATUS, GRADE, MAXIMUM = "Full name", "Status", "Grade", "Maximum grade"
 SCALE, SUBMITTED, GRADED_AT, COMMENTS = "Scale", "Last modified (submission)", "Last modified (grade)", "Feedback comments"
@@ -76,26 +72,34 @@ def looks_like_worksheet(header: list[str]) -> bool:
 class Worksheet:
     path: Path
     header: list[str]
-    rows: list[dict[str, str]]  # each: the worksheet's cells, and the roster's names for the student
+    rows: list[dict[str, str]]  # each: the worksheet's cells
+    participants: list[str] = field(default_factory=list)  # each row's participant id (the number in Identifier)
     lines: list[int] = field(default_factory=list)  # each row's line in the file
 
 
-def read_worksheet(path: Path) -> Worksheet:
-    """The worksheet's students; ``RosterError`` (one line per problem, each naming the file) for a
-    file that is not one, or a participant id twice."""
+class WorksheetError(ValueError):
+    """A worksheet that cannot be used: one line per problem, each naming the file (and line)."""
+
+
+def shown(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def read_worksheet(path: Path, text: str) -> Worksheet:
+    """The worksheet's students (``text``, the file at ``path``): each row's cells as written and
+    its participant id; ``WorksheetError`` for a file that is not one, or a participant id twice."""
     path = Path(path)
-    text = roster_text(path)
     try:
         reader = csv.reader(io.StringIO(text, newline=""))
         header = [cell.strip() for cell in next(reader, [])]
         missing = [column for column in (IDENTIFIER,) if column not in header]
         if missing:
-            raise RosterError(f"{path} has no {', '.join(missing)} column: is it the grading worksheet Moodle downloads "
+            raise WorksheetError(f"{path} has no {', '.join(missing)} column: is it the grading worksheet Moodle downloads "
                               "(the assignment's \"Download grading worksheet\", in English)?")
         repeated = sorted({name for name in header if name and header.count(name) > 1})
         if repeated:
-            raise RosterError(f"{path} has more than one column named {', '.join(repeated)}: download the worksheet again")
-        rows, lines, problems, first = [], [], [], {}
+            raise WorksheetError(f"{path} has more than one column named {', '.join(repeated)}: download the worksheet again")
+        rows, participants, lines, problems, first = [], [], [], [], {}
         for cells in reader:
             if not any(cell.strip() for cell in cells):
                 continue
@@ -112,27 +116,14 @@ def read_worksheet(path: Path) -> Worksheet:
                 problems.append(f"{path}:{line}: participant {number[1]} is also on line {first[number[1]]}: one row per student")
                 continue
             first[number[1]] = line
-            rows.append(_with_names(row, number[1]))
+            rows.append({column: value.strip() for column, value in row.items()})  # Identifier as written: the upload reads it
+            participants.append(number[1])
             lines.append(line)
     except csv.Error as error:
-        raise RosterError(f"{path} could not be read as CSV: {error}") from None
+        raise WorksheetError(f"{path} could not be read as CSV: {error}") from None
     if problems:
-        raise RosterError("\n".join(problems))
-    return Worksheet(path, header, rows, lines)
-
-
-def _with_names(row: dict[str, str], participant: str) -> dict[str, str]:
-    """A worksheet row with the names the identity resolver compares (grader/term/identity.py):
-    the participant id as the LMS's user id (the number in the download's names), the full name as
-    the student's name, as the zip writes it, and a site's username and ID number as login and SIS id."""
-    named = {column: value.strip() for column, value in row.items()}  # Identifier as written: the upload reads it
-    named[ID] = participant
-    named[STUDENT] = named.get(FULL_NAME, "")
-    named[NAME_IN_FILES] = moodle_download.name_in_files(named[STUDENT])
-    for column, alias in ((USERNAME, SIS_LOGIN_ID), (ID_NUMBER, SIS_USER_ID)):
-        if named.get(column):
-            named[alias] = named[column]
-    return named
+        raise WorksheetError("\n".join(problems))
+    return Worksheet(path, header, rows, participants, lines)
 
 
 # --- the times it knows --------------------------------------------------------------------
@@ -179,20 +170,25 @@ def extension_in(status: str) -> str | None:
 SUBMITTED_WHAT, EXTENSION_WHAT = "submission time (Moodle's worksheet)", "extension (Moodle's worksheet)"
 
 
-def known_times(worksheet: Worksheet, zone_name: str | None, where_zone: str) -> KnownTimes:
+Dated = list[tuple[str, int, datetime.datetime]]  # (the row's Identifier, its line, the moment)
+
+
+def known_times(worksheet: Worksheet, zone_name: str | None, where_zone: str) -> tuple[Dated, Dated, list[str]]:
     """The submission times (``Last modified (submission)``) and extensions (``Status``) of the
     worksheet, in the course's time zone; each problem with its line. Without a time zone, a
     worksheet that holds dates is a problem: read in the wrong zone, a student is hours late."""
-    known = KnownTimes()
+    times: Dated = []
+    extensions: Dated = []
+    problems: list[str] = []
     dated = [row for row in worksheet.rows if row.get(SUBMITTED, NO_DATE) not in ("", NO_DATE) or extension_in(row.get(STATUS, ""))]
     if not dated:
-        return known
+        return times, extensions, problems
     if zone_name is None:
-        known.problems.append(
+        problems.append(
             f"{where_zone}: Moodle's worksheet {worksheet.path.name} gives its dates in the time zone of whoever downloaded it, "
             "with no offset: set [assignment] timezone to that zone (an IANA name, \"Europe/Berlin\")"
         )
-        return known
+        return times, extensions, problems
     zone = zoneinfo.ZoneInfo(zone_name)
     for row, line in zip(worksheet.rows, worksheet.lines):
         where = f"{worksheet.path}:{line}"
@@ -201,50 +197,10 @@ def known_times(worksheet: Worksheet, zone_name: str | None, where_zone: str) ->
             extension_text = extension_in(row.get(STATUS, ""))
             extension = parse_date(extension_text, zone) if extension_text else None
         except DateError as error:
-            known.problems.append(f"{where}: {error}; download the worksheet with your Moodle's language set to English")
+            problems.append(f"{where}: {error}; download the worksheet with your Moodle's language set to English")
             continue
         if submitted is not None:
-            known.times.append((Keyed(str(worksheet.path), line, row[IDENTIFIER], SUBMITTED_WHAT), submitted))
+            times.append((row[IDENTIFIER], line, submitted))
         if extension is not None:
-            known.extensions.append((Keyed(str(worksheet.path), line, row[IDENTIFIER], EXTENSION_WHAT), extension))
-    return known
-
-
-# --- written back ---------------------------------------------------------------------------
-
-
-def maximum_of(worksheet: Worksheet) -> float:
-    """The assignment's maximum grade, as every row of the worksheet gives it; ``RosterError`` for a
-    scale or a worksheet without it."""
-    if SCALE in worksheet.header and MAXIMUM not in worksheet.header:
-        raise RosterError(f"{worksheet.path}: the assignment is graded on a scale ({SCALE} column): give it a maximum grade in points")
-    values = {row.get(MAXIMUM, "").strip() for row in worksheet.rows} - {""}
-    try:
-        numbers = {float(value.replace(",", "")) for value in values}
-    except ValueError:
-        raise RosterError(f"{worksheet.path}: {MAXIMUM} is not a number ({', '.join(sorted(values))[:80]})") from None
-    if len(numbers) != 1:
-        raise RosterError(f"{worksheet.path}: {MAXIMUM} is {'missing' if not numbers else 'not the same on every row'}: download the worksheet again")
-    return numbers.pop()
-
-
-def comment_cell(text: str) -> str:
-    """A comment as Moodle's Feedback comments holds it: HTML (the editor's format), so escaped."""
-    return html.escape(text, quote=False)
-
-
-def written(worksheet: Worksheet, cells: dict[int, dict[str, str]], neutralise) -> str:
-    """The worksheet as downloaded with ``cells`` (row index -> column -> value) put in; every other
-    text cell through ``neutralise`` (a spreadsheet's formula rule; Moodle reads none of them),
-    the columns the upload reads as they were."""
-    kept_as_is = {IDENTIFIER, GRADE, GRADED_AT, COMMENTS, MAXIMUM, SUBMITTED}  # what Moodle wrote, or reads back
-    buffer = io.StringIO()
-    table = csv.writer(buffer)
-    table.writerow(worksheet.header)
-    for index, row in enumerate(worksheet.rows):
-        given = cells.get(index, {})
-        table.writerow([
-            given[column] if column in given else (row.get(column, "") if column in kept_as_is else neutralise(row.get(column, "")))
-            for column in worksheet.header
-        ])
-    return buffer.getvalue()
+            extensions.append((row[IDENTIFIER], line, extension))
+    return times, extensions, problems
