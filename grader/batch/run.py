@@ -48,7 +48,10 @@ left undone. Stopped while grading, it keeps every result written so far and doe
 more: the gradebook, the comparison of submissions and the report wait for the next run,
 which grades only what is left. Stopped after grading, the comparison or the report is cut
 short (the gradebook is written without the comparison; ``python -m grader report OUT`` or
-the same command again finishes them). A shard also ends when the batch
+the same command again finishes them). The class files (feedback pages, gradebook.csv,
+results.json, report.html) are staged by the write and report stages and replaced together
+(grader/class_view/class_files.py): a stop at any moment leaves the last run's set or this
+run's, never a mix, and its message says which. A shard also ends when the batch
 is killed outright (its parent-death signal); what a killed run left in the temporary
 folder and in the pids cgroups is removed by the next run (``processes.remove_leftovers``).
 Everything a student controls that reaches the gradebook, the log or the terminal passes
@@ -502,8 +505,10 @@ def report_stage(batch: Batch) -> Batch:
     report_path = None if options.no_report or _STOP.cut_short else _write_report(options.out, options.course, files)
     dropped = [] if report_path else _drop_the_report(options.out, files)
     _STOP.stage = "replacing the class files"
-    files.commit()  # gradebook, results, pages and report replace the last run's together
-    _STOP.replaced = True
+    try:
+        files.commit()  # gradebook, results, pages and report replace the last run's together
+    finally:  # a stop held during the commit takes effect as it ends: the set is in place
+        _STOP.replaced = files.committed
     if dropped:
         log.info("%s removed with the last run's class files: they showed its grades (python -m grader report %s writes them)",
                  ", ".join(dropped), options.out)
@@ -1013,6 +1018,6 @@ def _not_applied(prepared: class_intake.Prepared, too_high: list = ()) -> list[d
                     rows.append((keyed, "no submission has that file name"))
     said = []
     for keyed, reason in sorted(rows, key=lambda item: (item[0].file, item[0].line)):
-        log.warning("%s: %s for %s: %s; not applied", keyed.where, keyed.what, untrusted.printable(keyed.key), reason)
+        log.warning("%s: %s for %s: %s; not applied", keyed.where, keyed.what, untrusted.printable(keyed.key), untrusted.printable(reason))
         said.append({"file": keyed.file, "line": keyed.line, "key": keyed.key, "what": keyed.what, "reason": reason})
     return said

@@ -153,9 +153,23 @@ def _running(pid: str) -> bool:
 @contextlib.contextmanager
 def _stop_signals_held() -> Iterator[None]:
     """Ctrl-C, SIGTERM and SIGHUP held while the set moves into place (milliseconds): one that
-    arrives meanwhile takes effect when the set is in place, never between two of its files."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    arrives meanwhile is remembered and handed to the handler that was in place once the set is
+    in place, never between two of its files. (Held by Python's handlers, not the thread's signal
+    mask: another thread, tqdm's monitor, would take a process's signal the main thread blocks.)"""
+    arrived: list[int] = []
+    try:
+        previous = {number: signal.signal(number, lambda number, _frame: arrived.append(number)) for number in STOP_SIGNALS}
+    except ValueError:  # not the main thread: no handler of ours to defer to
+        yield
+        return
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in arrived[:1]:
+            handler = previous[number]
+            if callable(handler):
+                handler(number, None)  # the batch's: says what was kept, then stops the run
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), number)
