@@ -331,3 +331,10 @@ def test_course_check_refuses_roster_twins_the_resolver_takes_for_one_name(tmp_p
     path = write(tmp_path, '[files]\nroster = "roster.csv"\n')
     assert main(["course", "check", str(path)]) == 2
     assert "roster.csv:3: SIS Login ID" in capsys.readouterr().err
+
+
+def test_course_check_without_a_roster_refuses_an_extension_named_twice_as_the_resolver_compares_names(tmp_path, capsys):
+    path = write(tmp_path, '[assignment]\ndeadline = "2026-12-05T23:59:00Z"\n\n[extensions]\n"ann lee" = "2026-12-07T23:59:00Z"\n'
+                           '"ANN  LEE" = "2026-12-08T23:59:00Z"\n')
+    assert main(["course", "check", str(path)]) == 2
+    assert "a second extension for 'ANN  LEE' (the first is 'ann lee' on line 5" in capsys.readouterr().err

@@ -596,7 +596,7 @@ def test_one_canvas_submission_of_two_files_sharing_an_id_is_one_student_without
 ALICE_ROW = {"Student": "Smith, Alice", "ID": "12", "SIS User ID": "", "SIS Login ID": "asmith"}
 
 
-@pytest.mark.parametrize("eves_file", [SOLUTION, EXERCISE_STUB])
+@pytest.mark.parametrize("eves_file", [SOLUTION, EXERCISE_STUB], ids=["eves_file_complete", "eves_file_a_stub"])
 def test_a_name_ending_in_another_students_id_is_never_graded_as_theirs(submissions, eves_file):
     # Eve's sortable name "eve_12" ends in Alice's user id: Canvas writes eve_12_999_5000_..., whose
     # first reading is "user 12, file 999" (canvas-lms lib/content_zipper.rb keeps "_12" at a name's end).
@@ -656,7 +656,7 @@ def test_two_names_the_roster_gives_one_student_are_one_student(submissions):
     students = intake.one_entry_per_student(listed, Identities(rows, [intake.student_id_of(path) for path in listed]))
     assert len(students.entries) == 1 and students.student_of[by_login] == students.student_of[by_canvas]
     (attempts,) = students.attempts.values()
-    assert "one student's files by the roster (ID, SIS Login ID)" in attempts.sentence()
+    assert "one student's files by the roster (ID, SIS Login ID, name in Canvas's file names)" in attempts.sentence()
 
 
 def test_the_same_name_with_another_extension_is_one_student_a_tie_goes_to_the_py(submissions):

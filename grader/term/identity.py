@@ -391,6 +391,14 @@ def assign(identities: Identities, rows: list[tuple[Keyed, object]], per_submiss
             done.errors.append(f"{keyed.where}: {keyed.what} for {keyed.shown} {problem}")
             continue
         if problem:
+            # No student to compare by (no roster, no such submission): the same name twice, as
+            # names are compared, is still one student's second row (course.toml's "ann lee" and
+            # "ann  lee" are two TOML keys).
+            twin = next((other for other, _ in done.unmatched if normal(other.key) == normal(keyed.key)), None)
+            if twin is not None:
+                done.errors.append(f"{keyed.where}: a second {keyed.what} for {keyed.shown} (the first is {twin.shown} on line "
+                                   f"{twin.line}; names are compared without case, repeated spaces or Unicode's spelling): one row per student")
+                continue
             done.unmatched.append((keyed, problem))
             continue
         student = resolution.student
