@@ -131,7 +131,7 @@ def test_a_stop_signal_ends_the_batch_within_seconds_keeping_what_it_graded_and_
     kept = len(list((out / "results").glob("*.json")))
     assert 0 < kept < CLASS_SIZE
     assert f"stopped by {sent.name} while grading: {kept} of {CLASS_SIZE} graded in this run, kept in {out / 'results'}" in said
-    assert (f"Not done: grading the other {CLASS_SIZE - kept}, the gradebook (none written yet), the comparison of "
+    assert (f"Not done: grading the other {CLASS_SIZE - kept}, the gradebook (no class files written yet), the comparison of "
             "submissions and the report. Run the same command again to continue from there") in said
     assert not (out / "report.html").exists() and not (out / "gradebook.csv").exists()
     assert "comparison" not in (out / "batch.log").read_text().split("stopped by")[0]  # not begun

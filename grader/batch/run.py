@@ -313,7 +313,7 @@ def _kept(out: Path) -> str:
         return "the class files are this run's, replaced together before the stop took effect"
     kept = class_files.present(out)
     if not kept:
-        return "no class files written yet (gradebook.csv, results.json, report.html)"
+        return "no class files written yet"
     return f"{', '.join(kept)} and the feedback pages are all still the last finished run's, unchanged together"
 
 
