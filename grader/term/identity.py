@@ -12,8 +12,14 @@ case, surrounding or repeated spaces, and in one Unicode spelling (NFC). Accepte
   names ("doejane": ``name_in_canvas_files``);
 - a submission's file stem (its name without the extension), which names that submission and
   so its student: a Canvas "Download Submissions" name (``name_LATE_userid_attachmentid_file``,
-  grader/term/canvas_names.py) by the user id in it, any other by the roster's columns;
-- without a roster, the same file stems, and Canvas's user id or name as read from them.
+  grader/term/canvas_names.py) by agreement, never by its first number: of the ways the name
+  splits (a sortable name may end in digits, "eve_12_999_5000_a.py"), the one whose user id is a
+  row's ``ID`` and whose name part is that row's name as Canvas writes it. A name part that is
+  not the row's, or two readings that agree with two rows, is held apart (its own student,
+  said: ``canvas_notes``), never graded as another's; any other stem by the roster's columns;
+- without a roster, the same file stems, and Canvas's user id and name as read from them: one
+  student per user id and name (two names under one user id stay two, said), unchecked, and
+  the batch says so.
 
 A name that matches no student, or more than one (one student's login that is another's
 Canvas id, two students of one name), resolves to nobody, or to each of them: the caller names
@@ -32,18 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.term import instructor_files
-from grader.term.canvas_names import CanvasName, parse_canvas_name
+from grader.term.instructor_files import normal  # the one equality of names (re-exported: every caller compares with it)
+from grader.term.canvas_names import CanvasName, canvas_readings
 from grader.term.roster import ID, SIS_LOGIN_ID, SIS_USER_ID, STUDENT, describe
 
 NAME_IN_FILES = "name in Canvas's file names"
 ROSTER_NAMES = (SIS_LOGIN_ID, SIS_USER_ID, ID, STUDENT, NAME_IN_FILES)  # the order a match is described in
 FILE_STEM = "submission's file name"
 CANVAS_USER = "Canvas user id in the file name"
-
-
-def normal(text: str) -> str:
-    """A name as it is compared: NFC, inner spaces collapsed, no surrounding space, no case."""
-    return " ".join(unicodedata.normalize("NFC", str(text)).split()).casefold()
 
 
 def name_in_canvas_files(sortable_name: str) -> str:
@@ -105,7 +107,8 @@ class Identities:
                 if normal(value):
                     self._index[column].setdefault(normal(value), []).append(number)
         self.entries: dict[str, str] = {}  # normal(stem) -> stem
-        self.canvas: dict[str, CanvasName] = {}  # stem -> its Canvas reading, when Canvas named it
+        self.canvas: dict[str, CanvasName] = {}  # stem -> the reading of its Canvas name that names its student
+        self._canvas_row: dict[str, tuple[int | None, str]] = {}  # stem with a Canvas name -> (its roster row, why none)
         self._of_entry: dict[str, tuple[Student, tuple[str, ...], str]] = {}  # stem -> (student, roster columns, why not on it)
         self._add_entries(list(entries))
 
@@ -119,41 +122,98 @@ class Identities:
     # --- the submissions ---------------------------------------------------------------------
 
     def _add_entries(self, stems: list[str]) -> None:
-        readings = {stem: parse_canvas_name(stem) for stem in stems}
-        # Each uploaded file has its own attachment id (Canvas's database id for the file): two
-        # files claiming one user's same id (other than one stem's .py and .ipynb) were not
-        # named by Canvas, and are told apart by their names alone (section_2_1_alice, section_2_1_bob).
-        claimed: dict[tuple[str, str, str], set[str]] = {}
-        for stem, reading in readings.items():
-            if reading is not None:
-                claimed.setdefault((reading.name, reading.user_id, reading.attachment_id), set()).add(normal(stem))
-        for stem, reading in readings.items():
+        for stem in stems:
             self.entries.setdefault(normal(stem), stem)
-            if reading is not None and len(claimed[(reading.name, reading.user_id, reading.attachment_id)]) == 1:
-                self.canvas[stem] = reading
+        readings = {stem: canvas_readings(stem) for stem in stems}
+        sure = {stem: options[0] for stem, options in readings.items() if len(options) == 1}
+        for stem, options in readings.items():
+            if options:
+                reading, row, why = self._canvas_student(options, sure.values()) if self.has_roster else (
+                    _canvas_reading_unchecked(options, sure.values()), None, "")
+                self._canvas_row[stem] = (row, why)
+                if reading is not None:
+                    self.canvas[stem] = reading
         for stem in stems:
             self._of_entry[stem] = self._resolve_entry(stem)
 
+    def _canvas_student(self, readings: list[CanvasName], sure=()) -> tuple[CanvasName | None, int | None, str]:
+        """Which of a Canvas name's readings names a student on the roster: the one whose user id
+        is a row's ``ID`` and whose name part is that row's name as Canvas writes it into file
+        names (``name_in_canvas_files``), the row's own spelling. (reading, row, "") when exactly
+        one agrees; else (None, None, why): a name part that is not the row's, or two readings
+        that agree with two rows, is held apart, never taken on its first number. An anonymous
+        assignment's files name no user the roster has: (reading, None, why), one student by its
+        anonymous id."""
+        agreeing = [
+            (reading, row) for reading in readings for row in self._index[ID].get(normal(reading.user_id), [])
+            if self._name_agrees(reading, row)
+        ]
+        if len(agreeing) == 1:
+            return agreeing[0][0], agreeing[0][1], ""
+        if agreeing:
+            each = "; ".join(f"user {reading.user_id} named {reading.name!r}: {describe(self.rows[row])}" for reading, row in agreeing)
+            return None, None, f"Canvas's name reads as {len(agreeing)} roster students ({each}): which is unclear; held for the instructor"
+        if all(reading.user_id.startswith("anon_") for reading in readings):
+            reading = _canvas_reading_unchecked(readings, sure)
+            return reading, None, f"an anonymously graded assignment's file (Canvas user {reading.user_id}): no roster row names it"
+        disagreeing = [
+            f"its name part {reading.name!r} is not the roster's for {ID} {reading.user_id} ({describe(self.rows[row])}, "
+            f"{name_in_canvas_files(self.rows[row].get(STUDENT, ''))!r} in Canvas's file names)"
+            for reading in readings for row in self._index[ID].get(normal(reading.user_id), [])
+        ]
+        if disagreeing:
+            return None, None, "; ".join(disagreeing) + ": name and user id disagree, so it is held for the instructor, graded as no roster student's"
+        users = " or ".join(dict.fromkeys(reading.user_id for reading in readings))
+        return None, None, f"no roster row has {ID} {users}"
+
+    def _name_agrees(self, reading: CanvasName, row: int) -> bool:
+        """The row's name as Canvas writes it is the reading's name part (a row without a name
+        has nothing to disagree with: its ID alone)."""
+        name = self.rows[row].get(STUDENT, "")
+        return not normal(name) or normal(reading.name) == normal(name_in_canvas_files(name))
+
     def _resolve_entry(self, stem: str) -> tuple[Student, tuple[str, ...], str]:
         reading = self.canvas.get(stem)
+        row, why = self._canvas_row.get(stem, (None, ""))
+        if row is not None:
+            return self.roster_student(row), (ID, NAME_IN_FILES) if normal(self.rows[row].get(STUDENT, "")) else (ID,), ""
         if reading is not None:
-            # Canvas's own reading of its names (Assignment#infer_comment_context_from_filename):
-            # the user id, never the name, which two students may share.
-            rows = self._index[ID].get(normal(reading.user_id), []) if self.has_roster else []
-            own = Student(f"canvas user {normal(reading.user_id)}", f"{reading.name or 'anonymous'} ({reading.user_id})")
-        else:
-            rows = sorted({row for column in ROSTER_NAMES for row in self._index[column].get(normal(stem), [])})
-            own = Student(f"submission {normal(stem)}", stem)
+            # Canvas's own names, unchecked (no roster) or of no roster row (anonymous): one student
+            # per user id and name, so that two names under one id are never merged.
+            return _canvas_user(reading), (), why
+        rows = sorted({row for column in ROSTER_NAMES for row in self._index[column].get(normal(stem), [])})
+        own = Student(f"submission {normal(stem)}", stem)
         if len(rows) == 1:
-            columns = (ID,) if reading else tuple(c for c in ROSTER_NAMES if rows[0] in self._index[c].get(normal(stem), []))
-            return self.roster_student(rows[0]), columns, ""
+            return self.roster_student(rows[0]), tuple(c for c in ROSTER_NAMES if rows[0] in self._index[c].get(normal(stem), [])), ""
         if not self.has_roster:
             return own, (), ""
+        if why:  # a Canvas name held apart: said, and not merged with anyone
+            return own, (), why
         if not rows:
-            looked = f"no roster row has {ID} {reading.user_id}" if reading else f"no roster row has it as {', '.join(ROSTER_NAMES)}"
-            return own, (), looked
+            return own, (), f"no roster row has it as {', '.join(ROSTER_NAMES)}"
         each = "; ".join(describe(self.rows[row]) for row in rows)
         return own, (), f"it matches {len(rows)} roster students ({each}): which is unclear"
+
+    def canvas_notes(self) -> list[str]:
+        """What the batch says about the Canvas names it read: files held apart because their
+        name and user id disagree with the roster, one user id under two names (never merged),
+        and, without a roster, that every such identity is unchecked."""
+        notes = [f"{stem}: {why}" for stem, (row, why) in sorted(self._canvas_row.items())
+                 if why and self.has_roster and stem not in self.canvas]
+        names: dict[str, dict[str, list[str]]] = {}
+        for stem, reading in sorted(self.canvas.items()):
+            names.setdefault(normal(reading.user_id), {}).setdefault(normal(reading.name), []).append(stem)
+        for user, by_name in names.items():
+            if len(by_name) > 1:
+                each = "; ".join(f"{name or 'no name'!r} in {', '.join(stems)}" for name, stems in by_name.items())
+                notes.append(f"Canvas user {user} has {len(by_name)} names in the file names ({each}): graded as separate "
+                             "students, never merged; a roster ([files] roster) says which is theirs")
+        if not self.has_roster and self.canvas:
+            notes.append(
+                f"no roster: the students of {len(self.canvas)} files were read from Canvas's file names alone (name and "
+                "user id), unchecked; give the course file a roster ([files] roster) to check each against its row"
+            )
+        return notes
 
     def student_of(self, stem: str) -> Student:
         """The student a submission is (its file stem): on the roster, or its own name."""
@@ -198,18 +258,38 @@ class Identities:
         for column in ROSTER_NAMES:
             for row in self._index[column].get(wanted, []):
                 add(self.roster_student(row), column)
-        reading = parse_canvas_name(key.strip())
-        if entry is None and reading is not None and reading.user_id.isdigit():  # a file of a download not graded here
-            for row in self._index[ID].get(normal(reading.user_id), []):
-                add(self.roster_student(row), CANVAS_USER)
-            if not self.has_roster:
-                add(Student(f"canvas user {normal(reading.user_id)}", f"{reading.name or 'anonymous'} ({reading.user_id})"), CANVAS_USER)
+        readings = [reading for reading in canvas_readings(key.strip()) if reading.user_id.isdigit()]
+        if entry is None and readings:  # a file of a download not graded here: read as the batch reads one
+            if self.has_roster:
+                reading, row, _ = self._canvas_student(readings)
+                if row is not None:
+                    add(self.roster_student(row), CANVAS_USER)
+            else:
+                add(_canvas_user(_canvas_reading_unchecked(readings, self.canvas.values())), CANVAS_USER)
         for stem, canvas in self.canvas.items():  # Canvas's user id or name, as the files say them
             if wanted in (normal(canvas.user_id), normal(canvas.name)):
                 add(self.student_of(stem), "Canvas user id" if wanted == normal(canvas.user_id) else NAME_IN_FILES)
         students = tuple(sorted((student for student, _ in found.values()), key=lambda student: (student.row is None, student.row or 0, student.key)))
         by = {student.key: tuple(dict.fromkeys(hows)) for student, hows in found.values()}
         return Resolution(key, students, by, entry if entry is not None and len(students) == 1 else None)
+
+
+def _canvas_user(reading: CanvasName) -> Student:
+    """A student known by Canvas's names alone: one per user id and name (two names under one
+    user id, which Canvas never writes, stay two students and are said: ``canvas_notes``)."""
+    return Student(f"canvas user {normal(reading.user_id)} {normal(reading.name)}", f"{reading.name or 'anonymous'} ({reading.user_id})")
+
+
+def _canvas_reading_unchecked(readings: list[CanvasName], sure: Iterable[CanvasName] = ()) -> CanvasName:
+    """Without a roster, the reading of a Canvas name that names its student: of several
+    ("eve_12_999_5000_a.py"), those whose user id another file, read only one way, gives
+    another name are not Canvas's (Canvas gives a user one name in one download); of those
+    left, Canvas's own reading (the first)."""
+    others = {}
+    for reading in sure:
+        others.setdefault(normal(reading.user_id), set()).add(normal(reading.name))
+    possible = [reading for reading in readings if others.get(normal(reading.user_id), {normal(reading.name)}) == {normal(reading.name)}]
+    return (possible or readings)[0]
 
 
 # --- the export: which graded submission is whose roster row ---------------------------------
@@ -311,6 +391,14 @@ def assign(identities: Identities, rows: list[tuple[Keyed, object]], per_submiss
             done.errors.append(f"{keyed.where}: {keyed.what} for {keyed.shown} {problem}")
             continue
         if problem:
+            # No student to compare by (no roster, no such submission): the same name twice, as
+            # names are compared, is still one student's second row (course.toml's "ann lee" and
+            # "ann  lee" are two TOML keys).
+            twin = next((other for other, _ in done.unmatched if normal(other.key) == normal(keyed.key)), None)
+            if twin is not None:
+                done.errors.append(f"{keyed.where}: a second {keyed.what} for {keyed.shown} (the first is {twin.shown} on line "
+                                   f"{twin.line}; names are compared without case, repeated spaces or Unicode's spelling): one row per student")
+                continue
             done.unmatched.append((keyed, problem))
             continue
         student = resolution.student
@@ -337,8 +425,7 @@ def assign(identities: Identities, rows: list[tuple[Keyed, object]], per_submiss
 
 
 def _canvas_file(key: str) -> str | None:
-    reading = parse_canvas_name(key.strip())
-    return key.strip() if reading is not None and reading.user_id.isdigit() else None
+    return key.strip() if any(reading.user_id.isdigit() for reading in canvas_readings(key.strip())) else None
 
 
 # --- reading a CSV an instructor wrote ------------------------------------------------------------

@@ -54,21 +54,24 @@ def read_roster(path: Path) -> list[dict[str, str]]:
 def _refuse_an_id_twice(path: Path, students: list[tuple[dict[str, str], int]]) -> None:
     """Canvas gives each student one row (GradebookExporter keeps one enrollment per user) and
     each of these ids to one user: two rows with one ``ID``, ``SIS User ID`` or ``SIS Login ID``
-    are a hand-edited or merged file, in which whose row is whose is a guess."""
+    are a hand-edited or merged file, in which whose row is whose is a guess. "One" as the
+    resolver compares names (``instructor_files.normal``: case, spaces and Unicode's spelling
+    aside), so no two rows pass here that a name would then match both of."""
     problems = []
     for column in MATCHED_BY:
         first: dict[str, int] = {}
         for row, line in students:
             value = row.get(column, "")
-            if not value:
+            if not instructor_files.normal(value):
                 continue
-            if value.casefold() in first:
+            if instructor_files.normal(value) in first:
                 problems.append(
-                    f"{path}:{line}: {column} {value[:60]!r} is also on line {first[value.casefold()]}: "
-                    "one row per student (a roster merged from two exports, or edited by hand?)"
+                    f"{path}:{line}: {column} {value[:60]!r} is also on line {first[instructor_files.normal(value)]} "
+                    "(as names are compared: case, spaces and Unicode's spelling aside): one row per student "
+                    "(a roster merged from two exports, or edited by hand?)"
                 )
             else:
-                first[value.casefold()] = line
+                first[instructor_files.normal(value)] = line
     if problems:
         raise RosterError("\n".join(problems))
 
