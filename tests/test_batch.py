@@ -477,3 +477,49 @@ def test_write_then_report_give_the_files_and_the_summary_the_command_gave(regra
     assert reported.status == run.EXIT_OK and reported.report_path is None
     said = capsys.readouterr().out
     assert said.startswith("6 students graded (0 in this run)")
+
+
+# --- --only: one student once, and who it did not name is not a failure ---------------------------
+
+
+def test_only_refuses_a_student_named_twice_with_two_files_whatever_names_it_uses(tmp_path):
+    # Once: `--only alice=good.py 12=stub.py` graded the last file, and never mentioned the first.
+    from grader.batch import class_intake
+    from grader.term import course_inputs
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "smithalice_12_777_multi_head_attention.py").write_text(SOLUTION.read_text())
+    (folder / "bob.py").write_text(SOLUTION.read_text())
+    good, stub = tmp_path / "good.py", tmp_path / "stub.py"
+    good.write_text(SOLUTION.read_text())
+    stub.write_text(SOLUTION.read_text())
+    for only in ([f"smithalice={good}", f"12={stub}"], ["bob", "BOB"]):
+        with pytest.raises(class_intake.Refused) as refused:
+            class_intake.prepare(folder, course_inputs.read(None), only)
+        (problem,) = refused.value.problems
+        assert f"--only {only[1]}: a second time for" in problem and f"(the first is {only[0]}): name each student once" in problem
+    assert class_intake.prepare(folder, course_inputs.read(None), ["smithalice", "bob"]).only == [
+        "smithalice_12_777_multi_head_attention", "bob"]
+
+
+@pytest.mark.parametrize("regraded", [("--only", "alice")], indirect=True)
+def test_only_calls_a_student_it_did_not_name_not_graded_in_this_run_never_a_failure_of_the_grader(regraded, caplog):
+    # Once, --only on a fresh OUT: the others were "without a result (the grader failed)", with an ERROR line.
+    import logging
+
+    from grader.batch import run, summary
+
+    planned = run.plan_stage(regraded)
+    assert [entry.student_id for entry in planned.to_grade] == ["alice"]
+    results = regraded.options.out / "results"
+    (results / "bob.json").unlink()  # never graded: OUT was fresh for him
+    (results / "alice.json").unlink()  # asked for, and no result: that is the grader's failure
+    with caplog.at_level(logging.INFO, logger="grader.batch"):
+        adjusted = run.adjust_stage(planned)
+    assert {sid: record["status"] for sid, record in adjusted.not_graded.items()} == {"alice": "no result", "bob": "not graded in this run"}
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR] == [
+        "alice has no result and is left out of the gradebook"]
+    said = summary.summary(adjusted.not_graded, None, regraded.options.out)
+    assert "1 without a result (the grader failed; see" in said and said.count("bob") == 1
+    assert "1 not graded in this run (--only named others; a run without --only grades them): bob" in said

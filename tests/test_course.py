@@ -317,3 +317,24 @@ def test_an_extension_that_is_not_after_the_deadline_is_refused_with_its_line(tm
         course.load(path)
     write(tmp_path, '[assignment]\ndeadline = "2026-12-05T23:59:00-05:00"\n[extensions]\njdoe = "2026-12-05T23:59:01-05:00"\n')
     assert course.load(path).extensions["jdoe"].second == 1
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("jos\u00e9", "jose\u0301"), ("ann lee", "ann  lee"), ("Ann", "ann")],  # NFC and NFD, two spaces, case
+)
+def test_course_check_refuses_roster_twins_the_resolver_takes_for_one_name(tmp_path, capsys, first, second):
+    (tmp_path / "roster.csv").write_text(
+        f'Student,ID,SIS User ID,SIS Login ID,Section\r\n"One, S",1001,U1,{first},A\r\n"Two, S",1002,U2,{second},A\r\n',
+        encoding="utf-8",
+    )
+    path = write(tmp_path, '[files]\nroster = "roster.csv"\n')
+    assert main(["course", "check", str(path)]) == 2
+    assert "roster.csv:3: SIS Login ID" in capsys.readouterr().err
+
+
+def test_course_check_without_a_roster_refuses_an_extension_named_twice_as_the_resolver_compares_names(tmp_path, capsys):
+    path = write(tmp_path, '[assignment]\ndeadline = "2026-12-05T23:59:00Z"\n\n[extensions]\n"ann lee" = "2026-12-07T23:59:00Z"\n'
+                           '"ANN  LEE" = "2026-12-08T23:59:00Z"\n')
+    assert main(["course", "check", str(path)]) == 2
+    assert "a second extension for 'ANN  LEE' (the first is 'ann lee' on line 5" in capsys.readouterr().err

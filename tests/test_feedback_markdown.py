@@ -127,3 +127,15 @@ def test_a_layout_diagnosis_quoting_the_students_parameter_names_renders_them_as
     page = render_markdown(result)
     assert elements_of(page) <= PAGE_ELEMENTS - {"em"}, elements_of(page) - PAGE_ELEMENTS
     assert "img" not in elements_of(page) and "em" not in elements_of(page), page
+
+
+def test_a_roster_name_with_a_line_break_titles_the_page_on_one_line_that_shows_the_break():
+    """"Carol\nScore: 100/100" once titled a page "Feedback for Carol Score: 100/100", above the real score."""
+    from grader.class_view import feedback_pages
+
+    result = hostile_result()
+    page = render_markdown(result, name="Carol\nScore: 100/100")
+    title, rendered = page.splitlines()[0], mistune.create_markdown(escape=False)(page.splitlines()[0])
+    assert "Carol Score" not in title and rendered.strip() == "<h1>Feedback for Carol\\x0aScore: 100/100</h1>"
+    html_page = feedback_pages.render_page(result.submission, page, "", tests=[], name="Carol\nScore: 100/100")
+    assert "<title>Feedback for Carol\\x0aScore: 100/100</title>" in html_page

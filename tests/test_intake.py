@@ -567,12 +567,54 @@ def test_one_canvas_student_spelled_in_nfc_and_in_nfd_is_one_student(submissions
     assert resolve(submissions) == ([finished], {finished: [untouched.name]})
 
 
-def test_two_students_whose_ids_look_like_canvas_names_stay_two_students(submissions):
-    # Both read as "user 2, file 1": one uploaded file has one id, so these are not Canvas's.
+def test_two_students_whose_ids_look_like_canvas_names_stay_two_students_where_the_roster_says_so(submissions):
+    # Both read as "user 2 named section, file 1": the roster's ID 2 is not "section", so neither is Canvas's.
+    from grader.term.identity import Identities
+
     alice = write(submissions / "section_2_1_alice.py", SOLUTION)
     bob = write(submissions / "section_2_1_bob.py", EXERCISE_STUB)
-    assert resolve(submissions) == ([alice, bob], {})
+    rows = [{"Student": "Lee, Kim", "ID": "2", "SIS User ID": "", "SIS Login ID": "klee"}]
+    listed = intake.list_entries(submissions)
+    students = intake.one_entry_per_student(listed, Identities(rows, [intake.student_id_of(path) for path in listed]))
+    assert students.entries == [alice, bob] and students.attempts == {}
     assert [entry.student_id for entry in intake.stage_all(submissions, submissions.parent / "staging")] == [alice.stem, bob.stem]
+
+
+def test_one_canvas_submission_of_two_files_sharing_an_id_is_one_student_without_a_course_file(submissions):
+    # Files Canvas's names give one user id are one student (unchecked without a roster, and said);
+    # one attachment id for both is no order: the file that holds the work is graded, as in a folder.
+    exercise = write(submissions / "doejane_123_456_multi_head_attention.py", SOLUTION)
+    helpers = write(submissions / "doejane_123_456_helpers.py", HELPERS)
+    assert resolve(submissions) == ([exercise], {exercise: [helpers.name]})
+    # Both holding work: chosen by the work they hold, never by a tie of ids.
+    draft = write(submissions / "doejane_123_456_helpers.py", SOLUTION.replace("def causal_mask(", "def causal_mask(:", 1))
+    students = intake.one_entry_per_student(intake.list_entries(submissions))
+    assert students.entries == [exercise] and "the one that holds the most work" in students.attempts[exercise].rule
+    assert [other.name for other in students.attempts[exercise].superseded] == [draft.name]
+
+
+ALICE_ROW = {"Student": "Smith, Alice", "ID": "12", "SIS User ID": "", "SIS Login ID": "asmith"}
+
+
+@pytest.mark.parametrize("eves_file", [SOLUTION, EXERCISE_STUB], ids=["eves_file_complete", "eves_file_a_stub"])
+def test_a_name_ending_in_another_students_id_is_never_graded_as_theirs(submissions, eves_file):
+    # Eve's sortable name "eve_12" ends in Alice's user id: Canvas writes eve_12_999_5000_..., whose
+    # first reading is "user 12, file 999" (canvas-lms lib/content_zipper.rb keeps "_12" at a name's end).
+    from grader.term.identity import Identities
+
+    alice = write(submissions / "smithalice_12_777_multi_head_attention.py", SOLUTION if eves_file is EXERCISE_STUB else EXERCISE_STUB)
+    eve = write(submissions / "eve_12_999_5000_multi_head_attention.py", eves_file)
+    listed = intake.list_entries(submissions)
+    stems = [intake.student_id_of(path) for path in listed]
+    for rows in ([ALICE_ROW], [ALICE_ROW, {"Student": "eve_12", "ID": "999", "SIS User ID": "", "SIS Login ID": "eve"}], None):
+        identities = Identities(rows, stems)
+        students = intake.one_entry_per_student(listed, identities)
+        assert sorted(students.entries) == sorted([alice, eve]) and students.attempts == {}, rows
+        assert students.student_of[alice] != students.student_of[eve]
+        assert identities.student_of(alice.stem).name == ("Smith, Alice" if rows else "smithalice (12)")
+    # With Alice alone on the roster, Eve's file is held apart and said, never merged.
+    notes = Identities([ALICE_ROW], stems).canvas_notes()
+    assert any(note.startswith(eve.stem) and "'eve' is not the roster's for ID 12" in note for note in notes), notes
 
 
 def test_of_two_canvas_uploads_that_both_hold_work_the_later_is_graded_and_the_earlier_superseded(submissions):
@@ -614,7 +656,7 @@ def test_two_names_the_roster_gives_one_student_are_one_student(submissions):
     students = intake.one_entry_per_student(listed, Identities(rows, [intake.student_id_of(path) for path in listed]))
     assert len(students.entries) == 1 and students.student_of[by_login] == students.student_of[by_canvas]
     (attempts,) = students.attempts.values()
-    assert "one student's files by the roster (ID, SIS Login ID)" in attempts.sentence()
+    assert "one student's files by the roster (ID, SIS Login ID, name in Canvas's file names)" in attempts.sentence()
 
 
 def test_the_same_name_with_another_extension_is_one_student_a_tie_goes_to_the_py(submissions):

@@ -16,6 +16,7 @@ whatever the machine's load.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import select
 import shutil
@@ -130,7 +131,7 @@ def test_a_stop_signal_ends_the_batch_within_seconds_keeping_what_it_graded_and_
     kept = len(list((out / "results").glob("*.json")))
     assert 0 < kept < CLASS_SIZE
     assert f"stopped by {sent.name} while grading: {kept} of {CLASS_SIZE} graded in this run, kept in {out / 'results'}" in said
-    assert (f"Not done: grading the other {CLASS_SIZE - kept}, the gradebook (none written yet), the comparison of "
+    assert (f"Not done: grading the other {CLASS_SIZE - kept}, the gradebook (no class files written yet), the comparison of "
             "submissions and the report. Run the same command again to continue from there") in said
     assert not (out / "report.html").exists() and not (out / "gradebook.csv").exists()
     assert "comparison" not in (out / "batch.log").read_text().split("stopped by")[0]  # not begun
@@ -274,3 +275,83 @@ def test_a_stop_during_the_report_keeps_the_gradebook_and_the_comparison(graded_
     assert not (out / "report.html").exists()
     assert f"not done: the report (python -m grader report {out} writes it)" in (out / "batch.log").read_text()
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the batch's handlers are gone with it
+
+
+# --- the class files change as one set ------------------------------------------------------------
+
+
+def marked_as_the_last_run(out: Path) -> dict[str, bytes]:
+    """The last run's class files, each marked so that a file of this run cannot pass for it."""
+    (out / "gradebook.csv").write_text((out / "gradebook.csv").read_text() + "the last run's\n")
+    (out / "results.json").write_text(json.dumps(json.loads((out / "results.json").read_text()), indent=1))  # the same, spelled apart
+    return {name: (out / name).read_bytes() for name in ("gradebook.csv", "results.json")}
+
+
+def test_a_stop_between_the_gradebook_and_the_results_keeps_the_last_runs_set_whole_and_says_so(graded_pair, tmp_path, monkeypatch):
+    # Once: SIGTERM after gradebook.csv and before results.json left the gradebook new beside the old results.json.
+    from grader import results
+
+    submissions, graded = graded_pair
+    out = tmp_path / "out"
+    shutil.copytree(graded, out)
+    last = marked_as_the_last_run(out)
+    with monkeypatch.context() as patched:
+        patched.setattr(results, "write_class_results", signal_myself)
+        assert run_again(submissions, out) == 130
+    assert {name: (out / name).read_bytes() for name in last} == last
+    assert not (out / ".class-files").exists(), "the staged set is removed"
+    log = (out / "batch.log").read_text()
+    assert "stopped by SIGTERM while writing the gradebook" in log
+    assert "gradebook.csv, results.json and the feedback pages are all still the last finished run's, unchanged together" in log
+    assert run_again(submissions, out) == 0 and "the last run's" not in (out / "gradebook.csv").read_text()
+
+
+def test_a_stop_while_the_set_moves_into_place_takes_effect_once_it_is_in_place(graded_pair, tmp_path, monkeypatch):
+    from grader.class_view import class_files
+
+    submissions, graded = graded_pair
+    out = tmp_path / "out"
+    shutil.copytree(graded, out)
+    last = marked_as_the_last_run(out)
+    moving = class_files._apply
+
+    def stopped_while_moving(folder, target):
+        os.kill(os.getpid(), signal.SIGTERM)  # held: it takes effect when the set is in place
+        moving(folder, target)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(class_files, "_apply", stopped_while_moving)
+        assert run_again(submissions, out) == 130
+    assert all((out / name).read_bytes() != before for name, before in last.items()), "this run's set, whole"
+    assert (out / "report.html").is_file()
+    assert "the class files are this run's, replaced together before the stop took effect" in (out / "batch.log").read_text()
+
+
+def test_a_set_a_killed_run_left_half_moved_is_completed_before_anything_reads_out(tmp_path):
+    from grader.class_view import class_files
+
+    out = tmp_path / "out"
+    (out / "feedback").mkdir(parents=True)
+    for name, text in (("gradebook.csv", "old\n"), ("results.json", "old\n"), ("report.html", "old\n"), ("feedback/a.html", "old\n")):
+        (out / name).write_text(text)
+    files = class_files.ClassFiles(out)
+    for name in ("gradebook.csv", "results.json"):
+        files.write(name, "new\n")
+    files.remove("report.html")
+    files.remove("feedback/a.html")
+    # SIGKILL right after the manifest and the first rename: the set is committed, half in place.
+    (files.folder / class_files.MANIFEST).write_text(json.dumps({"write": files.written, "remove": sorted(files.removed)}))
+    os.replace(files.folder / "gradebook.csv", out / "gradebook.csv")
+    os.rename(files.folder, out / class_files.STAGING / "999999999")  # the killed process's own folder
+    assert (out / "results.json").read_text() == "old\n"  # a mix, until the next reader of OUT
+    said = class_files.finish_interrupted(out)
+    assert said and "completed the replacement" in said[0]
+    assert [(out / name).read_text() for name in ("gradebook.csv", "results.json")] == ["new\n", "new\n"]
+    assert not (out / "report.html").exists() and not (out / "feedback" / "a.html").exists()
+    assert not (out / class_files.STAGING).exists()
+    # A set its writer never committed is removed, and OUT keeps the one in place.
+    files = class_files.ClassFiles(out)
+    files.write("gradebook.csv", "newer\n")
+    os.rename(files.folder, out / class_files.STAGING / "999999999")
+    assert "removed the class files a stopped run" in class_files.finish_interrupted(out)[0]
+    assert (out / "gradebook.csv").read_text() == "new\n"

@@ -299,3 +299,42 @@ def test_a_deadline_with_no_submission_time_says_whom_it_could_not_apply_to(term
     line = next(line for line in again.stdout.splitlines() if line.startswith("NO SUBMISSION TIME"))
     assert "for 9 of 9 graded students" in line and "Larry Late (2931507)" in line
     assert "LMS: Moodle (recognised from the download's names)" in again.stdout
+
+
+# --- Moodle's names by agreement, as Canvas's (grader/term/identity.py) ------------------------------
+
+
+def test_a_file_whose_name_and_participant_id_disagree_gets_no_grade_and_no_feedback_file(tmp_path, capsys):
+    # Eve's entry carries Aoife's participant id: Moodle's import would file its page under Aoife.
+    eve = "Eve Adams_2931501_assignsubmission_file"
+    stems = [eve if participant == "2931501" else f"{moodle_term.prefix(participant, name)}_assignsubmission_file"
+             for participant, name, *_, files in moodle_term.STUDENTS if files]
+    out = write_out(tmp_path / "out", {stem: document(stem, 2, True) | {"graded_from": stem} for stem in stems})
+    assert export(out, worksheet_file(tmp_path), "--feedback-zip", str(tmp_path / "feedback.zip")) == 0
+    said = capsys.readouterr().out
+    assert f"{eve}: not matched to a row of the worksheet (its name part 'Eve Adams' is not the roster's for ID 2931501" in said
+    applied = moodle_upload_reads((tmp_path / "grades.csv").read_text(encoding="utf-8"), 20.0)
+    with zipfile.ZipFile(tmp_path / "feedback.zip") as archive:
+        found = moodle_feedback_import_finds(archive.namelist(), set(applied) | {"2931501"}, {"assignfeedback_file"})
+    assert "2931501" not in applied and "2931501" not in found and len(found) == 8
+
+
+def test_canvas_late_marker_is_not_read_in_a_moodle_course(tmp_path):
+    # Tom has no submission time in the worksheet; his flat file's name (blind-marked: no space in it)
+    # reads as a Canvas name marked LATE as well.
+    stem = "Participant_2931504_assignsubmission_file_LATE_1_2_multi_head_attention"
+    adjustments = course_inputs.adjustments(course_with(tmp_path), [stem])
+    assert adjustments.student(stem).name == "Tom Baker"
+    assert adjustments.lateness(stem, stem + ".py") is None  # nothing known: not "marked late by Canvas"
+
+
+def test_a_site_username_twice_as_names_are_compared_is_refused_in_the_worksheet(tmp_path):
+    path = worksheet_file(tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[0] += ",Username"
+    lines[1] += ",ann lee"
+    lines[2] += ",ANN  LEE"
+    lines[3:] = [line + "," for line in lines[3:]]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="SIS Login ID 'ANN  LEE' is also on line 2"):
+        choice.LMSS["moodle"].read_roster(path)

@@ -78,17 +78,25 @@ def check_names(stems: list[str], inputs: course_inputs.Inputs, only: list[str] 
     except Refused as refused:
         if inputs.problems:  # files that cannot be read: their names are not resolved
             raise
-        identities, resolved, problems = Identities(inputs.rows, stems), None, list(refused.problems)
+        identities, resolved, problems = Identities(inputs.rows, stems, inputs.lms_kind), None, list(refused.problems)
     owners = {identities.student_of(stem).key for stem in stems}
+    named: dict[str, str] = {}  # student key -> the first word of --only that named them
     for word in only or ():
         key, given, file_text = word.partition("=")
         resolution = identities.resolve(key)
         if len(resolution.students) > 1:
-            problems.append(f"--only {key}: {resolution.problem(identities.has_roster)}")
+            problems.append(f"--only {untrusted.printable(key)}: {resolution.problem(identities.has_roster)}")
         elif resolution.student is None or resolution.student.key not in owners:
             problems.append(
                 f"--only: no submission for {untrusted.printable(key)} (a student's id in the gradebook, their login, "
                 "SIS id, Canvas id or name, or a submission's file name)"
+            )
+        elif resolution.student.key in named:
+            # As every course file takes one row per student: which of two files, or whether to
+            # grade one or drop its replacement, would be a guess.
+            problems.append(
+                f"--only {untrusted.printable(word)}: a second time for {untrusted.printable(resolution.student.name)} (the first is "
+                f"{untrusted.printable(named[resolution.student.key])}): name each student once"
             )
         elif file_text:
             path = Path(file_text)
@@ -97,6 +105,8 @@ def check_names(stems: list[str], inputs: course_inputs.Inputs, only: list[str] 
                 problems.append(f"--only {key}={file_text}: {'no such file' if mode is None else 'not a regular file'}")
             elif path.suffix.lower() not in REPLACEABLE:
                 problems.append(f"--only {key}={file_text}: give a {', '.join(REPLACEABLE)} file, as a student hands in")
+        if resolution.student is not None:
+            named.setdefault(resolution.student.key, word)
     if problems:
         raise Refused(problems)
     return identities, resolved

@@ -268,9 +268,14 @@ def _latest(holding: list[Path], work: dict, times: dict, canvas: dict) -> tuple
     if len(holding) == 1:
         return holding[0], "the only one that holds work", lambda path: ""
     if all(times.values()):
-        chosen = max(holding, key=lambda path: (times[path], int(canvas[path].attachment_id) if canvas[path] else -1))
+        chosen = max(holding, key=lambda path: (times[path], int(canvas[path].attachment_id) if canvas[path] and canvas[path].attachment_id.isdigit() else -1))
         return chosen, "the latest attempt, by its submission time", lambda path: f"an earlier attempt, submitted {times[path].isoformat()}"
-    if all(reading and reading.attachment_id.isdigit() for reading in canvas.values()):  # Moodle's names give no order
+    # Canvas gives each uploaded file an id of its own: files of one user that share one (not
+    # Canvas's doing) have no order, and are chosen by what they hold, as a folder's files are;
+    # so are Moodle's entries, whose names give no order (no attachment id).
+    if all(reading and reading.attachment_id.isdigit() for reading in canvas.values()) and (
+        len({canvas[path].attachment_id for path in holding}) == len(holding)
+    ):
         chosen = max(holding, key=lambda path: int(canvas[path].attachment_id))
         return (
             chosen, f"the latest attempt (Canvas's attachment {canvas[chosen].attachment_id}: a later upload has a higher id)",
@@ -278,8 +283,8 @@ def _latest(holding: list[Path], work: dict, times: dict, canvas: dict) -> tuple
         )
     chosen = holding[work_held.most_work([(path.name, work[path]) for path in holding])]
     return (
-        chosen, "no order of these attempts is known (not all named by Canvas, no submission time for each file): "
-        "the one that holds the most work", lambda path: work[path].describe(),
+        chosen, "no order of these attempts is known (not each named by Canvas with an attachment id of its own, no "
+        "submission time for each file): the one that holds the most work", lambda path: work[path].describe(),
     )
 
 

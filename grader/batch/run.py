@@ -48,7 +48,10 @@ left undone. Stopped while grading, it keeps every result written so far and doe
 more: the gradebook, the comparison of submissions and the report wait for the next run,
 which grades only what is left. Stopped after grading, the comparison or the report is cut
 short (the gradebook is written without the comparison; ``python -m grader report OUT`` or
-the same command again finishes them). A shard also ends when the batch
+the same command again finishes them). The class files (feedback pages, gradebook.csv,
+results.json, report.html) are staged by the write and report stages and replaced together
+(grader/class_view/class_files.py): a stop at any moment leaves the last run's set or this
+run's, never a mix, and its message says which. A shard also ends when the batch
 is killed outright (its parent-death signal); what a killed run left in the temporary
 folder and in the pids cgroups is removed by the next run (``processes.remove_leftovers``).
 Everything a student controls that reaches the gradebook, the log or the terminal passes
@@ -78,12 +81,11 @@ from tqdm import tqdm
 from grader import __version__, results, settings, untrusted
 from grader.term import course as course_file
 from grader.batch import class_intake, class_zip, intake, summary
-from grader.class_view import class_results, similarity
-from grader.term import course_inputs, grade_trail
-from grader.term.identity import Student, read_entry_name
-from grader.term.lms_files.moodle_names import MoodleName
+from grader.class_view import class_files, class_results, similarity
+from grader.term import course_inputs, grade_trail, roster
+from grader.term.identity import Student
 from grader.term.identity import normal as identity_normal
-from grader.term.status import NO_RESULT, status_of
+from grader.term.status import NO_RESULT, NOT_GRADED_IN_THIS_RUN, status_of
 from grader.sandbox import processes
 from grader.feedback.markdown import render_markdown
 from grader.scoring import GROUPS, SubmissionResult
@@ -142,6 +144,7 @@ class _Stop:
     signal: str = ""  # "SIGTERM"; "" until one arrives
     stage: str = "reading the submissions, before grading began"
     cut_short: list[str] = dataclasses.field(default_factory=list)  # post-grading stages skipped or stopped
+    replaced: bool = False  # this run's class files are in OUT (committed together)
 
 
 _STOP = _Stop()
@@ -223,8 +226,10 @@ class Batch:
     adjusted: list[Adjusted] = dataclasses.field(default_factory=list)
     not_graded: dict[str, dict] = dataclasses.field(default_factory=dict)
     not_applied: list[dict] = dataclasses.field(default_factory=list)
-    # write: every student's result as results.json keeps it (or why there is none)
+    # write: every student's result as results.json keeps it (or why there is none), and the new
+    # set of class files staged (committed by the report stage: grader/class_view/class_files.py)
     documents: dict[str, dict] = dataclasses.field(default_factory=dict)
+    class_files: class_files.ClassFiles | None = None
     # report
     report_path: Path | None = None
 
@@ -285,17 +290,31 @@ def run(arguments: argparse.Namespace) -> int:
     _STOP.__init__()
     previous = {number: signal.signal(number, _stop_signal) for number in STOP_SIGNALS}
     try:
+        for said in class_files.finish_interrupted(out):  # a set a killed run left half moved: completed first
+            log.warning("%s", said)
         return run_stages(Batch(options, inputs, prepared))
     except KeyboardInterrupt:
+        class_files.discard_own(out)  # a set staged, not committed: OUT keeps the last one, whole
         log.warning(
-            "stopped%s while %s: every result graded so far is kept in %s; run the same command again to continue",
-            f" by {_STOP.signal}" if _STOP.signal else "", _STOP.stage, out / "results",
+            "stopped%s while %s: every result graded so far is kept in %s; %s; run the same command again to continue",
+            f" by {_STOP.signal}" if _STOP.signal else "", _STOP.stage, out / "results", _kept(out),
         )
         return EXIT_INTERRUPTED
     finally:
+        class_files.discard_own(out)
         for number, handler in previous.items():
             signal.signal(number, handler)
         lock.close()
+
+
+def _kept(out: Path) -> str:
+    """What a stop left of the class files, in words: one run's set, whole (grader/class_view/class_files.py)."""
+    if _STOP.replaced:
+        return "the class files are this run's, replaced together before the stop took effect"
+    kept = class_files.present(out)
+    if not kept:
+        return "no class files written yet"
+    return f"{', '.join(kept)} and the feedback pages are all still the last finished run's, unchanged together"
 
 
 def _say_refused(refused: class_intake.Refused) -> None:
@@ -436,6 +455,7 @@ def adjust_stage(batch: Batch) -> Batch:
     out, prepared = batch.options.out, batch.prepared
     adjustments = prepared.adjustments
     adjusted, not_graded, too_high = [], {}, []
+    asked = {entry.student_id for entry in batch.to_grade} if prepared.only else {entry.student_id for entry in batch.entries}
     for entry in batch.entries:
         student = prepared.student(entry.student_id)
         # Which entry each id was graded from, and who that is (the roster's name, when there is one).
@@ -448,6 +468,11 @@ def adjust_stage(batch: Batch) -> Batch:
             trail = grade_trail.derive(document, adjustments, entry.student_id)
         except (OSError, ValueError) as error:  # TrailError is a ValueError
             problem = f": {error}" if isinstance(error, grade_trail.TrailError) else ""
+            if isinstance(error, OSError) and entry.student_id not in asked:
+                # --only named others and no earlier run graded this one: still to grade, no failure
+                log.info("%s: %s (--only named others); a run without --only grades it", entry.student_id, NOT_GRADED_IN_THIS_RUN)
+                not_graded[entry.student_id] = trace | {"status": NOT_GRADED_IN_THIS_RUN}
+                continue
             log.error("%s has no result%s and is left out of the gradebook", entry.student_id, problem)
             not_graded[entry.student_id] = trace | {"status": NO_RESULT}
             continue
@@ -463,11 +488,12 @@ def write_stage(batch: Batch) -> Batch:
     options = batch.options
     assignment = options.assignment or (options.submissions.stem if batch.unpacked else options.submissions.resolve().name)
     ignored = (batch.unpacked.ignored if batch.unpacked is not None else []) + batch.prepared.ignored
+    files = class_files.ClassFiles(options.out)  # staged: OUT changes only when the report stage commits the set
     documents = _write_class_files(
-        options.out, batch.adjusted, batch.not_graded, batch.not_applied, batch.seed, (batch.sandbox, batch.fallback_note),
+        files, batch.adjusted, batch.not_graded, batch.not_applied, batch.seed, (batch.sandbox, batch.fallback_note),
         assignment, batch.submissions, ignored, batch.unpacked.not_written if batch.unpacked else [], batch.moved,
     )
-    return dataclasses.replace(batch, documents=documents)
+    return dataclasses.replace(batch, documents=documents, class_files=files)
 
 
 def report_stage(batch: Batch) -> Batch:
@@ -475,15 +501,26 @@ def report_stage(batch: Batch) -> Batch:
     run's status, EXIT_INTERRUPTED when a stop signal cut the comparison or the report short."""
     if _STOP.cut_short:  # stopped while comparing: the report would wait as long
         _STOP.cut_short.append("the report")
-    options = batch.options
-    report_path = None if options.no_report or _STOP.cut_short else _write_report(options.out, options.course)
+    options, files = batch.options, batch.class_files
+    report_path = None if options.no_report or _STOP.cut_short else _write_report(options.out, options.course, files)
+    dropped = [] if report_path else _drop_the_report(options.out, files)
+    _STOP.stage = "replacing the class files"
+    try:
+        files.commit()  # gradebook, results, pages and report replace the last run's together
+    finally:  # a stop held during the commit takes effect as it ends: the set is in place
+        _STOP.replaced = files.committed
+    if dropped:
+        log.info("%s removed with the last run's class files: they showed its grades (python -m grader report %s writes them)",
+                 ", ".join(dropped), options.out)
     said = lms_said(batch) + without_time(batch)
     print(summary.summary(batch.documents, report_path, options.out, len(batch.to_grade), batch.not_applied, batch.moved, said), flush=True)
     status = batch.status
     if _STOP.cut_short:
         log.warning(
             "stopped by %s after grading: every student is graded and the gradebook written; not done: %s. "
-            "Run the same command again (nothing is graded again) to finish them",
+            "Run the same command again (nothing is graded again) to finish them. The class files were replaced "
+            "together: this run's gradebook.csv, results.json and feedback pages, and no report.html (the last run's "
+            "would show its grades)",
             _STOP.signal or "a signal", " and ".join(_STOP.cut_short),
         )
         status = EXIT_INTERRUPTED
@@ -497,9 +534,11 @@ def lms_said(batch: Batch) -> list[str]:
     """Which LMS the course is, and why: its roster's (grader/term/roster.py), else its download's names."""
     if batch.inputs.lms is not None:
         return [batch.inputs.lms.said()]
-    readings = [read_entry_name(path.name) for path in batch.prepared.ids]
-    kinds = {"Moodle" if isinstance(reading, MoodleName) else "Canvas" for reading in readings if reading is not None}
-    return [f"LMS: {kind} (recognised from the download's names)" for kind in sorted(kinds)]
+    recognised = batch.prepared.identities.recognised  # as the resolver read the names (grader/term/identity.py)
+    if recognised is not None:
+        return [f"LMS: {roster.TITLES[recognised]} (recognised from the download's names)"]
+    course = batch.options.course
+    return [roster.choose(course, None).said()] if course is not None and course.get("lms", "kind") else []
 
 
 def without_time(batch: Batch) -> list[str]:
@@ -535,7 +574,18 @@ def _remove_leftovers(left_by: str) -> None:
         log.warning("could not remove %s (left behind by %s); the next run tries again", kept, left_by)
 
 
-def _write_report(out: Path, course: course_file.Course | None) -> Path | None:
+def _drop_the_report(out: Path, files: class_files.ClassFiles) -> list[str]:
+    """A set without a report: the last run's report.html and HTML pages leave with it (they
+    show its grades); the pages staged by a report cut short are not committed either."""
+    pages = sorted({*(f"feedback/{path.name}" for path in (out / "feedback").glob("*.html")),
+                    *(name for name in files.written if name.startswith("feedback/") and name.endswith(".html"))})
+    dropped = [name for name in ("report.html", *pages) if (out / name).is_file()]
+    for name in ("report.html", *pages):
+        files.remove(name)
+    return dropped
+
+
+def _write_report(out: Path, course: course_file.Course | None, files: class_files.ClassFiles | None = None) -> Path | None:
     """The class report (every final score derived again with the ``course``'s files, as
     ``python -m grader report`` does); its failure is logged, never a reason to lose the grades written."""
     try:
@@ -544,7 +594,7 @@ def _write_report(out: Path, course: course_file.Course | None) -> Path | None:
         log.warning("no report.html: %s (pip install -r requirements-instructor.txt)", error)
         return None
     try:
-        path = report.write_report(out, course=course)
+        path = report.write_report(out, course=course, files=files)
     except KeyboardInterrupt:  # a stop signal: the gradebook is written, the report waits
         _STOP.cut_short.append(f"the report (python -m grader report {out} writes it)")
         return None
@@ -590,6 +640,10 @@ def _intake(
     out = options.out
     for item in prepared.ignored:
         log.info("ignored %s: %s", item.name, item.reason)
+    # Canvas names whose name and user id disagree with the roster (held apart), one user id under
+    # two names (never merged), and without a roster, that these identities are unchecked.
+    for note in prepared.identities.canvas_notes():
+        log.warning("%s", untrusted.printable(note))
     students = prepared.students
     for chosen, attempts in students.attempts.items():
         log.info("%s: %s", untrusted.printable(prepared.ids[chosen]), attempts.sentence())
@@ -770,13 +824,11 @@ def _grade(entries: list[intake.Entry], options: Options, staging: Path, seed: i
     except KeyboardInterrupt:
         processes.stop(shard_processes)
         done = {sid for sid in expected if _has_result(out, sid, expected[sid], since)}  # the last ones included
-        class_files = [name for name in ("gradebook.csv", "results.json") if (out / name).is_file()]
         log.warning(
             "stopped by %s while grading: %d of %d graded in this run, kept in %s with their feedback. Not done: "
             "grading the other %d, the gradebook (%s), the comparison of submissions and the report. Run the same "
             "command again to continue from there: what is graded is not graded again",
-            _STOP.signal or "a signal", len(done), len(entries), out / "results", len(entries) - len(done),
-            f"{' and '.join(class_files)} are still the last finished run's" if class_files else "none written yet",
+            _STOP.signal or "a signal", len(done), len(entries), out / "results", len(entries) - len(done), _kept(out),
         )
         return EXIT_INTERRUPTED
 
@@ -900,32 +952,32 @@ def _similar_submissions(out: Path, documents: dict) -> dict:
 TRAIL_FIELDS = ("raw_score", "late", "override", "comment")
 
 
-def _write_feedback(out: Path, student_id: str, document: dict, student: Student) -> None:
+def _write_feedback(files: class_files.ClassFiles, student_id: str, document: dict, student: Student) -> None:
     """The student's page with their final score and its trail (grader/feedback/markdown.py), and
     their name where the roster gives it, written where it changed: the page the grading wrote
     (in a sandboxed session that knows the file, not the roster) shows the tests' score and the
     file's stem."""
     trail = {key: document[key] for key in (*TRAIL_FIELDS, "score", "max_score") if key in document}
     text = render_markdown(SubmissionResult.from_dict(document), trail, name=student.name if student.on_roster else None)
-    path = results.feedback_file(out, student_id)
+    path = results.feedback_file(files.out, student_id)
     try:
         if path.read_text(encoding="utf-8") == text:
             return
     except OSError:
         pass
-    results.write_atomically(path, text)
+    files.write(path.relative_to(files.out).as_posix(), text)  # one of the class files: replaced with the set
 
 
 def _write_class_files(
-    out: Path, adjusted: list[Adjusted], not_graded: dict[str, dict], not_applied: list[dict], seed: int,
+    files: class_files.ClassFiles, adjusted: list[Adjusted], not_graded: dict[str, dict], not_applied: list[dict], seed: int,
     sandbox: tuple[str, str], assignment: str, submissions: Path, ignored: list[intake.Ignored],
     not_unpacked: list[intake.Ignored], moved: list[str],
 ) -> dict[str, dict]:
-    """Each student's feedback page with their final score, gradebook.csv and results.json;
-    returns every student's result (or why there is none)."""
-    documents = {}
+    """Each student's feedback page with their final score, gradebook.csv and results.json, staged
+    in ``files`` (the new set of class files); returns every student's result (or why there is none)."""
+    out, documents = files.out, {}
     for graded in adjusted:
-        _write_feedback(out, graded.student_id, graded.document, graded.student)
+        _write_feedback(files, graded.student_id, graded.document, graded.student)
         documents[graded.student_id] = class_results.as_kept_in_the_class_file(
             graded.document | {"status": status_of(graded.document)}, graded.student_id,
         )
@@ -937,8 +989,8 @@ def _write_class_files(
         "late", "override_reason", "comment",
     ])
     for student_id in sorted(documents.keys() | not_graded.keys()):
-        if student_id in not_graded:  # a row all the same: the grader failed, and says so
-            row = [student_id, "", "", "", "", "", NO_RESULT, *([""] * len(groups)), "", "", "", ""]
+        if student_id in not_graded:  # a row all the same: the grader failed, or --only named others, and says which
+            row = [student_id, "", "", "", "", "", not_graded[student_id]["status"], *([""] * len(groups)), "", "", "", ""]
         else:
             document = documents[student_id]
             points = document.get("groups", {})
@@ -950,7 +1002,7 @@ def _write_class_files(
                 late.get("note", ""), override.get("reason", ""), document.get("comment", ""),
             ]
         writer.writerow([untrusted.csv_cell(cell) for cell in row])  # no formula, no escape sequence
-    results.write_atomically(out / "gradebook.csv", table.getvalue())
+    files.write("gradebook.csv", table.getvalue())
     run = {
         "assignment": assignment, "graded_at": time.strftime("%Y-%m-%d %H:%M %Z"), "not_graded": not_graded,
         "not_applied": not_applied,  # rows of the instructor's files that changed no grade, and why
@@ -966,7 +1018,7 @@ def _write_class_files(
     # Each check named once for the class, each student's tests as rows of that table: a third
     # of the bytes (grader/class_view/class_results.py; read_class_results gives the dictionaries back).
     run["checks"], kept = class_results.compacted(documents)
-    results.write_class_results(out / "results.json", kept, seed, sandbox, run, scaffolding=results.scaffolding_level())
+    results.write_class_results(files.staged("results.json"), kept, seed, sandbox, run, scaffolding=results.scaffolding_level())
     for student_id in sorted(documents):
         document = documents[student_id]
         problem = f" ({document['import_error'].splitlines()[0]})" if document.get("import_error") else ""
@@ -995,6 +1047,6 @@ def _not_applied(prepared: class_intake.Prepared, too_high: list = ()) -> list[d
                     rows.append((keyed, "no submission has that file name"))
     said = []
     for keyed, reason in sorted(rows, key=lambda item: (item[0].file, item[0].line)):
-        log.warning("%s: %s for %s: %s; not applied", keyed.where, keyed.what, untrusted.printable(keyed.key), reason)
+        log.warning("%s: %s for %s: %s; not applied", keyed.where, keyed.what, untrusted.printable(keyed.key), untrusted.printable(reason))
         said.append({"file": keyed.file, "line": keyed.line, "key": keyed.key, "what": keyed.what, "reason": reason})
     return said

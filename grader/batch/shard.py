@@ -88,6 +88,12 @@ def main(argv: list[str]) -> int:
     # collector's sight, every collection (automatic, and the one after each session)
     # walks only what the sessions create.
     gc.freeze()
+    # A session allocates millions of short-lived objects (tensors' wrappers, reports, dicts of
+    # plain data), few of them in cycles: at Python's default (a young collection every 700
+    # allocations more than frees) the collector ran some 1,200 times a class of 100 and took
+    # 4% of the shard's time. Every 10,000 it runs a tenth as often; memory stays bounded by the
+    # collection after each session (tests/benchmark_batch.py (e) measures it).
+    gc.set_threshold(10_000, *gc.get_threshold()[1:])
     status = pytest.ExitCode.OK
     try:
         for start, entries in parts:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from grader import untrusted
 from grader.class_view.class_results import student_name
-from grader.term.status import NO_RESULT
+from grader.term.status import NO_RESULT, NOT_GRADED_IN_THIS_RUN
 
 SLOWEST = 3
 
@@ -69,6 +69,10 @@ def summary(
     if failed:
         names = ", ".join(untrusted.printable(student_name(sid, documents[sid])) for sid in failed)
         lines.append(f"{len(failed)} without a result (the grader failed; see {out / 'batch.log'}): {names}")
+    waiting = sorted(sid for sid, d in documents.items() if d.get("status") == NOT_GRADED_IN_THIS_RUN)
+    if waiting:
+        names = ", ".join(untrusted.printable(student_name(sid, documents[sid])) for sid in waiting)
+        lines.append(f"{len(waiting)} {NOT_GRADED_IN_THIS_RUN} (--only named others; a run without --only grades them): {names}")
     for row in not_applied:
         lines.append(
             f"NOT APPLIED: {untrusted.printable(row['file'])}:{row['line']}: {row['what']} for "

@@ -18,6 +18,7 @@ import html
 
 import mistune
 
+from grader import untrusted
 from grader.class_view import attention_picture
 from grader.class_view.class_results import PICTURES_SHOWN, has_picture
 from grader.feedback.diagnosis_text import check_name
@@ -63,7 +64,8 @@ def render_page(student_id: str, markdown_text: str, output: str = "", tests: li
 {pictures}
 {printed}
 </main>"""
-    return html_page(f"Feedback for {html.escape(name or student_id)}", body, STYLE, CONTENT_SECURITY_POLICY)
+    # One line, its line breaks shown escaped: a roster name cannot add a line to the title.
+    return html_page(f"Feedback for {html.escape(untrusted.printable(name or student_id))}", body, STYLE, CONTENT_SECURITY_POLICY)
 
 
 def pictures_html(tests: list[dict], submission: str = "") -> str:

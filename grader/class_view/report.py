@@ -26,8 +26,9 @@ from urllib.parse import quote
 
 from grader import results, untrusted
 from grader.class_view import class_results, feedback_pages, report_plots, similarity
+from grader.class_view.class_files import ClassFiles, finish_interrupted
 from grader.class_view.class_statistics import UNKNOWN, ClassStatistics, ItemStatistics, Misconception, class_statistics
-from grader.term.status import status_of
+from grader.term.status import NOT_GRADED_IN_THIS_RUN, status_of
 from grader.scoring import GROUP_TITLES, GROUPS
 
 MATCH_FILE = "export.json"  # the roster matching of the last `python -m grader export` (grader/lms/export.py)
@@ -105,6 +106,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(arguments: argparse.Namespace) -> int:
+    if arguments.out.is_dir():
+        for said in finish_interrupted(arguments.out):  # a set of class files a killed run left half moved
+            print(f"note: {said}", file=sys.stderr)
     if not (arguments.out / "results.json").is_file():
         print(f"error: {arguments.out} holds no results.json: run `python -m grader batch` first")
         return 2
@@ -120,27 +124,38 @@ def run(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def write_report(out: Path, assignment: str | None = None, course=None) -> Path:
+def write_report(out: Path, assignment: str | None = None, course=None, files: ClassFiles | None = None) -> Path:
     """Write ``out/report.html`` and a ``feedback/<id>.html`` per student; return the report's path.
     Every final score is derived again with the ``course``'s files (read_class_results:
-    ``ValueError`` when results.json no longer agrees with them)."""
+    ``ValueError`` when results.json no longer agrees with them). The pages are one set with
+    the class files (grader/class_view/class_files.py): staged into ``files`` (the batch's set,
+    read from it, committed by the batch), or, alone, replaced together when all are written."""
     out = Path(out)
-    document = class_results.read_class_results(out / "results.json", course)
-    submissions = document.get("submissions", {})
-    for student_id, result in submissions.items():
-        # Named as the batch names the student's files: a long or unusual id gets a bounded stem.
-        markdown_path = out / "feedback" / f"{untrusted.file_stem(student_id)}.md"
-        if markdown_path.is_file():
-            page = feedback_pages.render_page(
-                student_id, markdown_path.read_text(encoding="utf-8"), result.get("output", ""), tests=result.get("tests", []),
-                name=class_results.roster_name(result),
-            )
-            results.write_atomically(out / "feedback" / f"{untrusted.file_stem(student_id)}.html", page)
-    match = _read_match(out / MATCH_FILE)
-    date = document.get("graded_at") or time.strftime("%Y-%m-%d %H:%M", time.localtime((out / "results.json").stat().st_mtime))
-    similar = similarity.shown_pairs(out, document)
-    page = render_report(document, assignment or document.get("assignment") or out.resolve().name, date, match, similar)
-    results.write_atomically(out / "report.html", page)
+    own = files is None
+    files = files or ClassFiles(out)
+    try:
+        document = class_results.read_class_results(files.path("results.json"), course)
+        submissions = document.get("submissions", {})
+        for student_id, result in submissions.items():
+            # Named as the batch names the student's files: a long or unusual id gets a bounded stem.
+            markdown_path = files.path(f"feedback/{untrusted.file_stem(student_id)}.md")
+            if markdown_path.is_file():
+                page = feedback_pages.render_page(
+                    student_id, markdown_path.read_text(encoding="utf-8"), result.get("output", ""), tests=result.get("tests", []),
+                    name=class_results.roster_name(result),
+                )
+                files.write(f"feedback/{untrusted.file_stem(student_id)}.html", page)
+        match = _read_match(out / MATCH_FILE)
+        written = files.path("results.json").stat().st_mtime
+        date = document.get("graded_at") or time.strftime("%Y-%m-%d %H:%M", time.localtime(written))
+        similar = similarity.shown_pairs(out, document)
+        page = render_report(document, assignment or document.get("assignment") or out.resolve().name, date, match, similar)
+        files.write("report.html", page)
+        if own:
+            files.commit()
+    finally:
+        if own:
+            files.discard()
     return out / "report.html"
 
 
@@ -173,7 +188,13 @@ def render_report(document: dict, assignment: str, date: str, match: dict | None
 def _header(document: dict, assignment: str, date: str) -> str:
     submissions = document.get("submissions", {})
     refused = sorted(class_results.student_name(sid, result) for sid, result in submissions.items() if result.get("intake_problem"))
-    not_graded = document.get("not_graded") or {}
+    everyone_not_graded = document.get("not_graded") or {}
+    # A student --only did not name and no run graded yet is no failure of the grader (grader/term/status.py).
+    not_graded = {
+        sid: result for sid, result in everyone_not_graded.items()
+        if not isinstance(result, dict) or result.get("status") != NOT_GRADED_IN_THIS_RUN
+    }
+    waiting = sorted(class_results.student_name(sid, result) for sid, result in everyone_not_graded.items() if sid not in not_graded)
     sandbox = _text(document.get("sandbox", "?"))
     if document.get("sandbox_note"):
         sandbox += f' <span class="warning">({_text(document["sandbox_note"])})</span>'
@@ -190,6 +211,8 @@ def _header(document: dict, assignment: str, date: str) -> str:
         "refused at intake": f'<span id="refused-count">{len(refused)}</span>' + (f" ({_text(', '.join(refused))})" if refused else ""),
         "failures of the grader": f'<span id="grader-failures">{failures}</span>',
     }
+    if waiting:
+        facts[NOT_GRADED_IN_THIS_RUN] = f"{len(waiting)}: {_text(', '.join(waiting))} (--only named others; a run without --only grades them)"
     not_applied = [row for row in document.get("not_applied") or [] if isinstance(row, dict)]
     if not_applied:  # rows of the instructor's files that changed no grade (grader/batch/run.py)
         items = "".join(

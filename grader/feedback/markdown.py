@@ -21,7 +21,7 @@ import re
 
 from grader.feedback import diagnosis_text, trail_text
 from grader.scoring import GROUP_TITLES, SubmissionResult, TestRecord, describe_not_written
-from grader.untrusted import markdown_code_block, markdown_code_span, markdown_words
+from grader.untrusted import markdown_code_block, markdown_code_span, markdown_words, printable
 
 _NUMBER = re.compile(r"\d+(\.\d+)?(e[+-]?\d+)?")
 
@@ -51,7 +51,9 @@ def score_lines(result: SubmissionResult, trail: dict | None = None) -> list[str
 def title(result: SubmissionResult, name: str | None = None) -> str:
     """The page's heading: the student's ``name`` where the batch knows it (the roster's), else the
     submission's id (its file's stem)."""
-    return f"# Feedback for {markdown_words(name) if name else markdown_code_span(result.submission)}"
+    # A name is the roster's text: its line breaks shown escaped (printable), never joined by a space,
+    # so that "Carol\nScore: 100/100" cannot read as a title followed by a score.
+    return f"# Feedback for {markdown_words(printable(name)) if name else markdown_code_span(result.submission)}"
 
 
 def render_markdown(result: SubmissionResult, trail: dict | None = None, name: str | None = None) -> str:

@@ -46,12 +46,13 @@ import time
 from pathlib import Path
 
 from grader import results, settings, untrusted
-from grader.class_view import class_results
+from grader.class_view import class_files, class_results
 from grader.lms import choice
 from grader.lms.canvas import canvas_csv  # noqa: F401 - the gradebook import, as this command has always named it
 from grader.lms.cells import neutralise, number, scaled
 from grader.term import identity, roster
 from grader.scoring import GROUP_TITLES, GROUPS
+from grader.term.status import NOT_GRADED_IN_THIS_RUN
 
 MATCH_FILE = "export.json"  # read by grader/class_view/report.py
 
@@ -81,6 +82,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(arguments: argparse.Namespace) -> int:
+    if arguments.out.is_dir():
+        for said in class_files.finish_interrupted(arguments.out):  # a set of class files a killed run left half moved
+            print(f"note: {said}", file=sys.stderr)
     if not (arguments.out / "results.json").is_file():
         print(f"error: {arguments.out} holds no results.json: run `python -m grader batch` first", file=sys.stderr)
         return 2
@@ -101,6 +105,7 @@ def run(arguments: argparse.Namespace) -> int:
     # A student whose grading failed has no result, but has handed in: matched like the others
     # (their cell left empty and said), never reported as "without a submission".
     not_graded = [sid for sid in document.get("not_graded") or {} if sid not in submissions]
+    waiting = {sid for sid in not_graded if _status(document["not_graded"][sid]) == NOT_GRADED_IN_THIS_RUN}
     found = identity.match([*submissions, *not_graded], rows)
     if (submissions or not_graded) and not found.submission_of_row:
         return _refused(matched_nobody(found, arguments.roster, lms))
@@ -115,7 +120,7 @@ def run(arguments: argparse.Namespace) -> int:
     results.write_atomically(arguments.file, text)
     results.write_atomically(arguments.out / MATCH_FILE, json.dumps(match_record(found, arguments, submissions), indent=2) + "\n")
     _rebuild_report(arguments.out, course)
-    _print_summary(found, arguments.file, not_graded, submissions)
+    _print_summary(found, arguments.file, not_graded, submissions, waiting)
     if grades_format == "canvas" and not CANVAS_COLUMN_ID.search(arguments.assignment):
         print(f"WARNING: {untrusted.printable(column_without_id_warning(arguments.assignment))}", file=sys.stderr)
     for note in notes:
@@ -194,6 +199,10 @@ def higher_grades_not_sent(found: identity.Match, submissions: dict[str, dict]) 
     return warnings
 
 
+def _status(record) -> str:
+    return str(record.get("status", "")) if isinstance(record, dict) else ""
+
+
 def _fraction(document: dict | None) -> float:
     return document["score"] / document["max_score"] if document and document.get("max_score") else 0.0
 
@@ -252,9 +261,16 @@ def match_record(found: identity.Match, arguments: argparse.Namespace, submissio
     }
 
 
-def _print_summary(found: identity.Match, file: Path, not_graded: list[str], submissions: dict[str, dict]) -> None:
+def _print_summary(
+    found: identity.Match, file: Path, not_graded: list[str], submissions: dict[str, dict], waiting: set[str] = frozenset(),
+) -> None:
     print(f"{file}: {len(found.submission_of_row)} of {len(found.rows)} roster students have a submission")
-    failed = [sid for sid in found.submission_of_row.values() if sid in not_graded]
+    still = [sid for sid in found.submission_of_row.values() if sid in waiting]
+    if still:
+        print(f"{len(still)} on the roster whose submission is {NOT_GRADED_IN_THIS_RUN} (--only named others; left empty: a run without --only grades them):")
+        for sid in still:
+            print(f"  {untrusted.printable(found.names.get(sid, sid))}")
+    failed = [sid for sid in found.submission_of_row.values() if sid in not_graded and sid not in waiting]
     if failed:
         print(f"{len(failed)} on the roster whose submission could not be graded (left empty; see OUT/batch.log, then regrade):")
         for sid in failed:

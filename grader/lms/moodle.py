@@ -66,7 +66,7 @@ class Moodle:
     def write_feedback_zip(self, target: Path, out: Path, submissions: dict[str, dict], found: Match,
                            originals: Path | None) -> FeedbackZip:
         rows_of = {sid: found.rows[row] for row, sid in found.submission_of_row.items()}
-        return moodle_feedback.write_feedback_zip(target, out, submissions, rows_of)
+        return moodle_feedback.write_feedback_zip(target, out, submissions, rows_of, found.not_on_roster)
 
     def feedback_zip_said(self) -> str:
         return ("for Moodle's \"Upload multiple feedback files in a zip\" (each student's feedback page, a feedback file "

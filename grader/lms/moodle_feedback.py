@@ -14,8 +14,8 @@ So each graded student's page is one member named, flat, as Moodle's own downloa
 (the pre-3.1 layout, which every version's importer reads):
 ``<full name>_<participant id>_assignfeedback_file_autograder-feedback.html`` (the feedback-file
 plugin, ``assignfeedback_file``, which this import belongs to; the name as the download writes it,
-grader/lms/moodle_names.py, so holding no ``_``). The participant id comes from the name of the
-entry Moodle's download gave the student, or from their worksheet row.
+grader/lms/moodle_names.py, so holding no ``_``). The participant id comes from the student's
+worksheet row, the one the export matched them to (grader/term/identity.py).
 
 Rehearsed: the names, read back here as importziplib.php reads them (tests/test_moodle_term.py).
 Not rehearsed: an upload to a real Moodle.
@@ -38,19 +38,23 @@ def member_name(full_name: str, participant: str) -> str:
     return f"{moodle_names.name_in_files(full_name)}_{participant}_{FEEDBACK_PLUGIN}_{FEEDBACK_FILE}"
 
 
-def write_feedback_zip(target: Path, out: Path, submissions: dict[str, dict], rows_of: dict[str, dict[str, str]]) -> FeedbackZip:
+def write_feedback_zip(target: Path, out: Path, submissions: dict[str, dict], rows_of: dict[str, dict[str, str]],
+                       not_on_roster: dict[str, str] | None = None) -> FeedbackZip:
     """Write ``target``: each graded student's feedback page (``OUT/feedback/<id>.html``, else its
-    Markdown), named for Moodle's import; ``rows_of`` maps a student's id to their worksheet row."""
+    Markdown), named for Moodle's import; ``rows_of`` maps a student's id to their worksheet row
+    (matched by grader/term/identity.py), ``not_on_roster`` says why the others have none. The
+    participant id is the row's only: a file held apart because its name and participant id disagree
+    with the worksheet would reach the id's owner through its name, so no row, no page."""
     summary = FeedbackZip()
     files: dict[str, bytes] = {}
     for sid in sorted(submissions):
         row = rows_of.get(sid) or {}
-        reading = moodle_names.parse_moodle_name(str(submissions[sid].get("graded_from") or ""))
-        participant = row.get(ID) or (reading.user_id if reading else "")
-        name = row.get(STUDENT) or (reading.name if reading else "") or "Participant"
+        participant = row.get(ID, "")
+        name = row.get(STUDENT) or moodle_names.BLIND_NAME
         page = _feedback_page(out, sid)
         if not participant:
-            summary.left_out[sid] = "no participant id: neither Moodle's download named its file nor the worksheet has its row"
+            why = (not_on_roster or {}).get(sid) or "its row has no participant id"
+            summary.left_out[sid] = f"not matched to a row of the worksheet ({why}): no participant id to send it to"
         elif page is None:
             summary.left_out[sid] = "no feedback page (OUT/feedback) for it: run the batch again"
         elif member_name(name, participant) in files:

@@ -221,6 +221,9 @@ class _Walk:
 
     # --- by kind: each returns the object's record ---------------------------------------------------
 
+    # A tensor's or an array's elements are kept as their bytes, not a hash of them: a copy costs a
+    # twentieth of hashing it (SipHash), and two readings are compared byte for byte. The budget's
+    # elements bound what a reading holds (2 MB at most).
     def tensor(self, value: torch.Tensor) -> Any:
         plain = value.detach()
         count = plain.numel()
@@ -231,11 +234,11 @@ class _Walk:
             if self.elements + _SAMPLE <= self.budget.elements and plain.device.type == "cpu" and count:
                 self.elements += _SAMPLE
                 picked = plain.reshape(-1)[:: max(count // _SAMPLE, 1)][:_SAMPLE]
-                sample = hash(picked.contiguous().view(torch.uint8).numpy().tobytes())
+                sample = picked.contiguous().view(torch.uint8).numpy().tobytes()
             return ("tensor by identity", id(value), value._version, *described, sample)
         self.elements += count
         flat = plain.contiguous().reshape(-1)
-        return ("tensor", *described, hash(flat.view(torch.uint8).numpy().tobytes()) if count else 0)
+        return ("tensor", *described, flat.view(torch.uint8).numpy().tobytes() if count else b"")
 
     def array(self, value: Any) -> Any:
         described = (str(value.dtype), tuple(value.shape))
@@ -247,7 +250,7 @@ class _Walk:
         if count > _HASHED_TENSOR or self.elements + count > self.budget.elements:
             return ("array by identity", id(value), *described)
         self.elements += count
-        return ("array", *described, hash(numpy.ascontiguousarray(value).tobytes()))
+        return ("array", *described, numpy.ascontiguousarray(value).tobytes())
 
     def torch_module(self, value: torch.nn.Module) -> Any:
         # torch's own layers keep a forward's state in buffers only; their parts and buffers are

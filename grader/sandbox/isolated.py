@@ -92,6 +92,11 @@ class Worker:
         # pytest collects the tests (two cores, two start-ups at once).
         self._process: processes.WorkerProcess | None = processes.WorkerProcess(sandbox, self.limits)
         self._ready = False
+        # A child told to end whose end the worker has not reported yet (``end_child(wait=False)``):
+        # the worker kills it at once, then looks for leftovers and wipes its folders while the
+        # grader writes the student's result; the report is read before the worker is asked
+        # anything else (``_settle``).
+        self._ending = False
 
     def _ensure_started(self) -> processes.WorkerProcess:
         if self._process is not None and self._process.process.poll() is None and self._ready:
@@ -129,6 +134,7 @@ class Worker:
         """A fresh child for one submission: its call channel, its captured output and its clock's
         channel (grader/student_clock.py). With ``cells`` (a notebook's), the child runs them one by
         one (grader.reading.loading.run_cells)."""
+        self._settle()  # the last child's end first: a worker it left unclean is replaced before this one
         process = self._ensure_started()
         grader_end, child_end = socket.socketpair()
         output_read, output_write = socket.socketpair()
@@ -150,18 +156,24 @@ class Worker:
             clock_write.close()
         return grader_end, CapturedOutput(output_read), clock_read
 
-    def end_child(self, kill: bool = True) -> dict:
-        """Kill the current child (or wait for its death) and return how it ended."""
+    def end_child(self, kill: bool = True, wait: bool = True) -> dict:
+        """Kill the current child (or wait for its death) and return how it ended. ``wait`` False:
+        only tell the worker to kill it, and return {}; how it ended is read later (``_settle``)."""
         process = self._process
         if process is None:
             return {}
         try:
-            if kill:
+            if kill and not self._ending:
                 process.control.sendall(b"K")
+            self._ending = True
+            if not wait:
+                return {}
+            self._ending = False
             process.control.settimeout(30)
             event = wire.receive(process.control)
         except (OSError, wire.ChannelClosed, wire.BadMessage):
             # The worker itself is gone or stuck: end it; the next spawn starts a new one.
+            self._ending = False
             process.kill()
             self._process = None
             return {}
@@ -177,7 +189,13 @@ class Worker:
             self._process = None
         return event
 
+    def _settle(self) -> None:
+        """Read the report of a child told to end without waiting (``end_child(wait=False)``)."""
+        if self._ending:
+            self.end_child(kill=False)
+
     def close(self) -> None:
+        self._ending = False  # the worker is ended whole: its last child's report is not needed
         if self._process is not None:
             try:
                 self._process.control.sendall(b"Q")
@@ -437,7 +455,7 @@ class IsolatedBackend:
         if error is not None:
             return None, error
         if not isinstance(reply, dict) or not ("result" in reply or "error" in reply):
-            self._discard_child(kill=True)
+            self._discard_child(kill=True, wait=False)
             return None, ErrorDescription("contract", "BadReply", f"{operation}: the submission's process replied out of turn")
         if "error" in reply:
             return None, ErrorDescription.from_dict(reply["error"] if isinstance(reply["error"], dict) else {})
@@ -464,15 +482,17 @@ class IsolatedBackend:
                 clock.read()
                 if clock.deadline() <= time.monotonic():
                     raise TimeoutError("the call did not finish in time")
-            clock.read()
             # One deadline for the whole reply: a child dripping a byte at a time cannot stretch it.
+            # (The ticks are read once the reply is in, or at a time-out, before it is judged: the
+            # reply's deadline, reckoned from those read so far, is never more than a limit away.)
             reply = wire.receive(self.channel, deadline=clock.deadline())
             clock.read()
             clock.stop()
             return reply, None
         except TimeoutError:
+            clock.read()
             clock.stop()
-            self._discard_child(kill=True)
+            self._discard_child(kill=True, wait=False)
             if clock.function is None:
                 logger.warning("the grader's own work in the submission's process ran past its allowance during %s "
                                "(%.1f s in this call, %.1f s in all): the grader's fault, not the student's", during,
@@ -485,7 +505,7 @@ class IsolatedBackend:
             event = self._discard_child(kill=True)  # harmless if it is already dead
             return None, describe_exit(event, during)
         except wire.BadMessage as error:
-            self._discard_child(kill=True)
+            self._discard_child(kill=True, wait=False)
             # Nothing of it is used (its framing is lost with it): this call scores as failed,
             # and the next one gets a fresh child.
             return None, ErrorDescription(
@@ -497,21 +517,23 @@ class IsolatedBackend:
             self.worker.seconds_in_student_code += clock.student_seconds
             self.worker.seconds_of_grader_work_in_child += clock.grader_seconds
 
-    def _discard_child(self, kill: bool) -> dict:
+    def _discard_child(self, kill: bool, wait: bool = True) -> dict:
+        """End the child; ``wait``: for how it ended (only a child that died of itself needs it,
+        to say why), else the worker reports it before its next child (``Worker._settle``)."""
         if self.channel is not None:
             self.channel.close()
             self.channel = None
             self.clock_channel.close()
             self.clock_channel = None
-        return self.worker.end_child(kill=kill)
+        return self.worker.end_child(kill=kill, wait=wait)
 
     def abort(self) -> None:
         """The grader gave up on a call (its own time limit): the child must not linger."""
-        self._discard_child(kill=True)
+        self._discard_child(kill=True, wait=False)
 
     def close(self) -> None:
         if self.channel is not None:
-            self._discard_child(kill=True)
+            self._discard_child(kill=True, wait=False)
 
     def captured_output(self) -> str:
         return "\n".join(output.text() for output in self.outputs if output.total)[: OUTPUT_KEPT_BYTES + 200]

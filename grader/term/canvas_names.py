@@ -20,6 +20,14 @@ attachment id: ``parse_canvas_name`` reads them the same way, so a name whose ow
 would find is read as Canvas reads it. Text entries and links (``..._text.html``,
 ``..._link.html``) carry no attachment id and are not uploads.
 
+That first reading is not always the name Canvas wrote: ``sanitize_user_name`` collapses
+``_<digits>_`` only where digits sit between two underscores, and ``sanitize_file_name``
+keeps ``_`` (a [[:word:]] character), so a sortable name that ends in ``_<digits>`` ("eve_12")
+keeps them, and its files arrive as ``eve_12_999_5000_attention.py``: user 999, file 5000,
+which the first reading takes for user 12, file 999. ``canvas_readings`` gives every way a
+name splits as ``get_filename`` and ``add_upload_submission`` join it; which one is the
+student's is decided where the roster is known (grader/term/identity.py), never here.
+
 Lateness is read here (the ``LATE`` marker) but decided elsewhere: this module only names
 what the file name says.
 
@@ -34,15 +42,13 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-# name: [[:word:]] characters (Python's \w on str is Unicode too), possibly empty (anonymous);
-# the shortest name that lets the rest match: the first all-digit parts are the ids, as
-# Canvas's own reader takes them. "LATE" is Canvas's spelling; "late" is accepted because
-# ids are compared without case (a case-insensitive disk, a roster lookup).
-_CANVAS_NAME = re.compile(
-    r"^(?:(?P<name>\w*?)_)??(?:(?P<late>LATE|late)_)?"
-    r"(?P<user>\d+|anon_[0-9A-Za-z]+)_(?P<attachment>\d+)_(?P<file>.+)\Z",
+# What follows the name: "LATE" is Canvas's spelling; "late" is accepted because ids are
+# compared without case (a case-insensitive disk, a roster lookup).
+_AFTER_NAME = re.compile(
+    r"(?:(?P<late>LATE|late)_)?(?P<user>\d+|anon_[0-9A-Za-z]+)_(?P<attachment>\d+)_(?P<file>.+)\Z",
     re.DOTALL,
 )
+_NAME = re.compile(r"\w*\Z")  # [[:word:]] characters (Python's \w on str is Unicode too), possibly none (anonymous)
 
 
 @dataclass(frozen=True)
@@ -54,10 +60,25 @@ class CanvasName:
     file_name: str  # the file's name as the student uploaded it (Canvas replaced /\\:*?"<>| by _)
 
 
+def canvas_readings(filename: str) -> list[CanvasName]:
+    """Every way ``filename`` splits as a Canvas "Download Submissions" name (read in NFC: see
+    the module's docstring; a combining accent is not a \\w character), the shortest name
+    first: the first is Canvas's own reading (``parse_canvas_name``), the others give the name
+    more of the parts ("eve_12_999_5000_a.py": user 12 named "eve", or user 999 named "eve_12").
+    Empty when it is not a Canvas name."""
+    text = unicodedata.normalize("NFC", filename)
+    readings = []
+    # The name ends before an underscore (or is empty: an anonymous assignment's files).
+    for start in [0, *(index + 1 for index, character in enumerate(text) if character == "_")]:
+        name = text[: start - 1] if start else ""
+        match = _AFTER_NAME.match(text, start)
+        if match is not None and _NAME.match(name):
+            readings.append(CanvasName(name, match["late"] is not None, match["user"], match["attachment"], match["file"]))
+    return readings
+
+
 def parse_canvas_name(filename: str) -> CanvasName | None:
-    """``filename`` read as a Canvas "Download Submissions" name, or None when it is not one
-    (read in NFC: see the module's docstring; a combining accent is not a \\w character)."""
-    match = _CANVAS_NAME.match(unicodedata.normalize("NFC", filename))
-    if match is None:
-        return None
-    return CanvasName(match["name"] or "", match["late"] is not None, match["user"], match["attachment"], match["file"])
+    """``filename`` read as Canvas's own reader reads it (the first of ``canvas_readings``), or
+    None when it is not a Canvas name. Which student a file is: grader/term/identity.py."""
+    readings = canvas_readings(filename)
+    return readings[0] if readings else None

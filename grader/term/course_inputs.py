@@ -76,6 +76,14 @@ class Inputs:
     # giving way to the course's own files for the same student.
     lms_known: KnownTimes | None = None
 
+    @property
+    def lms_kind(self) -> str | None:
+        """The LMS whose download's names are read (grader/term/identity.py): the roster's, else the
+        course file's ``[lms] kind``, else None (the resolver recognises it from the names)."""
+        if self.lms is not None:
+            return self.lms.kind
+        return self.course.get("lms", "kind") if self.course is not None else None
+
     def keyed_extensions(self) -> list[tuple[Keyed, datetime.datetime]]:
         if self.course is None:
             return []
@@ -157,7 +165,7 @@ def resolve_names(inputs: Inputs, stems: Iterable[str]) -> tuple[Identities, Res
     that matches nobody on the roster, several students, or one student twice)."""
     if inputs.problems:
         raise Refused(inputs.problems)
-    identities = Identities(inputs.rows, stems)
+    identities = Identities(inputs.rows, stems, inputs.lms_kind)
     resolved = resolve(inputs, identities) if inputs.course is not None else None
     if resolved is not None and resolved.errors:
         raise Refused(resolved.errors)
@@ -182,7 +190,7 @@ class Adjustments:
         return self.inputs.course
 
     def student(self, student_id: str) -> Student:
-        identities = self.identities or Identities(self.inputs.rows)
+        identities = self.identities or Identities(self.inputs.rows, lms=self.inputs.lms_kind)
         return identities.student_of(self.stems.get(student_id, student_id))
 
     def deadline(self, student: Student) -> tuple[datetime.datetime, bool] | None:
@@ -217,8 +225,9 @@ class Adjustments:
             return None
         student = self.student(student_id)
         deadline = self.deadline(student)
+        lms = self.identities.lms if self.identities is not None else self.inputs.lms_kind
         return late_work.lateness(
-            self.submitted_at(student, self.stems.get(student_id, student_id)), late_work.canvas_marked_late(entry_name),
+            self.submitted_at(student, self.stems.get(student_id, student_id)), late_work.canvas_marked_late(entry_name, lms),
             "submitted_at", deadline[0], self.course.late, extended=deadline[1], times_file=self.times_file,
         )
 

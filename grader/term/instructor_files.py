@@ -8,13 +8,23 @@ whole by the csv module, so a wrong file of gigabytes would exhaust the memory),
 (a byte-order mark, which Excel, Notepad and Canvas's gradebook export may write, is dropped),
 and without NUL bytes (Python 3.11's csv module reads them into a cell, and a reason holding
 one would reach the student's file in Canvas's feedback zip, which Python then refuses to run).
+
+And one equality for every name such a file holds (``normal``): the roster's own check of
+its ids and the resolver (grader/term/identity.py) compare names the same way, so two rows
+the resolver would take for one student are refused where the roster is read.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import unicodedata
 from pathlib import Path
+
+def normal(text: str) -> str:
+    """A name as it is compared: NFC, inner spaces collapsed, no surrounding space, no case."""
+    return " ".join(unicodedata.normalize("NFC", str(text)).split()).casefold()
+
 
 # Far above any instructor's file (a roster of 10,000 students with 100 columns is about 10 MB).
 LIMIT = 64 * 1024 * 1024

@@ -26,14 +26,15 @@ from pathlib import Path
 
 from grader.term import canvas_names
 from grader.term.course import LatePolicy
-from grader.term.identity import InstructorFileError, Keyed, normal, read_csv, shown
+from grader.term.identity import InstructorFileError, Keyed, normal, read_csv, read_entry_name, shown
 
-def canvas_marked_late(file_name: str) -> bool:
+def canvas_marked_late(file_name: str, lms: str | None = None) -> bool:
     """Whether a Canvas "Download Submissions" file name carries Canvas's late marker (read
     with the intake's one reading of those names, grader/term/canvas_names.py, which cites
-    canvas-lms's lib/content_zipper.rb)."""
-    parsed = canvas_names.parse_canvas_name(file_name)
-    return bool(parsed and parsed.late)
+    canvas-lms's lib/content_zipper.rb), where the course's LMS (``lms``) writes Canvas's names:
+    a Moodle file a student named ``LATE_1_2_x.py`` is not Canvas's marker."""
+    parsed = read_entry_name(file_name, lms)
+    return isinstance(parsed, canvas_names.CanvasName) and parsed.late
 
 
 class LateWorkError(InstructorFileError):

@@ -65,21 +65,24 @@ def roster_text(path: Path) -> str:
 def _refuse_an_id_twice(path: Path, students: list[tuple[dict[str, str], int]]) -> None:
     """Canvas gives each student one row (GradebookExporter keeps one enrollment per user) and
     each of these ids to one user: two rows with one ``ID``, ``SIS User ID`` or ``SIS Login ID``
-    are a hand-edited or merged file, in which whose row is whose is a guess."""
+    are a hand-edited or merged file, in which whose row is whose is a guess. "One" as the
+    resolver compares names (``instructor_files.normal``: case, spaces and Unicode's spelling
+    aside), so no two rows pass here that a name would then match both of."""
     problems = []
     for column in MATCHED_BY:
         first: dict[str, int] = {}
         for row, line in students:
             value = row.get(column, "")
-            if not value:
+            if not instructor_files.normal(value):
                 continue
-            if value.casefold() in first:
+            if instructor_files.normal(value) in first:
                 problems.append(
-                    f"{path}:{line}: {column} {value[:60]!r} is also on line {first[value.casefold()]}: "
-                    "one row per student (a roster merged from two exports, or edited by hand?)"
+                    f"{path}:{line}: {column} {value[:60]!r} is also on line {first[instructor_files.normal(value)]} "
+                    "(as names are compared: case, spaces and Unicode's spelling aside): one row per student "
+                    "(a roster merged from two exports, or edited by hand?)"
                 )
             else:
-                first[value.casefold()] = line
+                first[instructor_files.normal(value)] = line
     if problems:
         raise RosterError("\n".join(problems))
 
@@ -121,6 +124,13 @@ class Chosen:
         return f"LMS: {self.title} ({self.why})"
 
 
+def kind_of_rows(rows: list[dict[str, str]] | None) -> str | None:
+    """The LMS whose roster these rows are (``read_roster_of``'s): Moodle's keep its ``Identifier``."""
+    if not rows:
+        return None
+    return "moodle" if any(IDENTIFIER in row for row in rows) else "canvas"
+
+
 def recognise(header: list[str]) -> str | None:
     """The LMS whose roster has this header (Moodle's columns are the more particular: asked first)."""
     if moodle_worksheet.looks_like_worksheet(header):
@@ -149,7 +159,12 @@ def choose(course, path: Path | None) -> Chosen:
 
 def read_roster_of(kind: str, path: Path) -> list[dict[str, str]]:
     """The students of ``kind``'s roster, each a row with this module's columns; ``RosterError``."""
-    return moodle_rows(read_worksheet(path)) if kind == "moodle" else read_roster(path)
+    if kind != "moodle":
+        return read_roster(path)
+    worksheet = read_worksheet(path)
+    rows = moodle_rows(worksheet)
+    _refuse_an_id_twice(Path(path), list(zip(rows, worksheet.lines)))  # a site's Username or ID number twice, as compared
+    return rows
 
 
 def read_worksheet(path: Path) -> moodle_worksheet.Worksheet:

@@ -3,8 +3,9 @@
 The gradebook, the report's table and the batch's summary show it, so that no 0 is bare:
 ``graded`` (the tests ran), ``not written`` (the stub: every failing test stopped at the
 stub's NotImplementedError), ``syntax error``, ``import error``, ``timed out`` (the import
-or the submission's budget), ``refused at intake`` (no gradable file), and ``no result``
-(the grader failed: see batch.log). Read from the result's recorded fields, never from
+or the submission's budget), ``refused at intake`` (no gradable file), ``no result``
+(the grader failed: see batch.log), and ``not graded in this run`` (``--only`` named others,
+and no earlier run graded this one: not a failure, a student still to grade). Read from the result's recorded fields, never from
 the student's text alone: an exception message is the student's to write.
 """
 
@@ -20,6 +21,7 @@ IMPORT_ERROR = "import error"
 TIMED_OUT = "timed out"
 REFUSED = "refused at intake"
 NO_RESULT = "no result"
+NOT_GRADED_IN_THIS_RUN = "not graded in this run"
 
 
 def status_of(result: dict) -> str:

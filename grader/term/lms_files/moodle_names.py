@@ -42,6 +42,9 @@ import unicodedata
 from dataclasses import dataclass
 
 PLUGIN_FILE = "assignsubmission_file"  # the file-submission plugin: $subtype . '_' . $type
+# get_student_prefix's name under blind marking: get_string('participant', 'mod_assign'), the
+# worksheet then hiding the name too; the participant id alone says who it is.
+BLIND_NAME = "Participant"
 
 # name: anything up to the last "_<digits>_assignsubmission_<type>" (lazy: Moodle's names hold no
 # "_"; a site that prefixes the username keeps it in the name); file: the rest after one "_" (flat
@@ -62,6 +65,14 @@ class MoodleName:
     file: str  # the file's name in a flat download; "" for a folder
     late: bool = False  # Moodle's names carry no late marker: the worksheet's times say it
     attachment_id: str = ""  # nor any order of uploads: Moodle's download holds the latest submission only
+
+    def agrees_with(self, name_in_files: str) -> bool:
+        """Whether this entry's name part is a worksheet row's name as the zip writes it
+        (``name_in_files``): the same, case and spaces aside; with a site's username prefix in
+        front ("jdoe_Jane Doe": a student's own name holds no ``_``); or Moodle's blind-marked
+        "Participant", which names no one and leaves the participant id to say who."""
+        mine, theirs = " ".join(self.name.split()).casefold(), " ".join(unicodedata.normalize("NFC", name_in_files).split()).casefold()
+        return mine in (theirs, BLIND_NAME.casefold()) or mine.endswith("_" + theirs)
 
     @property
     def file_name(self) -> str:
