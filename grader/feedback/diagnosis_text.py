@@ -42,12 +42,19 @@ def block_lines(function: str, entries: list[dict]) -> list[str]:
     lines = [f"{function}: " + (" and ".join(entry["title"] for entry in known)) + "."]
     for entry in known:
         prefix = f"  [{entry['mistake']}] " if len(known) > 1 else "  "
-        lines.append(f"{prefix}why: {entry.get('why', '')}")
+        lines.append(f"{prefix}why: {why_said(entry)}")
         lines.append(f"{' ' * (len(prefix) - 2)}  fix: {entry.get('fix', '')}")
     explains = known[0].get("explains", [])
     if explains:
         lines.append(f"  {explains_count(explains)}: {checks_in_short(explains)}")
     return lines
+
+
+def why_said(entry: dict) -> str:
+    """The why a student reads: what their own answers showed of the mistake (``seen``, the grader's
+    words: the dtype their mask came back in), then the mistake's why, which every holder shares."""
+    seen, why = str(entry.get("seen") or ""), str(entry.get("why", ""))
+    return f"{seen} {why}" if seen else why
 
 
 def explains_count(explains: list[str]) -> str:
@@ -118,7 +125,7 @@ def markdown_lines(entries: list[dict], submission: str = "") -> list[str]:
         lines += [f"### {markdown_code_span(function)}: " + " and ".join(entry["title"] for entry in known) + ".", ""]
         for entry in known:
             prefix = f"[{entry['mistake']}] " if len(known) > 1 else ""
-            why = markdown_words(entry.get("why", "")) if entry.get("quotes_student_code") else entry.get("why", "")
+            why = markdown_words(why_said(entry)) if entry.get("quotes_student_code") else why_said(entry)
             lines += [f"- {prefix}why: {why}", f"- {prefix}fix: {entry.get('fix', '')}"]
         explains = known[0].get("explains", [])
         if explains:

@@ -72,7 +72,7 @@ class Diagnosis:
     # from the reference (a probe, in words), where to start looking instead.
     first_failing_probe: str = ""
     # What the student's answers show of each known mistake, said before its why (the dtype of a mask).
-    whys: dict[str, str] = field(default_factory=dict)
+    seen: dict[str, str] = field(default_factory=dict)
 
     @property
     def known(self) -> bool:
@@ -91,7 +91,8 @@ class Diagnosis:
         return [
             {
                 "function": self.function, "mistake": id, "title": mistakes.BY_ID[id].title,
-                "why": self.whys.get(id) or mistakes.BY_ID[id].why, "fix": mistakes.BY_ID[id].fix_for(code), "explains": list(self.explains),
+                "why": mistakes.BY_ID[id].why, "fix": mistakes.BY_ID[id].fix_for(code), "explains": list(self.explains),
+                **({"seen": self.seen[id]} if self.seen.get(id) else {}),
                 **({"unreplayable": list(self.unreplayable)} if self.unreplayable else {}),
             }
             for id in self.mistakes
@@ -331,8 +332,8 @@ def diagnose(
         if verdict.ids is not None:
             verdicts[function] = verdict
     diagnoses = {
-        function: Diagnosis(function, verdict.ids, whys={
-            id: mistakes.BY_ID[id].why_for(verdict.probes, list(verdict.observed)) for id in verdict.ids
+        function: Diagnosis(function, verdict.ids, seen={
+            id: mistakes.BY_ID[id].seen_in(verdict.probes, list(verdict.observed)) for id in verdict.ids
         })
         for function, verdict in verdicts.items()
     }

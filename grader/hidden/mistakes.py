@@ -57,18 +57,18 @@ class Mistake:
     # result is thrown away is no help to code that never made the call; a seed before each head is
     # no cause of heads copied from one.
     fix_where: tuple[tuple[Callable[[str], bool], str], ...] = field(repr=False, default=())
-    # What the student's own answers show of the mistake, said before its why: (the function's
-    # probes, the student's outcomes on them) -> a sentence, or "" (the dtype a mask came back in).
-    particular: Callable[[tuple, list], str] | None = field(repr=False, default=None)
+    # What the student's own answers show of the mistake, said to them before its why (the class
+    # report, which shows one why for every holder, leaves it out): (the function's probes, the
+    # student's outcomes on them) -> a sentence, or "" (the dtype a mask came back in).
+    seen: Callable[[tuple, list], str] | None = field(repr=False, default=None)
 
     def fix_for(self, code: str) -> str:
         """The fix for this code (the student's source, or "" when it is not at hand)."""
         return " ".join([self.fix, *(sentence for premise, sentence in self.fix_where if premise(code))])
 
-    def why_for(self, probes: tuple = (), observed: list | None = None) -> str:
-        """The why, after what the student's answers show of it (``particular``), when they are at hand."""
-        said = self.particular(probes, observed) if self.particular is not None and observed else ""
-        return f"{said} {self.why}" if said else self.why
+    def seen_in(self, probes: tuple = (), observed: list | None = None) -> str:
+        """What the student's answers on the probes show of this mistake (``seen``), or ""."""
+        return self.seen(probes, observed) if self.seen is not None and observed else ""
 
     @property
     def steps(self) -> frozenset[str]:
@@ -447,7 +447,7 @@ MISTAKES: tuple[Mistake, ...] = (
         # Every dtype a 0/1 (or True/False) mask can be held in but bool: a form per dtype, as the
         # probes compare a mask's dtype with its values.
         tuple({"as_dtype": lambda mask, dtype=dtype: mask.to(dtype)} for dtype in NOT_BOOL),
-        particular=_mask_dtype_said,
+        seen=_mask_dtype_said,
     ),
     # AttentionHead.forward: the scale
     Mistake(
