@@ -2169,7 +2169,9 @@ FACTS = {
     "one as their query.weight, one as their key.weight and one as their value.weight": {"shared_head_module", "one_head_module_for_all"},
     # NaN weights are never "the same" (mask_without_diagonal gives a row of NaN)
     "return the same attention matrix": {"shared_head_module", "one_head_module_for_all", "reseeded_heads",
-                                         "reseeded_before_each_head", "first_head_weights_repeated"},
+                                         "reseeded_before_each_head", "first_head_weights_repeated",
+                                         "heads_deep_copied_from_one", "heads_given_the_first_heads_weights",
+                                         "heads_initialised_to_a_constant"},
     "came back float64 for float32 inputs": {"head_computes_in_float64"},
 }
 HINTS_GRADED = sorted(set().union(*PREMISES.values()) - {impl.name for impl in STYLES}) + [
