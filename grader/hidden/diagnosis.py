@@ -190,6 +190,15 @@ def triples(function: str) -> list:
     ]
 
 
+def _candidate_groups(function: str):
+    """The candidates, one group after another: single mistakes, pairs, then triples (made only
+    when no single mistake nor pair fits)."""
+    singles, pairs = candidates(function)
+    yield singles
+    yield pairs
+    yield triples(function)
+
+
 @dataclass(frozen=True)
 class Verdict:
     """What probing one function found: the ids (``None``: it behaves; ``()``: unknown), the
@@ -248,9 +257,8 @@ def probe_function(function: str, submission, grading_seed: int = probes.DEFAULT
     evidence = {"probes": tuple(function_probes), "observed": tuple(observed),
                 "first_differing": next((probe for probe, seen, expected in zip(function_probes, observed, reference_in(0))
                                          if not same(seen, expected)), None)}
-    singles, pairs = candidates(function)
-    for group in (singles, pairs, lambda: triples(function)):
-        matched = {ids for ids, steps in (group() if callable(group) else group) if reproduces(steps)}
+    for group in _candidate_groups(function):
+        matched = {ids for ids, steps in group if reproduces(steps)}
         if len(matched) == 1:
             return Verdict(next(iter(matched)), **evidence)
         if matched:
