@@ -1809,6 +1809,85 @@ VARIANTS += (
 )
 # === end of issue 37's block
 
+# === Issue 48: a mistake placed in the function that has it, every mask dtype named, every cause of
+# identical heads, an assert wherever the contract asks for an error. Forms of this repository's own:
+# one fused projection for every head (no heads list), a mask of bytes, heads deep-copied, heads given
+# the first head's weights, heads set to one constant, a bare assert.
+_FUSED_WITHOUT_HEADS = (
+    "        batch, seq, _ = inputs.shape\n"
+    "        queries, keys, values = self.qkv(inputs).split(self.model_dim, dim=-1)\n"
+    "        head_results = []\n"
+    "        for h in range(self.num_heads):\n"
+    "            part = slice(h * self.head_dim, (h + 1) * self.head_dim)\n"
+    "            scores = queries[..., part] @ keys[..., part].transpose(-2, -1) / math.sqrt(self.head_dim)\n"
+    "            weights = torch.softmax(scores.masked_fill(~allowed_mask, float('-inf')), dim=-1)\n"
+    "            head_results.append(HeadResult(output=weights @ values[..., part], weights=weights))\n"
+    "        concatenated = concatenate_heads(head_results)  # (batch, seq, model_dim)\n"
+)
+MUTANTS += (
+    Implementation(
+        name="every_head_in_one_fused_projection",
+        kind="contract",
+        mistake="parameter_layout",
+        description="Kept no heads list: one nn.Linear(model_dim, 3 * model_dim) makes every head's queries, keys and values.",
+        edits=(_edit(_HEADS_LIST, "self.qkv = nn.Linear(model_dim, 3 * model_dim, bias=False)"), _edit(_MODULE_HEADS, _FUSED_WITHOUT_HEADS)),
+        losing_groups=(HEAD_DISTINCTNESS, REFERENCE_EXAMPLES, REFERENCE),
+    ),
+    Implementation(
+        name="causal_mask_of_bytes",
+        mistake="mask_not_boolean",
+        description="Built the causal mask from torch.uint8 ones: a mask of bytes, 0 and 1, not bool.",
+        edits=(_edit(_MASK_ONES, "ones = torch.ones(seq_len, seq_len, dtype=torch.uint8, device=device)"),),
+        losing_groups=(CAUSAL_MASKING,),
+        must_read=("Your causal_mask returns a torch.uint8 tensor.",),
+    ),
+    Implementation(
+        name="heads_deep_copied_from_one",
+        mistake="identically_initialised_heads",
+        description="Built one head and filled the list with copy.deepcopy of it: separate modules, one head's weights.",
+        edits=(_edit(_HEADS_LIST, (
+            "import copy\n"
+            "        template = AttentionHead(model_dim, self.head_dim)\n"
+            "        self.heads = nn.ModuleList(copy.deepcopy(template) for _ in range(num_heads))"
+        )),),
+        losing_groups=(HEAD_DISTINCTNESS,),
+        must_read=("copy.deepcopy",),
+    ),
+    Implementation(
+        name="heads_given_the_first_heads_weights",
+        mistake="identically_initialised_heads",
+        description="Loaded the first head's state dict into every other head after building them.",
+        edits=(_edit(_HEADS_LIST, _HEADS_LIST + "\n        for later in self.heads[1:]:\n            later.load_state_dict(self.heads[0].state_dict())"),),
+        losing_groups=(HEAD_DISTINCTNESS,),
+    ),
+    Implementation(
+        name="heads_initialised_to_a_constant",
+        mistake="identically_initialised_heads",
+        description="Set every projection of every head to 0.1 in AttentionHead's constructor: no seed, no copy, the same weights.",
+        edits=(_edit("        self.value = nn.Linear(model_dim, head_dim, bias=False)\n",
+                     "        self.value = nn.Linear(model_dim, head_dim, bias=False)\n"
+                     "        for projection in (self.query, self.key, self.value):\n"
+                     "            nn.init.constant_(projection.weight, 0.1)\n"),),
+        losing_groups=(HEAD_DISTINCTNESS,),
+    ),
+    Implementation(
+        name="bare_assert_in_head_dimension",
+        mistake="assert_instead_of_raise+error_message_without_numbers+zero_heads_not_rejected",
+        description="Checked the width with a bare assert model_dim % num_heads == 0: no message, and zero heads divide by zero.",
+        edits=(_edit(_HEAD_DIM_CHECK + "\n" + _HEAD_DIM_ERROR, "assert model_dim % num_heads == 0\n"),),
+        losing_groups=(CONFIGURATION,),
+    ),
+    Implementation(
+        name="constructor_asserts_in_words",
+        mistake="assert_instead_of_raise",
+        description="The module's constructor asserts the width divides, its message naming neither number, and divides by itself.",
+        edits=(_edit(_CONSTRUCTOR_CHECK, "        assert not model_dim % num_heads, 'the heads must split the width evenly'\n"
+                                         "        self.head_dim = model_dim // num_heads\n"),),
+        losing_groups=(CONFIGURATION,),
+    ),
+)
+# === end of issue 48's block
+
 
 def apply_edits(source: str, edits: Iterable[Edit], name: str = "<edits>") -> str:
     """Apply ``edits`` in order; each ``old`` must occur exactly once when it is applied.
@@ -1940,6 +2019,8 @@ REWRITTEN = {
  "only_lt1": ({"no_divisibility_check"}, [E(_HEAD_DIM_CHECK, "if num_heads < 1:")]),
  "one_number": ({"error_message_without_numbers"}, [E(_HEAD_DIM_ERROR, '        raise ValueError(f"num_heads={num_heads} does not divide the width")\n')]),
  "int_mask": ({"mask_not_boolean"}, [E(TRIL, "return torch.tril(ones).long()")]),
+ "half_mask_from_comparison": ({"mask_not_boolean"}, [E(TRIL, "return (torch.arange(seq_len)[None, :] <= torch.arange(seq_len)[:, None]).half()")]),
+ "byte_mask_by_to": ({"mask_not_boolean"}, [E(TRIL, "return torch.tril(ones).to(torch.uint8)")]),
  "triu_bool": ({"upper_triangle_mask"}, [E("ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)", "ones = torch.ones(seq_len, seq_len, device=device)"), E(TRIL, "return torch.triu(ones).bool()")]),
  "not_tril": ({"inverted_mask"}, [E(TRIL, "return ~torch.tril(ones)")]),
  "gt_mask": ({"mask_without_diagonal"}, [E("ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)", "p = torch.arange(seq_len, device=device)"), E(TRIL, "return p[:, None] > p[None, :]")]),
@@ -1959,6 +2040,8 @@ REWRITTEN = {
  "zero_heads_by_assert": ({"assert_instead_of_raise", "zero_heads_not_rejected"}, [E(_HEAD_DIM_CHECK + "\n" + _HEAD_DIM_ERROR, 'assert model_dim % num_heads == 0, f"model_dim={model_dim} does not split into num_heads={num_heads}"\n')]),
  "softmax_over_batch_by_hand": ({"softmax_over_batch"}, [E(SOFT, "e = torch.exp(scores)\n        weights = e / e.sum(dim=0, keepdim=True)")]),
  "softmax_over_batch_named_dim": ({"softmax_over_batch"}, [E(SOFT, "weights = torch.nn.functional.softmax(scores, 0)")]),
+ "assert_in_the_constructor_naming_one_number": ({"assert_instead_of_raise"}, [E("        self.head_dim = head_dimension(model_dim, num_heads)\n", "        assert model_dim % num_heads == 0, f'{num_heads} heads'\n        self.head_dim = head_dimension(model_dim, num_heads)\n")]),
+ "assert_remainder_without_words_nor_zero_check": ({"assert_instead_of_raise", "error_message_without_numbers", "zero_heads_not_rejected"}, [E(_HEAD_DIM_CHECK + "\n" + _HEAD_DIM_ERROR, "assert not model_dim % num_heads\n")]),
  "assert_in_the_constructor_with_a_tuple": ({"assert_instead_of_raise"}, [E("        self.head_dim = head_dimension(model_dim, num_heads)\n", "        assert model_dim % num_heads == 0, (model_dim, num_heads)\n        self.head_dim = head_dimension(model_dim, num_heads)\n")]),
  # out of vocabulary
  "oov_weights_T": (set(), [E(OUT, "output = weights.transpose(-2, -1) @ values")]),
@@ -2047,7 +2130,7 @@ PREMISES = {
     "allows no position": {"mask_without_diagonal"},
     "leaves out the diagonal": {"mask_without_diagonal"},
     "lets each position see the next one": {"mask_one_step_ahead"},
-    "dtype=torch.bool": {"float_causal_mask"},
+    "dtype=torch.bool": {"float_causal_mask", "causal_mask_of_bytes"},
     "the graph is cut": {"keys_detached", "inputs_detached_for_keys", "values_under_no_grad"},
     "does not use it": {"no_output_projection", "values_from_queries", "values_from_keys", "scores_from_queries_only",
                         "weights_concatenated"},
@@ -2062,6 +2145,10 @@ PREMISES = {
     "is not axis 1": {"weights_heads_axis_misplaced"},
     "repeats one module": {"shared_head_module", "one_head_module_for_all"},
     "manual_seed": {"reseeded_heads", "reseeded_before_each_head"},
+    # Identical heads told the cause their source shows (issue 48), and none where it shows none.
+    "copies of one head: copy.deepcopy": {"heads_deep_copied_from_one"},
+    "one head's weights loaded into another": {"heads_given_the_first_heads_weights"},
+    "separate modules that start with the same weights": {"heads_initialised_to_a_constant"},
     "yet return the same matrices": {"first_head_weights_repeated"},
     "is an assert": {"assert_instead_of_raise"},
     "right and a float": {"true_division_head_dim"},
@@ -2082,7 +2169,9 @@ FACTS = {
     "one as their query.weight, one as their key.weight and one as their value.weight": {"shared_head_module", "one_head_module_for_all"},
     # NaN weights are never "the same" (mask_without_diagonal gives a row of NaN)
     "return the same attention matrix": {"shared_head_module", "one_head_module_for_all", "reseeded_heads",
-                                         "reseeded_before_each_head", "first_head_weights_repeated"},
+                                         "reseeded_before_each_head", "first_head_weights_repeated",
+                                         "heads_deep_copied_from_one", "heads_given_the_first_heads_weights",
+                                         "heads_initialised_to_a_constant"},
     "came back float64 for float32 inputs": {"head_computes_in_float64"},
 }
 HINTS_GRADED = sorted(set().union(*PREMISES.values()) - {impl.name for impl in STYLES}) + [

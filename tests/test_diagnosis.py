@@ -15,7 +15,8 @@ import torch
 import catalogue
 from grading import grade
 from grader.feedback import root_causes
-from grader.hidden import diagnosis, mistakes, probes
+from grader.feedback import diagnosis_text
+from grader.hidden import counterfactual, diagnosis, mistakes, probes
 from grader.submission import InProcessBackend, Submission
 
 def verdicts(path) -> dict[str, tuple[str, ...]]:
@@ -421,3 +422,73 @@ def test_a_hidden_check_a_diagnosis_could_not_replay_is_not_named_where_hidden_c
     (entry,) = shown_diagnoses(document, hidden_details=False)
     assert entry["unreplayable"] == ["test_seen[x]"] and entry["explains"] == ["test_seen[x]"]
     assert shown_diagnoses(document, hidden_details=True)[0]["unreplayable"] == ["test_seen[x]", "test_secret[x]"]
+
+
+# --- where to start looking, and what the answers show (issue 48) ------------------------------------
+# Forms of this file's own: a head_dimension that raises OverflowError beside a head that computes
+# its weights in float64; a concatenate_heads that gives back nothing, in a module that joins its
+# heads itself; a causal mask built in any dtype but bool.
+_HEAD_DIM_REFUSAL = catalogue._HEAD_DIM_CHECK + "\n" + catalogue._HEAD_DIM_ERROR
+
+
+def _written(tmp_path, name: str, edits) -> Submission:
+    path = tmp_path / f"{name}.py"
+    path.write_text(catalogue.apply_edits(catalogue.SOLUTION_PATH.read_text(), edits, name))
+    return Submission(name, path, InProcessBackend(path)).open()
+
+
+def _unknown_entries(found) -> dict[str, dict]:
+    return {entry["function"]: entry for d in found for entry in d.entries() if entry["mistake"] == diagnosis.UNKNOWN}
+
+
+MODULE_CHECK = diagnosis.FailedCheck("test_module_first", frozenset({"run_attention"}))
+
+
+def test_an_unknown_mistakes_first_failing_check_is_its_own_functions(tmp_path):
+    """The module's check fails first on the page (the head's float64 weights), yet head_dimension's
+    own check is where its mistake shows."""
+    submission = _written(tmp_path, "overflow_and_float64", [
+        catalogue.Edit(_HEAD_DIM_REFUSAL, "if num_heads < 1 or model_dim % num_heads:\n        raise OverflowError(f'{model_dim} / {num_heads}')\n"),
+        catalogue.Edit(catalogue._SOFTMAX_LINE, "weights = torch.softmax(scores.double(), dim=-1)"),
+    ])
+    failed = [MODULE_CHECK, diagnosis.FailedCheck("test_head_dimension_own", frozenset({"head_dimension"})),
+              diagnosis.FailedCheck("test_head_own", frozenset({"run_head"}))]
+    entries = _unknown_entries(diagnosis.diagnose(submission, failed))
+    assert entries[mistakes.HEAD_DIMENSION]["first_failing_check"] == "test_head_dimension_own", entries
+    assert entries[mistakes.HEAD]["first_failing_check"] == "test_head_own", entries
+
+
+_JOINED_BY_THE_MODULE = [
+    catalogue.Edit(catalogue._CONCAT_LINE, "return None"),
+    catalogue.Edit("concatenated = concatenate_heads(head_results)", "concatenated = torch.cat([r.output for r in head_results], dim=-1)"),
+]
+
+
+def test_a_function_the_module_never_calls_is_not_blamed_through_the_module(tmp_path):
+    """No check of concatenate_heads' own failed here (it was diagnosed behind another's failures):
+    the student is sent to the grader's own call it fails, not to a check of a module that never
+    calls it."""
+    submission = _written(tmp_path, "joined_by_the_module", _JOINED_BY_THE_MODULE)
+    entries = _unknown_entries(diagnosis.diagnose(submission, [MODULE_CHECK], also_suspect={mistakes.CONCATENATE}))
+    entry = entries[mistakes.CONCATENATE]
+    assert entry["first_failing_check"] == "" and entry["first_failing_probe"].startswith("concatenate_heads on "), entry
+    said = diagnosis_text.text_lines([entry])[0]
+    assert "test_module_first" not in said and entry["first_failing_probe"] in said, said
+
+
+def test_a_module_is_shown_to_call_a_function_only_where_it_does(tmp_path):
+    own = _written(tmp_path, "joined_by_the_module", _JOINED_BY_THE_MODULE)
+    solution = Submission("solution", catalogue.SOLUTION_PATH, InProcessBackend(catalogue.SOLUTION_PATH)).open()
+    assert not counterfactual.module_calls(own, mistakes.CONCATENATE, 0)
+    assert all(counterfactual.module_calls(solution, function, 0) for function in counterfactual.REPLACEABLE)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int16, torch.float16, torch.float64])
+def test_a_mask_of_ones_and_zeros_is_named_in_any_dtype_but_bool_and_the_dtype_said(tmp_path, dtype):
+    (expected,) = next(m for m in catalogue.MUTANTS if m.name == "causal_mask_of_bytes").mistakes
+    submission = _written(tmp_path, f"mask_{dtype}".replace("torch.", ""), [
+        catalogue.Edit(catalogue._MASK_ONES, f"ones = torch.ones(seq_len, seq_len, dtype={dtype}, device=device)")])
+    found = diagnosis.diagnose(submission, [diagnosis.FailedCheck("test_mask", frozenset({"causal_mask"}))])
+    (entry,) = [entry for d in found for entry in d.entries()]
+    assert entry["mistake"] == expected and f"a {dtype} tensor" in entry["seen"], entry
+    assert entry["seen"] in diagnosis_text.text_lines([entry])[1]  # said to the student, before the why

@@ -123,7 +123,7 @@ def test_a_layout_diagnosis_quoting_the_students_parameter_names_renders_them_as
                f"  got:      heads.0.{HOSTILE_ID}, heads.0.*loud*")
     result = SubmissionResult("zoe")
     result.tests.append(TestRecord("test_layout[zoe]", "shapes", "zoe", 2, "failed", message))
-    result.diagnoses = [root_causes._layout_entry(message) | {"explains": ["test_layout[zoe]"]}]
+    result.diagnoses = [root_causes._layout_entry(message, root_causes.HEAD_CONSTRUCTOR) | {"explains": ["test_layout[zoe]"]}]
     page = render_markdown(result)
     assert elements_of(page) <= PAGE_ELEMENTS - {"em"}, elements_of(page) - PAGE_ELEMENTS
     assert "img" not in elements_of(page) and "em" not in elements_of(page), page

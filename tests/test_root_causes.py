@@ -138,6 +138,7 @@ def instructor_run(tmp_path_factory):
     names = (
         "projections_with_bias", "key_and_value_with_bias", "dropout_after_the_output_projection", "projections_renamed",
         "output_projection_without_bias", "mask_inverted", "doubled_output_projection",
+        "every_head_in_one_fused_projection", "heads_in_a_plain_list",
     )
     paths = [catalogue.write_implementation(mutant(name), folder) for name in names]
     paths += [catalogue.write_implementation(catalogue.paired(*pair), folder) for pair in BESIDE_A_MISTAKE]
@@ -156,6 +157,41 @@ def test_a_bias_slip_keeps_three_quarters_of_the_points_with_one_message_about_t
     assert len(layout_messages) == 1
     section_text = section(instructor_run.output, f"diagnosis: {name}")
     assert section_text.count("names and shapes of the contract") == 1
+
+
+# Placed by what the module has (issue 48): no parameter under heads.<h>. is the module's constructor
+# (its missing list names the heads' query, key and value, which the head's constructor has right);
+# a head with names, or a bias, of its own is the head's.
+WHOSE_LAYOUT = {
+    "every_head_in_one_fused_projection": root_causes.MODULE_CONSTRUCTOR, "heads_in_a_plain_list": root_causes.MODULE_CONSTRUCTOR,
+    "projections_renamed": root_causes.HEAD_CONSTRUCTOR, "key_and_value_with_bias": root_causes.HEAD_CONSTRUCTOR,
+    "output_projection_without_bias": root_causes.MODULE_CONSTRUCTOR,
+}
+
+
+@pytest.mark.parametrize("name", WHOSE_LAYOUT)
+def test_a_layout_slip_is_placed_in_the_constructor_that_has_it(instructor_run, name):
+    (entry,) = [e for e in instructor_run.results[name]["diagnoses"] if e["mistake"] == root_causes.PARAMETER_LAYOUT]
+    assert entry["function"] == WHOSE_LAYOUT[name], entry
+    # The class report's misconceptions are the results' entries: the same function there.
+    from grader.class_view import class_statistics
+
+    (held,) = class_statistics.misconceptions({name: instructor_run.results[name]})
+    assert held.function == WHOSE_LAYOUT[name]
+
+
+def test_a_layout_is_placed_by_the_names_the_module_has():
+    contract = {f"heads.{h}.{p}.weight": (4, 8) for h in range(2) for p in ("query", "key", "value")}
+    contract |= {"output_projection.weight": (8, 8), "output_projection.bias": (8,)}
+    heads_as_three_tensors = {"query_weights": (2, 4, 8), "key_weights": (2, 4, 8), "value_weights": (2, 4, 8),
+                              "output_projection.weight": (8, 8), "output_projection.bias": (8,)}
+    assert root_causes.function_of_layout(heads_as_three_tensors, contract) == root_causes.MODULE_CONSTRUCTOR
+    one_head_short = {name: shape for name, shape in contract.items() if not name.startswith("heads.1.")}
+    assert root_causes.function_of_layout(one_head_short, contract) == root_causes.MODULE_CONSTRUCTOR
+    wider_heads = {name: (8, 8) if name.startswith("heads.") else shape for name, shape in contract.items()}
+    assert root_causes.function_of_layout(wider_heads, contract) == root_causes.HEAD_CONSTRUCTOR
+    renamed = {name.replace(".query.", ".q."): shape for name, shape in contract.items()}
+    assert root_causes.function_of_layout(renamed, contract) == root_causes.HEAD_CONSTRUCTOR
 
 
 @pytest.mark.parametrize("pair", BESIDE_A_MISTAKE, ids=["+".join(pair) for pair in BESIDE_A_MISTAKE])

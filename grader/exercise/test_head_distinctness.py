@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from grader.exercise import checks, data, operations
-from grader.feedback import premises, root_causes
+from grader.feedback import premises, root_causes, source_premises
 from grader.exercise.data import LESSON, Config
 
 SEED = 2024
@@ -20,10 +20,35 @@ SHARED_HINT = (
     "create a new AttentionHead for every head (AttentionHead(...) for _ in range(num_heads)): "
     "[head] * num_heads, or one head appended several times, repeats one module."
 )
+# Heads that start with the same numbers: the cause said is the one the student's code shows
+# (grader/feedback/source_premises.py), else only what the numbers show.
 RESEEDED_HINT = (
     "your heads are separate modules built from the same random numbers: a torch.manual_seed "
     "called before each head (or inside it) gives every head the same starting weights; seed once, outside."
 )
+COPIED_HINT = (
+    "your heads are copies of one head: copy.deepcopy gives each copy that head's starting weights; "
+    "build every head with AttentionHead(...), so that each draws its own."
+)
+LOADED_HINT = (
+    "your code loads weights into a head (load_state_dict, copy_): one head's weights loaded into another make "
+    "them equal; leave each head the weights it drew."
+)
+SAME_START_HINT = (
+    "your heads are separate modules that start with the same weights: build every head with "
+    "AttentionHead(...), so that each draws its own random numbers."
+)
+CAUSES_SHOWN = (
+    (source_premises.seeds_in_the_model, RESEEDED_HINT),
+    (source_premises.copies_a_head, COPIED_HINT),
+    (source_premises.loads_one_heads_weights, LOADED_HINT),
+)
+
+
+def same_start_hint(submission) -> str:
+    """Why separate heads start with the same weights, as far as the student's source shows it."""
+    code = source_premises.student_code(submission.source)
+    return " ".join(hint for shows, hint in CAUSES_SHOWN if shows(code)) or SAME_START_HINT
 # Said only when every parameter of the heads named is one tensor with the other's: the heads
 # are one module (see premises.shared_tensors).
 ONE_MODULE_HINT = SHARED_HINT
@@ -64,7 +89,9 @@ def test_each_head_has_its_own_query_key_and_value_projections(submission):
             f"{graded_around(missing, extra, reshaped, parameters)}\n"
             f"  expected: {operations.names_and_shapes(list(expected), {n: torch.empty(shape) for n, shape in expected.items()})}\n"
             f"  got:      {'; '.join(got)}\n"
-            f"  fix:      {root_causes.LAYOUT_FIX}"
+            f"  fix:      {root_causes.LAYOUT_FIX}",
+            found={name: tuple(value.shape) for name, value in parameters.items()},
+            expected=expected,
         )
 
 
@@ -121,7 +148,7 @@ def test_heads_neither_share_nor_copy_their_parameters(submission):
                     f"heads {first} and {second} start with identical {projection} weights.",
                     "independently initialised heads (different random weights)",
                     "the same numbers in both",
-                    RESEEDED_HINT,
+                    same_start_hint(submission),
                 )
 
 
@@ -162,7 +189,7 @@ def same_matrices_hint(submission, config: Config, inputs, weights, first: int, 
     if any(a is None or b is None for a, b in pairs):
         return ""
     if all(a.shape == b.shape and torch.equal(a, b) for a, b in pairs):
-        return RESEEDED_HINT
+        return same_start_hint(submission)
     # The student's own AttentionHead, given each head's starting weights: when it tells them
     # apart and the module reports head ``first``'s matrix for both, the stacking repeats one.
     alone = [own_head_weights(submission, config, inputs, parameters, head) for head in (first, second)]

@@ -10,6 +10,9 @@ without their hints, and every other failing check keeps its full message.
 from __future__ import annotations
 
 UNKNOWN = "unknown"
+# Where to look when no check of the function's own failed: the grader's own call (a probe, in the
+# grader's words: grader/hidden/probes.py) on which it parts from the reference.
+PROBE_SAID = "it first answers otherwise than the reference when the grader calls {probe}"
 
 
 def by_function(entries: list[dict]) -> dict[str, list[dict]]:
@@ -27,7 +30,9 @@ def explained_checks(entries: list[dict]) -> set[str]:
 def block_lines(function: str, entries: list[dict]) -> list[str]:
     """One function's diagnosis as plain lines (no markup)."""
     if all(entry.get("mistake") == UNKNOWN for entry in entries):
-        first = entries[0].get("first_failing_check", "")
+        first, probe = entries[0].get("first_failing_check", ""), entries[0].get("first_failing_probe", "")
+        if probe and not first:
+            return [f"{function}: a mistake that matches none of the known ones; {PROBE_SAID.format(probe=probe)}."]
         return [
             f"{function}: a mistake that matches none of the known ones"
             + (f"; the first failing check is {first}" if first else "")
@@ -37,12 +42,19 @@ def block_lines(function: str, entries: list[dict]) -> list[str]:
     lines = [f"{function}: " + (" and ".join(entry["title"] for entry in known)) + "."]
     for entry in known:
         prefix = f"  [{entry['mistake']}] " if len(known) > 1 else "  "
-        lines.append(f"{prefix}why: {entry.get('why', '')}")
+        lines.append(f"{prefix}why: {why_said(entry)}")
         lines.append(f"{' ' * (len(prefix) - 2)}  fix: {entry.get('fix', '')}")
     explains = known[0].get("explains", [])
     if explains:
         lines.append(f"  {explains_count(explains)}: {checks_in_short(explains)}")
     return lines
+
+
+def why_said(entry: dict) -> str:
+    """The why a student reads: what their own answers showed of the mistake (``seen``, the grader's
+    words: the dtype their mask came back in), then the mistake's why, which every holder shares."""
+    seen, why = str(entry.get("seen") or ""), str(entry.get("why", ""))
+    return f"{seen} {why}" if seen else why
 
 
 def explains_count(explains: list[str]) -> str:
@@ -103,15 +115,17 @@ def markdown_lines(entries: list[dict], submission: str = "") -> list[str]:
     for function, group in by_function(entries).items():
         known = [entry for entry in group if entry.get("mistake") != UNKNOWN]
         if not known:
-            first = group[0].get("first_failing_check", "")
+            first, probe = group[0].get("first_failing_check", ""), group[0].get("first_failing_probe", "")
             lines += [f"### {markdown_code_span(function)}: a mistake that matches none of the known ones", ""]
             if first:
                 lines += [f"- the first failing check is {markdown_code_span(check_name(first, submission))} (its full message is below).", ""]
+            elif probe:
+                lines += [f"- {PROBE_SAID.format(probe=markdown_code_span(probe))}.", ""]
             continue
         lines += [f"### {markdown_code_span(function)}: " + " and ".join(entry["title"] for entry in known) + ".", ""]
         for entry in known:
             prefix = f"[{entry['mistake']}] " if len(known) > 1 else ""
-            why = markdown_words(entry.get("why", "")) if entry.get("quotes_student_code") else entry.get("why", "")
+            why = markdown_words(why_said(entry)) if entry.get("quotes_student_code") else why_said(entry)
             lines += [f"- {prefix}why: {why}", f"- {prefix}fix: {entry.get('fix', '')}"]
         explains = known[0].get("explains", [])
         if explains:

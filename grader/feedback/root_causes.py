@@ -49,25 +49,50 @@ RANDOM_OPERATIONS = {
 }
 
 
+HEAD_CONSTRUCTOR, MODULE_CONSTRUCTOR = "AttentionHead.__init__", "MultiHeadSelfAttention.__init__"
+_HEAD_PARAMETER = re.compile(r"heads\.(\d+)\.(.+)")
+
+
 class LayoutSlip(pytest.fail.Exception):
-    """The layout check's failure: the one place the layout slip is described in full."""
+    """The layout check's failure: the one place the layout slip is described in full, with the
+    constructor whose layout it is (``function``, from the names the module has)."""
+
+    function = MODULE_CONSTRUCTOR
 
 
-def layout_slip(message: str) -> None:
-    raise LayoutSlip(message, pytrace=False)
+def layout_slip(message: str, found: dict[str, tuple], expected: dict[str, tuple]) -> None:
+    """Fail the layout check; ``found`` and ``expected``: each parameter's name and shape, the
+    module's own and the contract's."""
+    slip = LayoutSlip(message, pytrace=False)
+    slip.function = function_of_layout(found, expected)
+    raise slip
 
 
-def _function_of_layout(message: str) -> str:
-    got = message.split("got:", 1)[-1]
-    head_names = any(f"{name}." in got for name in ("query", "key", "value")) or "into your AttentionHead" in message
-    return "AttentionHead.__init__" if head_names else "MultiHeadSelfAttention.__init__"
+def function_of_layout(found: dict[str, tuple], expected: dict[str, tuple]) -> str:
+    """The constructor that has the layout slip, placed by what the student's module has: no
+    parameter under ``heads.<h>.`` (no heads list, a fused projection, heads in a plain list) is
+    the module's constructor; a head whose own names or shapes are not the contract's (names of
+    its own, a bias, another width) is the head's; anything else (how many heads, the output
+    projection) is the module's."""
+    def per_head(parameters: dict) -> dict[str, dict[str, tuple]]:
+        heads: dict[str, dict[str, tuple]] = {}
+        for name, shape in parameters.items():
+            if match := _HEAD_PARAMETER.fullmatch(name):
+                heads.setdefault(match[1], {})[match[2]] = tuple(shape)
+        return heads
+
+    found_heads, contract = per_head(found), per_head(expected)
+    if not found_heads or not contract:
+        return MODULE_CONSTRUCTOR
+    one_head = next(iter(contract.values()))  # every head of the contract has the same names and shapes
+    return HEAD_CONSTRUCTOR if any(head != one_head for head in found_heads.values()) else MODULE_CONSTRUCTOR
 
 
-def _layout_entry(message: str) -> dict:
+def _layout_entry(message: str, function: str) -> dict:
     # The message's own lines (what is wrong, expected, got), one sentence each; the fix is the entry's.
     lines = [" ".join(line.split()) for line in message.splitlines() if line.strip() and not line.strip().startswith(("fix:", "hint:"))]
     return {
-        "function": _function_of_layout(message),
+        "function": function,
         "mistake": PARAMETER_LAYOUT,
         "title": "the module's parameters do not have the names and shapes of the contract",
         "why": "; ".join(line.rstrip(".") for line in lines) + ".",
@@ -274,7 +299,14 @@ class RootCauses:
         if load_failure:
             self.unloadable.add(result.submission)
         if isinstance(error, LayoutSlip) or load_failure:
-            entry = self._cause(result, PARAMETER_LAYOUT) or self._add(result, _layout_entry(_message(error)))
+            # Whose layout: the layout check's placement by the module's names; until it has run, the
+            # module's (the grader's weights did not fit the module), or the head's when they did not
+            # fit the head alone (run_head builds one), which no module's names can make the module's.
+            function = error.function if isinstance(error, LayoutSlip) else (
+                HEAD_CONSTRUCTOR if error.operation == "run_head" else MODULE_CONSTRUCTOR)
+            entry = self._cause(result, PARAMETER_LAYOUT) or self._add(result, _layout_entry(_message(error), function))
+            if function == HEAD_CONSTRUCTOR or isinstance(error, LayoutSlip) and entry["function"] != HEAD_CONSTRUCTOR:
+                entry["function"] = function
             if isinstance(error, LayoutSlip):
                 # The check that states the layout fails for the layout alone, whatever else is
                 # wrong (grader/hidden/plugin.py keeps it under the layout).

@@ -37,6 +37,7 @@ diagnosis's budget and at most ``MAX_CALLS`` worker calls per submission.
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from grader.exercise.data import Config
@@ -282,6 +283,27 @@ class Replaced(Submission):
             if got.get("input_gradient") is not None:
                 input_gradient = got["input_gradient"] if input_gradient is None else input_gradient + got["input_gradient"]
         return {"input_gradient": input_gradient, "parameter_gradients": gradients}
+
+
+def module_calls(submission: Submission, function: str, grading_seed: int) -> bool:
+    """Whether the student's module is shown to call ``function`` when it is built and run
+    (allowed_mask=None, as the default mask is a causal_mask call): the module run once with
+    ``function`` replaced by the stand-in, which asks for its first answer if it is called.
+    False when the run returns without asking, and when it fails before asking (nothing shows
+    the call then: no check of the module is blamed on ``function`` without it)."""
+    if function == mistakes.MODULE:
+        return True
+    from grader.hidden import probes  # the module's probe data (probes imports this module's neighbours)
+
+    probe = next(p for p in probes.for_seed(grading_seed)[mistakes.MODULE] if isinstance(p, probes.ModuleProbe))
+    data = probe.data()
+    arguments = {"model_dim": probe.config.model_dim, "num_heads": probe.config.num_heads, "inputs": data["inputs"].clone(),
+                 "parameters": {name: value.clone() for name, value in data["parameters"].items()}, "allowed_mask": None}
+    try:
+        reply = submission._call("replaced", function=function, served=[], replayed="run_attention", arguments=arguments)
+    except (Exception, pytest.fail.Exception):  # noqa: BLE001 - a failure shows no call
+        return False
+    return isinstance(reply, dict) and bool(reply.get("missing"))
 
 
 _ANSWERS = {

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy
 import torch
 
+from grader.feedback import source_premises
 from grader.hidden import counterfactual, mistakes, probes
 
 UNKNOWN = "unknown"
@@ -67,6 +68,11 @@ class Diagnosis:
     # seed when its construction is the mistake, out of calls): neither explained nor not.
     unreplayable: list[str] = field(default_factory=list)
     first_failing_check: str = ""  # for an unknown mistake: where to start looking
+    # For an unknown mistake no check of its own shows: the grader's own call on which it parts
+    # from the reference (a probe, in words), where to start looking instead.
+    first_failing_probe: str = ""
+    # What the student's answers show of each known mistake, said before its why (the dtype of a mask).
+    seen: dict[str, str] = field(default_factory=dict)
 
     @property
     def known(self) -> bool:
@@ -80,11 +86,13 @@ class Diagnosis:
             return [{
                 "function": self.function, "mistake": UNKNOWN, "title": "a mistake that matches none of the known ones",
                 "explains": [], "first_failing_check": self.first_failing_check,
+                **({"first_failing_probe": self.first_failing_probe} if self.first_failing_probe and not self.first_failing_check else {}),
             }]
         return [
             {
                 "function": self.function, "mistake": id, "title": mistakes.BY_ID[id].title,
                 "why": mistakes.BY_ID[id].why, "fix": mistakes.BY_ID[id].fix_for(code), "explains": list(self.explains),
+                **({"seen": self.seen[id]} if self.seen.get(id) else {}),
                 **({"unreplayable": list(self.unreplayable)} if self.unreplayable else {}),
             }
             for id in self.mistakes
@@ -92,17 +100,8 @@ class Diagnosis:
 
 
 def student_code(path) -> str:
-    """The Python code of a submission's file, read as text (never run here): a notebook's code
-    cells joined; "" when it cannot be read."""
-    from pathlib import Path
-
-    from grader.reading import notebooks
-
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-        return notebooks.notebook_code(text) if str(path).endswith(".ipynb") else text
-    except (OSError, ValueError):
-        return ""
+    """The Python code of a submission's file, read as text (never run here)."""
+    return source_premises.student_code(path)
 
 
 # --- comparing outcomes --------------------------------------------------------------------------
@@ -167,9 +166,59 @@ def candidates(function: str) -> tuple[list, list]:
     return singles, pairs
 
 
+# Three mistakes in one function are tried where their combinations are few (head_dimension's
+# check, message, refusal and division: an assert with no message that lets zero heads through
+# is three misconceptions in one line); a head's would be thousands.
+MAX_TRIPLES = 200
+
+
+def triples(function: str) -> list:
+    """Every three mistakes of ``function`` that change different steps, in each of their forms,
+    or [] where they would be more than MAX_TRIPLES: (ids, steps)."""
+    reference = mistakes.REFERENCE_STEPS[function]
+    known = mistakes.of_function(function)
+    disjoint = [
+        group for group in itertools.combinations(known, 3)
+        if all(not (a.steps_in(function) & b.steps_in(function)) for a, b in itertools.combinations(group, 2))
+    ]
+    if sum(len(a.forms_in(function)) * len(b.forms_in(function)) * len(c.forms_in(function)) for a, b, c in disjoint) > MAX_TRIPLES:
+        return []
+    return [
+        ((a.id, b.id, c.id), reference | form_a | form_b | form_c)
+        for a, b, c in disjoint
+        for form_a in a.forms_in(function) for form_b in b.forms_in(function) for form_c in c.forms_in(function)
+    ]
+
+
+def _candidate_groups(function: str):
+    """The candidates, one group after another: single mistakes, pairs, then triples (made only
+    when no single mistake nor pair fits)."""
+    singles, pairs = candidates(function)
+    yield singles
+    yield pairs
+    yield triples(function)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What probing one function found: the ids (``None``: it behaves; ``()``: unknown), the
+    probes and the student's outcomes on them, and the first probe on which it parts from the
+    reference (None where it does not)."""
+
+    ids: tuple[str, ...] | None
+    probes: tuple = ()
+    observed: tuple = ()
+    first_differing: object = None
+
+
 def diagnose_function(function: str, submission, grading_seed: int = probes.DEFAULT_SEED) -> tuple[str, ...] | None:
     """``None`` when the function behaves as the reference on every probe; the ids of the
     known mistake (or pair) it matches; ``()`` when it matches none, or several."""
+    return probe_function(function, submission, grading_seed).ids
+
+
+def probe_function(function: str, submission, grading_seed: int = probes.DEFAULT_SEED) -> Verdict:
+    """``diagnose_function``'s verdict, with the evidence it was reached on."""
     function_probes = probes.for_seed(grading_seed)[function]
     contexts = [{}]
     if function == mistakes.MODULE:
@@ -204,15 +253,17 @@ def diagnose_function(function: str, submission, grading_seed: int = probes.DEFA
         return False
 
     if reproduces(mistakes.REFERENCE_STEPS[function]):
-        return None
-    singles, pairs = candidates(function)
-    for group in (singles, pairs):
+        return Verdict(None)
+    evidence = {"probes": tuple(function_probes), "observed": tuple(observed),
+                "first_differing": next((probe for probe, seen, expected in zip(function_probes, observed, reference_in(0))
+                                         if not same(seen, expected)), None)}
+    for group in _candidate_groups(function):
         matched = {ids for ids, steps in group if reproduces(steps)}
         if len(matched) == 1:
-            return next(iter(matched))
+            return Verdict(next(iter(matched)), **evidence)
         if matched:
-            return ()  # more than one explanation fits: say none
-    return _by_signature(function, function_probes, observed)
+            return Verdict((), **evidence)  # more than one explanation fits: say none
+    return Verdict(_by_signature(function, function_probes, observed), **evidence)
 
 
 def _licensed(function_probes, observed: list, candidate: list, reference: list) -> bool:
@@ -273,7 +324,7 @@ def diagnose(
     checks fail too, and the module's probes, built on the student's own heads, stay quiet.
     """
     suspects = {primary_function(check) for check in failed} | set(also_suspect)
-    verdicts: dict[str, tuple[str, ...]] = {}
+    verdicts: dict[str, Verdict] = {}
     skipped = set()
     for function in mistakes.FUNCTIONS:
         if function not in suspects:
@@ -282,13 +333,18 @@ def diagnose(
             skipped.add(function)  # it ran out of time in a check: probing it would too
             continue
         try:
-            verdict = diagnose_function(function, submission, grading_seed)
+            verdict = probe_function(function, submission, grading_seed)
         except probes.Unusable:
             skipped.add(function)  # not written yet (the score table says so), or not separable
             continue
-        if verdict is not None:
+        if verdict.ids is not None:
             verdicts[function] = verdict
-    diagnoses = {function: Diagnosis(function, ids) for function, ids in verdicts.items()}
+    diagnoses = {
+        function: Diagnosis(function, verdict.ids, seen={
+            id: mistakes.BY_ID[id].seen_in(verdict.probes, list(verdict.observed)) for id in verdict.ids
+        })
+        for function, verdict in verdicts.items()
+    }
     for check in failed:
         involved = [diagnoses[f] for f in functions_used(check) if f in diagnoses]
         if not involved and not (functions_used(check) & skipped) and (function := primary_function(check)):
@@ -297,8 +353,26 @@ def diagnose(
             diagnoses.setdefault(function, Diagnosis(function, ()))
     for diagnosis in diagnoses.values():
         if not diagnosis.known:
-            diagnosis.first_failing_check = next((c.name for c in failed if diagnosis.function in functions_used(c)), "")
+            where_to_look(diagnosis, failed, verdicts.get(diagnosis.function), submission, grading_seed)
     return [diagnoses[f] for f in mistakes.FUNCTIONS if f in diagnoses]
+
+
+def where_to_look(diagnosis: Diagnosis, failed: list[FailedCheck], verdict: Verdict | None, submission, grading_seed: int) -> None:
+    """Where a student starts looking for a mistake the grader cannot name: the first failing
+    check whose own subject is the function; else the first of its probes on which it parts from
+    the reference; only then the first failing check that passes through it, where the module is
+    shown to call it (a module that never calls concatenate_heads fails for reasons of its own)."""
+    function = diagnosis.function
+    own = next((check.name for check in failed if primary_function(check) == function), "")
+    if own:
+        diagnosis.first_failing_check = own
+        return
+    if verdict is not None and verdict.first_differing is not None:
+        diagnosis.first_failing_probe = verdict.first_differing.described()
+        return
+    through = next((check.name for check in failed if function in functions_used(check)), "")
+    if through and counterfactual.module_calls(submission, function, grading_seed):
+        diagnosis.first_failing_check = through
 
 
 def attribute(

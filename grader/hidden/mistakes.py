@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
+from grader.feedback import source_premises
+
 HEAD_DIMENSION = "head_dimension"
 CAUSAL_MASK = "causal_mask"
 HEAD = "AttentionHead.forward"
@@ -50,16 +52,23 @@ class Mistake:
     # The same misconception where another function's steps hold it (an assert in the module's
     # constructor instead of the raise head_dimension owns): function -> its forms there.
     elsewhere: dict[str, tuple[Steps, ...]] = field(repr=False, default_factory=dict)
-    # A sentence the fix says only where the student's own code shows its premise: (premise on the
-    # code's text, the sentence). A fix about a call whose result is thrown away is no help to code
-    # that never made the call.
-    fix_where: tuple[Callable[[str], bool], str] | None = field(repr=False, default=None)
+    # Sentences the fix says only where the student's own code shows their premise: each (premise
+    # on the code's text, grader/feedback/source_premises.py; the sentence). A fix about a call whose
+    # result is thrown away is no help to code that never made the call; a seed before each head is
+    # no cause of heads copied from one.
+    fix_where: tuple[tuple[Callable[[str], bool], str], ...] = field(repr=False, default=())
+    # What the student's own answers show of the mistake, said to them before its why (the class
+    # report, which shows one why for every holder, leaves it out): (the function's probes, the
+    # student's outcomes on them) -> a sentence, or "" (the dtype a mask came back in).
+    seen: Callable[[tuple, list], str] | None = field(repr=False, default=None)
 
     def fix_for(self, code: str) -> str:
         """The fix for this code (the student's source, or "" when it is not at hand)."""
-        if self.fix_where is not None and self.fix_where[0](code):
-            return f"{self.fix} {self.fix_where[1]}"
-        return self.fix
+        return " ".join([self.fix, *(sentence for premise, sentence in self.fix_where if premise(code))])
+
+    def seen_in(self, probes: tuple = (), observed: list | None = None) -> str:
+        """What the student's answers on the probes show of this mistake (``seen``), or ""."""
+        return self.seen(probes, observed) if self.seen is not None and observed else ""
 
     @property
     def steps(self) -> frozenset[str]:
@@ -111,6 +120,19 @@ HEAD_DIMENSION_STEPS: Steps = {
 
 def causal_mask(steps: Steps, seq_len: int) -> torch.Tensor:
     return steps["as_dtype"](steps["pattern"](seq_len))
+
+
+# The dtypes a mask of ones and zeros can come back in, bool apart.
+NOT_BOOL = (
+    torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+    torch.float16, torch.bfloat16, torch.float32, torch.float64,
+)
+
+
+def _mask_dtype_said(probes: tuple, observed: list) -> str:
+    """The dtype the student's causal_mask returned (its outcomes: ("value", dtype, mask))."""
+    dtypes = [outcome[1] for outcome in observed if outcome and outcome[0] == "value" and outcome[1] != str(torch.bool)]
+    return f"Your causal_mask returns a {dtypes[0]} tensor." if dtypes else ""
 
 
 CAUSAL_MASK_STEPS: Steps = {
@@ -208,23 +230,6 @@ def _sdpa_weights(scores: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
     ``hidden``: its convention is True = take part (the docs' reference code fills -inf where
     attn_mask is False, https://docs.pytorch.org/docs/2.15/generated/torch.nn.functional.scaled_dot_product_attention.html)."""
     return _rows_of_nothing_zero(torch.softmax(scores.masked_fill(~hidden, float("-inf")), dim=-1))
-
-
-def _discards_masked_fill(code: str) -> bool:
-    """The code calls .masked_fill(...) as a statement of its own, its result thrown away."""
-    import ast
-
-    from grader.reading import parser_limits
-
-    try:
-        tree = parser_limits.parse(code, locate=False)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return any(
-        isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-        and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "masked_fill"
-        for node in ast.walk(tree)
-    )
 
 
 def _causal_like(scores: torch.Tensor) -> torch.Tensor:
@@ -353,7 +358,7 @@ MISTAKES: tuple[Mistake, ...] = (
     Mistake(
         "error_message_without_numbers",
         HEAD_DIMENSION,
-        "the ValueError does not say which numbers were wrong",
+        "the error does not say which numbers were wrong",
         "Whoever builds the model learns that something is wrong but not which setting, "
         "and has to go and find the values themselves.",
         "An error message names the values that broke the rule: model_dim and num_heads.",
@@ -376,11 +381,13 @@ MISTAKES: tuple[Mistake, ...] = (
             # A head count below one refused with ValueError, only the remainder asserted.
             {"refuse": lambda message, num_heads: _raise(ValueError(message) if num_heads < 1 else AssertionError(message))},
         ),
-        elsewhere={MODULE: (
-            # The constructor asserts the configuration itself (its message naming both numbers)
-            # before head_dimension is asked.
-            {"configure": lambda head_dimension, model_dim, num_heads: _raise(AssertionError(_both_numbers(model_dim, num_heads)))
-             if HEAD_DIMENSION_STEPS["rejects"](model_dim, num_heads) else head_dimension(model_dim, num_heads)},
+        # The constructor asserts the configuration itself before head_dimension is asked (or
+        # instead of asking it), its message naming both numbers, one or none: the probes compare
+        # the numbers an error names (grader/hidden/probes.py), so each is a form.
+        elsewhere={MODULE: tuple(
+            {"configure": lambda head_dimension, model_dim, num_heads, said=said: _raise(AssertionError(said(model_dim, num_heads)))
+             if HEAD_DIMENSION_STEPS["rejects"](model_dim, num_heads) else head_dimension(model_dim, num_heads)}
+            for said in (_both_numbers, lambda m, h: "", lambda m, h: f"model_dim={m}", lambda m, h: f"num_heads={h}")
         )},
     ),
     Mistake(
@@ -432,11 +439,15 @@ MISTAKES: tuple[Mistake, ...] = (
     Mistake(
         "mask_not_boolean",
         CAUSAL_MASK,
-        "the causal mask is a float tensor of ones and zeros, not a bool tensor",
-        "~mask and masked_fill need a bool mask: on floats ~ fails, and a 0/1 float mask "
-        "is easily added or multiplied where it should select.",
+        "the causal mask holds ones and zeros in a dtype that is not bool",
+        "~mask and masked_fill need a bool mask: on floats ~ fails, on integers it flips every bit "
+        "(~1 is -2, ~1 in uint8 is 254), masked_fill refuses both, and a 0/1 mask is easily added "
+        "or multiplied where it should select.",
         "A mask says yes or no: build it with dtype=torch.bool.",
-        tuple({"as_dtype": lambda mask, dtype=dtype: mask.to(dtype)} for dtype in (torch.float32, torch.int64, torch.int32)),
+        # Every dtype a 0/1 (or True/False) mask can be held in but bool: a form per dtype, as the
+        # probes compare a mask's dtype with its values.
+        tuple({"as_dtype": lambda mask, dtype=dtype: mask.to(dtype)} for dtype in NOT_BOOL),
+        seen=_mask_dtype_said,
     ),
     # AttentionHead.forward: the scale
     Mistake(
@@ -508,7 +519,7 @@ MISTAKES: tuple[Mistake, ...] = (
         "model can see the answer it is asked to predict.",
         "Give disallowed positions -inf before the softmax.",
         ({"mask_scores": lambda scores, allowed: scores},),
-        fix_where=(_discards_masked_fill, "masked_fill is not in place: keep its result, scores = scores.masked_fill(...)."),
+        fix_where=((source_premises.discards_masked_fill, "masked_fill is not in place: keep its result, scores = scores.masked_fill(...)."),),
     ),
     Mistake(
         "mask_filled_with_zero",
@@ -663,11 +674,19 @@ MISTAKES: tuple[Mistake, ...] = (
     Mistake(
         "identically_initialised_heads",
         MODULE,
-        "every head starts with the same weights (e.g. a seed set inside each head)",
+        "every head starts with the same weights",
         "Heads that start equal get equal gradients and stay equal: the layer has one head "
         "in effect, however many it builds.",
-        "Let each head draw its own random initial weights; seed once, outside the model.",
+        "Let each head draw its own random initial weights: build every head with AttentionHead(...).",
         ({"construct": lambda: (False, True)},),
+        # The cause, where the code shows it: a seed before each head, or a copy of one.
+        fix_where=(
+            (source_premises.seeds_in_the_model,
+             "Seed once, outside the model: a torch.manual_seed before each head (or inside one) gives every head the same numbers."),
+            (source_premises.copies_a_head, "A copy of one head (copy.deepcopy) starts with that head's weights: build each head afresh."),
+            (source_premises.loads_one_heads_weights,
+             "Loading one head's weights into another (load_state_dict, copy_) makes them equal: leave each head its own."),
+        ),
     ),
     Mistake(
         "missing_output_projection",

@@ -115,6 +115,9 @@ class HeadDimensionProbe:
     model_dim: int
     num_heads: int
 
+    def described(self) -> str:
+        return f"head_dimension({self.model_dim}, {self.num_heads})"
+
     def _outcome(self, value=None, error=None, type_name="") -> tuple:
         if error is None:
             number = value if type(value) in (int, float) else None
@@ -150,6 +153,9 @@ def _head_dimension_probes(rng: random.Random) -> tuple:
 class CausalMaskProbe:
     seq: int
 
+    def described(self) -> str:
+        return f"causal_mask({self.seq})"
+
     def student(self, submission) -> tuple:
         return student_outcome(lambda: _mask_answer(submission.causal_mask(self.seq)))
 
@@ -182,6 +188,13 @@ class HeadProbe:
     mask: str  # "causal" | "custom" | "custom2d"
     seed: int
     with_gradients: bool = False
+
+    def described(self) -> str:
+        config = self.config
+        mask = {"causal": "the causal mask", "custom": "a (batch, seq, seq) mask that allows some later positions",
+                "custom2d": "a (seq, seq) mask that allows some later positions"}[self.mask]
+        return (f"AttentionHead({config.model_dim}, {config.head_dim}) on inputs of shape {(config.batch, config.seq, config.model_dim)} "
+                f"with {mask}" + (", and its gradients" if self.with_gradients else ""))
 
     @functools.cache  # the same data for the student and every candidate (never modified)
     def data(self) -> dict:
@@ -269,6 +282,9 @@ class ConcatenateProbe:
     head_dim: int
     num_heads: int
     seed: int
+
+    def described(self) -> str:
+        return f"concatenate_heads on {self.num_heads} heads' outputs of shape {(self.batch, self.seq, self.head_dim)}"
 
     @functools.cache  # the same data for the student and every candidate (never modified)
     def data(self) -> tuple[list, list]:
@@ -381,6 +397,11 @@ class ModuleProbe:
     mask: str  # "default" (allowed_mask=None) | "custom"
     seed: int
 
+    def described(self) -> str:
+        config = self.config
+        mask = "allowed_mask=None" if self.mask == "default" else "a mask that allows some later positions"
+        return f"MultiHeadSelfAttention({config.model_dim}, {config.num_heads}) on inputs of shape {(config.batch, config.seq, config.model_dim)} with {mask}"
+
     @functools.cache  # the same data for the student and every candidate (never modified)
     def data(self) -> dict:
         rng = data.generator(self.seed)
@@ -421,6 +442,9 @@ class ConstructionProbe:
     config: Config
     seed: int = 3100
 
+    def described(self) -> str:
+        return f"the parameters of MultiHeadSelfAttention({self.config.model_dim}, {self.config.num_heads}) as built"
+
     def student(self, submission) -> tuple:
         def run():
             built = submission.initial_parameters(self.config.model_dim, self.config.num_heads, self.seed)
@@ -450,6 +474,9 @@ class ConfigurationProbe:
 
     model_dim: int
     num_heads: int
+
+    def described(self) -> str:
+        return f"MultiHeadSelfAttention({self.model_dim}, {self.num_heads}) built"
 
     def student(self, submission) -> tuple:
         return _student_refusal(lambda: submission.construct_attention(self.model_dim, self.num_heads),

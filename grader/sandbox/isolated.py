@@ -299,8 +299,11 @@ class _CallClock:
         if self.channel is None:
             return
         try:
-            while len(self._pending) < self.BYTES_READ and (chunk := self.channel.recv(self.BYTES_READ)):
+            # One read takes all a call's ticks (a few dozen bytes); another only after a full one.
+            while (chunk := self.channel.recv(self.BYTES_READ)):
                 self._pending += chunk
+                if len(chunk) < self.BYTES_READ or len(self._pending) >= self.BYTES_READ:
+                    break
         except (BlockingIOError, InterruptedError):
             pass  # nothing more for now
         except OSError:

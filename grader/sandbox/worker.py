@@ -4,7 +4,7 @@
 
 Started by ``grader.processes`` inside the sandbox. It imports torch once (the slow part)
 and then, for each submission, forks a child that imports the student's file and answers
-the grader's calls. The child inherits the warm interpreter for free and dies after its
+the grader's calls (forked ahead, after the last child's end: ``Spare``). The child inherits the warm interpreter for free and dies after its
 submission, taking with it whatever the student's code changed (monkeypatches, threads,
 global state). This process never runs student code itself.
 
@@ -15,6 +15,7 @@ Events (to the grader), as wire messages: {"event": "ready"}, {"event": "exited"
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import importlib
@@ -93,17 +94,76 @@ def serve_the_grader(control: socket.socket, limits: dict) -> None:
     # Everything imported so far is permanent: keep the garbage collector out of it, so a
     # child does not copy every page of the interpreter's heap by merely scanning it.
     gc.freeze()
+    spare = Spare(control, limits)
     wire.send(control, {"event": "ready", "pid": os.getpid()})
-    while True:
-        command, fds, _, _ = socket.recv_fds(control, 1, 3)
-        if command in (b"", b"Q"):
-            return
-        if command == b"S" and len(fds) == 3:
-            spawn = wire.receive(control, bounds=wire.FROM_GRADER)
-            run_child_to_completion(control, fds, spawn, limits)
-        else:
-            for fd in fds:
-                os.close(fd)
+    try:
+        while True:
+            command, fds, _, _ = socket.recv_fds(control, 1, 3)
+            if command in (b"", b"Q"):
+                return
+            if command == b"S" and len(fds) == 3:
+                spawn = wire.receive(control, bounds=wire.FROM_GRADER)
+                run_child_to_completion(control, fds, spawn, limits, spare)
+                # Forked now, with the last child's leftovers gone: the next submission's child is
+                # ready while the grader writes this one's result (a fork of a process that holds
+                # torch copies its page tables: some 10 ms, off the next submission's way).
+                spare = Spare(control, limits)
+            else:
+                for fd in fds:
+                    os.close(fd)
+    finally:
+        spare.discard()
+
+
+class Spare:
+    """A child forked ahead of its submission, waiting for it: ``take`` hands it the submission's
+    descriptors and source, and it becomes that submission's child (``become_child``), as a child
+    forked then would. Only one child or spare lives at a time: a spare is forked after the last
+    child's leftovers are killed and its folders wiped, so neither can touch the other."""
+
+    def __init__(self, control: socket.socket, limits: dict) -> None:
+        handing, waiting = socket.socketpair()
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                control.close()
+                handing.close()
+                ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+                _, fds, _, _ = socket.recv_fds(waiting, 1, 3)
+                if len(fds) == 3:  # nothing (the worker ending): nothing to do
+                    spawn = wire.receive(waiting, bounds=wire.FROM_GRADER)
+                    waiting.close()
+                    become_child(*fds, spawn, limits)
+            except BaseException:
+                traceback.print_exc()  # lands in the captured output, for the instructor
+            finally:
+                os._exit(70)
+        waiting.close()
+        self.handing: socket.socket | None = handing
+
+    def take(self, fds: list[int], spawn: dict) -> int | None:
+        """The spare's pid, now the submission's child; None if it is gone (then fork another)."""
+        handing, self.handing = self.handing, None
+        if handing is None:
+            return None
+        try:
+            with handing:
+                socket.send_fds(handing, [b"S"], fds)
+                wire.send(handing, spawn)
+        except (OSError, wire.ChannelClosed):
+            self.discard()
+            return None
+        return self.pid
+
+    def discard(self) -> None:
+        """End a spare nobody took (the worker quitting, or the spare found gone)."""
+        if self.handing is not None:
+            self.handing.close()
+            self.handing = None
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
 
 
 def make_room_for_the_measuring_walk(max_entries: int) -> int:
@@ -162,9 +222,11 @@ def warm_up() -> None:
     wire.encode({"warm": [output.detach().double(), torch.finfo(torch.float32).min]})
 
 
-def run_child_to_completion(control: socket.socket, fds: list[int], spawn: dict, limits: dict) -> None:
+def run_child_to_completion(control: socket.socket, fds: list[int], spawn: dict, limits: dict, spare: Spare | None = None) -> None:
     channel_fd, output_fd, clock_fd = fds
-    pid = os.fork()
+    pid = spare.take(fds, spawn) if spare is not None else None
+    if pid is None:
+        pid = os.fork()
     if pid == 0:
         try:
             control.close()
