@@ -35,7 +35,9 @@ fast machine moves the baseline and the grader together.
 (g) against   with ``--against REF`` (a git ref, e.g. main), instead of (b)-(f): the batch of (b) on
     REF        the same class from REF's tree (``git archive``, same interpreter) and from this
                tree, alternately, --repeats times each; the ratio of the median wall times.
-               Target: within 1.1 (a change keeps the batch's speed). Each run also prints, per
+               Target: within 1.1 (a change keeps the batch's speed). --side-by-side: both trees' batches
+               at once, --jobs 1 each, the median of the pairs' ratios (both meet the same load: on a
+               shared machine the load moves between two runs). Each run also prints, per
                submission, the grader's own work (CPU in the shards; time beside the student's
                code in its process) and the student's code's own time, where the tree says them.
 --heavy        every readable file of the class keeps heavy state beside its module
@@ -53,6 +55,7 @@ time on one core.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import platform
@@ -417,8 +420,10 @@ TARGET_AGAINST_RATIO = 0.4  # this tree's batch / TARGET_REF's, at most: issue 2
 TARGET_REF = "e253644"  # the tree issue 29 measures against; against any other ref the ratio is information
 
 
-def measure_against(ref: str, class_dir: Path, work: Path, size: int, jobs: int, repeats: int) -> int:
-    """(g): REF's batch and this tree's on the same class, alternately; the ratio of the medians."""
+def measure_against(ref: str, class_dir: Path, work: Path, size: int, jobs: int, repeats: int, side_by_side: bool = False) -> int:
+    """(g): REF's batch and this tree's on the same class, alternately; the ratio of the medians.
+    ``side_by_side``: both at once, --jobs 1 each, so that both meet the same load (a busy machine's
+    load moves from minute to minute); the median of each pair's ratio."""
     tree = work / "against"
     tree.mkdir()
     archive = subprocess.run(["git", "archive", ref], cwd=REPO_ROOT, capture_output=True, check=True).stdout
@@ -426,9 +431,18 @@ def measure_against(ref: str, class_dir: Path, work: Path, size: int, jobs: int,
     seconds: dict[str, list[float]] = {ref: [], "this tree": []}
     shares: dict[str, list[float]] = {ref: [], "this tree": []}
     outputs: dict[str, dict] = {}
+    pair_ratios: list[float] = []
     for repeat in range(repeats):
-        for name, root in ((ref, tree), ("this tree", REPO_ROOT)):
-            run = run_batch(class_dir, work / f"out-against-{'ref' if root == tree else 'this'}", jobs, size, tree=root)
+        trees = ((ref, tree), ("this tree", REPO_ROOT))
+        if side_by_side:
+            with concurrent.futures.ThreadPoolExecutor(2) as pool:
+                runs = list(pool.map(lambda named: run_batch(
+                    class_dir, work / f"out-against-{'ref' if named[1] == tree else 'this'}", 1, size, tree=named[1]), trees))
+            pair_ratios.append(runs[1].seconds / runs[0].seconds)
+        else:
+            runs = [run_batch(class_dir, work / f"out-against-{'ref' if root == tree else 'this'}", jobs, size, tree=root)
+                    for _, root in trees]
+        for (name, _), run in zip(trees, runs):
             seconds[name].append(run.seconds)
             if run.shard_seconds:
                 shares[name].append(run.student_code_seconds / run.shard_seconds)
@@ -439,15 +453,17 @@ def measure_against(ref: str, class_dir: Path, work: Path, size: int, jobs: int,
     same = [student for student in outputs["this tree"] if outputs["this tree"][student] == outputs[ref].get(student)]
     print(f"(g) the same results (scores, outcomes, messages, diagnoses, pictures) for {len(same)} of "
           f"{len(outputs['this tree'])} students; differing: {sorted(set(outputs['this tree']) - set(same))[:20]}")
-    ratio = statistics.median(seconds["this tree"]) / statistics.median(seconds[ref])
+    ratio = statistics.median(pair_ratios) if side_by_side else statistics.median(seconds["this tree"]) / statistics.median(seconds[ref])
     sizes = {name: class_file_kilobytes(work / f"out-against-{short}") for name, short in ((ref, "ref"), ("this tree", "this"))}
     read_seconds = seconds_to_read_a_class_of(CLASS_READ_SIZE, work / "out-against-this" / "results.json", work)
     print_summary([
         (
-            f"(g) this tree / {ref}, batch of {size}, --jobs {jobs}", f"{ratio:.3f}x",
+            f"(g) this tree / {ref}, batch of {size}, " + ("side by side, --jobs 1 each" if side_by_side else f"--jobs {jobs}"),
+            f"{ratio:.3f}x",
             f"<= {TARGET_AGAINST_RATIO:g}x" if ref.startswith(TARGET_REF) else "-",
             ratio <= TARGET_AGAINST_RATIO if ref.startswith(TARGET_REF) else None,
-            f"medians {statistics.median(seconds['this tree']):.1f} s vs {statistics.median(seconds[ref]):.1f} s "
+            (f"pairs {', '.join(f'{r:.3f}' for r in pair_ratios)}; " if side_by_side else "")
+            + f"medians {statistics.median(seconds['this tree']):.1f} s vs {statistics.median(seconds[ref]):.1f} s "
             f"({_seconds_list(seconds['this tree'])} vs {_seconds_list(seconds[ref])})",
         ),
         (
@@ -544,6 +560,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it (class, OUTs) instead of a temporary one")
     parser.add_argument("--against", metavar="REF", help="only (g): this tree's batch against git REF's on the same class")
     parser.add_argument("--repeats", type=int, default=3, help="with --against: runs of each tree (default 3)")
+    parser.add_argument("--side-by-side", action="store_true", help="with --against: both trees' batches at once, "
+                        "--jobs 1 each, so that both meet the same load; the median of the pairs' ratios")
     parser.add_argument("--heavy", action="store_true", help="a class whose files keep heavy state beside the module "
                         "(a logger, a figure, a data set...: tests/heavy_state.py)")
     arguments = parser.parse_args(argv)
@@ -565,7 +583,7 @@ def main(argv: list[str] | None = None) -> int:
             forms["folder" if s.path.is_dir() else s.path.suffix] += 1
         print(f"(a) class: {len(students)} submissions in {class_dir}: {kinds}, {dict(forms)}")
         if arguments.against:
-            return measure_against(arguments.against, class_dir, work, arguments.size, arguments.jobs, arguments.repeats)
+            return measure_against(arguments.against, class_dir, work, arguments.size, arguments.jobs, arguments.repeats, arguments.side_by_side)
 
         throughput = measure_throughput(class_dir, work, arguments.size, arguments.jobs)
         naive = measure_naive(students, arguments.sample)
