@@ -218,7 +218,7 @@ def test_results_json_records_which_entry_each_id_was_graded_from(graded):
     assert document["submissions"]["pair"]["score"] == 100
     assert "superseded: pair.py (writes 1 of the exercise's 7 functions, 6 left as stubs)" in document["submissions"]["pair"]["intake_note"]
     expected = (
-        "graded dup.py (writes 7 of the exercise's 7 functions): no order of these attempts is known (not all named by Canvas, "
+        "graded dup.py (writes 7 of the exercise's 7 functions): no order of these attempts is known (not each named by Canvas with an attachment id of its own, "
         "no submission time for each file): the one that holds the most work; superseded: dup.zip (does not parse (a syntax "
         "error), so which of the exercise's 7 functions it writes cannot be told); not graded: dup.ipynb (writes 0 of the exercise's 7 functions, "
         "7 left as stubs); one student's files by their name (the same, another extension)"
