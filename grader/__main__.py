@@ -82,7 +82,7 @@ COMMANDS = (
             "regenerate exercises/multi_head_attention.ipynb (and LESSON.md) from solutions/",
             "python -m grader notebook --check"),
     Command("examples", "grader.handout.reference_examples", "maintenance",
-            "regenerate grader/exercise/reference_examples.json from solutions/",
+            "regenerate grader/exercises/multi_head_attention/reference_examples.json from solutions/",
             "python -m grader examples --check"),
 )
 BY_NAME = {command.name: command for command in COMMANDS}

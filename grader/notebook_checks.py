@@ -42,7 +42,7 @@ from grader.reading.notebooks import cell_label, in_cell_terms, join_code_cells,
 from grader.reading.loading import MODULE_FILE_NAME, NOTEBOOK_FILE_NAME
 from grader import scoring
 from grader.feedback import diagnosis_text
-from grader.scoring import GROUP_TITLES, NOT_WRITTEN
+from grader.scoring import GROUP_TITLES, HIDDEN_GROUP, NOT_WRITTEN
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SEED_VARIABLE = "GRADER_GRADING_SEED"  # set it to replay the hidden checks' data (nbgrader_config.py)
@@ -271,8 +271,8 @@ def _print_result(result: dict) -> None:
         mark = "✓" if points_of_group["earned"] == points_of_group["max"] else " "
         title = GROUP_TITLES.get(group, group)
         print(f"  {mark} {title:<{width}}  {points_of_group['earned']:>3}/{points_of_group['max']}")
-    if "reference" not in result["groups"]:
-        print(f"    {GROUP_TITLES['reference']:<{width}}  checked when your work is graded")
+    if HIDDEN_GROUP not in result["groups"]:
+        print(f"    {GROUP_TITLES[HIDDEN_GROUP]:<{width}}  checked when your work is graded")
     print(f"Score so far: {result['score']}/{result['max_score']}")
     failed = [test for test in result["tests"] if test["outcome"] != "passed"]
     if failed:

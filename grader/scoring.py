@@ -18,28 +18,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from grader.reading.work_held import EXERCISE_FUNCTIONS
+from grader.seam import registry
 
-GROUP_TITLES = {
-    "shapes": "1. shapes",
-    "probabilities": "2. probabilities",
-    "causal_masking": "3. causal masking",
-    "head_distinctness": "4. head distinctness",
-    "gradient_flow": "5. gradient flow",
-    "configuration": "6. configuration",
-    "reference_examples": "7. reference examples",
-    "reference": "8. reference (hidden)",
-}
+EXERCISE = registry.exercise()  # the exercise this grader grades (its declaration)
+GROUP_TITLES = EXERCISE.group_titles
 GROUPS = tuple(GROUP_TITLES)
+HIDDEN_GROUP = EXERCISE.hidden_group  # run only when the work is graded; never shown before grades are
 HIDDEN_TESTS = Path(__file__).resolve().parent / "hidden"  # absent from the student release
-VISIBLE_TESTS = Path(__file__).resolve().parent / "exercise"  # the exercise's visible checks
+VISIBLE_TESTS = EXERCISE.visible_checks  # the exercise's visible checks (test_<group>.py)
 # The name under which a failed weights check's matrices ride on its pytest report.
 ATTENTION_PROPERTY = "attention"
 # How a test stopped by a stub reads (grader/session/summary.py, student_error_message).
 NOT_WRITTEN = re.compile(r"^(?P<name>[\w.]+) is not written yet: this test needs it")
 # The order in which the student's functions build on each other: "Start with" the first
-# one not written yet (MultiHeadSelfAttention calls all the others).
-WRITING_ORDER = EXERCISE_FUNCTIONS
+# one not written yet (the exercise's last function calls the others).
+WRITING_ORDER = EXERCISE.functions
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The student's clock: time limits count the student's own code, never the grader's work.
 
-Every place where the grader calls into the student's code (grader/exercise/operations.py, the
+Every place where the grader calls into the student's code (grader/exercises/multi_head_attention/operations.py, the
 import of a submission) runs inside ``running(function)``; everything else the grader does
 beside it (reading what the code keeps, copying weights and answers, comparing, drawing) runs
 outside. What entering and leaving do is the host's:

@@ -1,7 +1,7 @@
 """The grader's handle on one submission: plain data in, checked plain data out.
 
 Tests talk to a ``Submission`` and never to the student's module. A backend runs the
-calls of ``grader.exercise.operations`` wherever the student's code lives and hands back either a
+calls of the exercise's operations (its declaration's ``operations`` module) wherever the student's code lives and hands back either a
 result or an ``ErrorDescription``; this module then makes sure every tensor that comes
 back is a genuine ``torch.Tensor`` before any test looks at it.
 """
@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 import torch
 
-from grader.exercise import operations
 from grader.reading import loading
+from grader.seam import registry
 from grader.feedback.errors import ErrorDescription, describe_exception
 from grader.feedback.evidence import ChangedAnswer, Difference, StudentCodeError
 from grader.timeouts import CallTimedOut
@@ -31,7 +31,7 @@ TIMEOUTS_BEFORE_GIVING_UP = 2
 REUSABLE_ERRORS = ("raised", "not_written")
 # A remembered answer is given again only while nothing it depends on can have changed. Every
 # forward pass reports whether it changed what the module or the student's file keeps (an
-# attribute, a buffer, a global, a class's attribute: grader/exercise/operations.py ``_state``); from the
+# attribute, a buffer, a global, a class's attribute: grader/exercises/multi_head_attention/operations.py ``_state``); from the
 # first that did, no answer is reused and every question asked again is compared bit for bit
 # (NaN with NaN) with its first answer, so a module whose answers change from call to call (a
 # counter, the last output remembered, keys smoothed with the last call's) is graded exactly as
@@ -44,7 +44,7 @@ REUSES_ASKED_AGAIN = 2
 
 
 class Backend(Protocol):
-    """Runs ``grader.exercise.operations`` calls next to the student's code."""
+    """Runs the exercise's operations next to the student's code."""
 
     def open(self) -> ErrorDescription | None:
         """Import the submission; the error if it does not import. A notebook's cells
@@ -80,7 +80,7 @@ class InProcessBackend:
         # whatever the submissions graded before it in this process drew: code that draws
         # without a seed (dropout, torch.randn) gets the numbers it gets graded alone, as each
         # submission of a batch does in its own fork of the worker.
-        operations.reset_generators()
+        registry.operations().reset_generators()
         try:
             if self.cells is not None:
                 # input() in a cell gets an end of file, as in the sandbox (its stdin is
@@ -97,7 +97,7 @@ class InProcessBackend:
         return None
 
     def call(self, operation: str, **arguments: Any) -> tuple[Any, ErrorDescription | None]:
-        function = getattr(operations, operation)
+        function = getattr(registry.operations(), operation)
         try:
             return function(self.module, **arguments), None
         # SystemExit too: sys.exit() inside a forward pass is the student's bug, not ours.
@@ -152,7 +152,7 @@ class Submission:
         self.state_unread = False
         self.current_check = ""  # the check making calls now (set by grader/session/folding.py)
         # The grader's biases the student's modules had no place for (bias=False where the
-        # contract has a bias: grader/exercise/operations.py ``_load``), as the runs reported them.
+        # contract has a bias: grader/exercises/multi_head_attention/operations.py ``_load``), as the runs reported them.
         self.not_held: set[str] = set()
 
     def open(self) -> Submission:
@@ -275,7 +275,7 @@ class Submission:
         the module has no place for (bias=False) is zero, which is what bias=False computes. The
         reference computed from these is the reference in the student's layout, so a bias left
         out costs the layout check its points and nothing else (the other side: a bias the
-        contract does not have is held at zero in the student's module, grader/exercise/operations.py).
+        contract does not have is held at zero in the student's module, grader/exercises/multi_head_attention/operations.py).
         The same dict when the module holds every weight."""
         if not self.not_held & parameters.keys():
             return parameters

@@ -1461,7 +1461,7 @@ MUTANTS += (
     ),
     # State the first reuses do not show: asked again right after itself, the same question gets
     # the same answer (the last output of its shape is its own), so only the report of a change of
-    # what the code keeps (grader/exercise/operations.py) stops the reuse. Every check that asks two
+    # what the code keeps (grader/exercises/multi_head_attention/operations.py) stops the reuse. Every check that asks two
     # questions of one shape in a row (the causal-masking checks' before and after a change, the
     # gradient checks, the shipped examples) meets the smoothing, whatever the sizes drawn.
     Implementation(

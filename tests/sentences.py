@@ -2,7 +2,7 @@
 weight, a change, a difference or the same as something?
 
 A message is the grader's problem line, then ``expected:``, ``got:`` and maybe ``hint:``
-(grader/exercise/checks.py ``fail``). The rules below need no knowledge of the submission: each ties a
+(grader/exercises/multi_head_attention/checks.py ``fail``). The rules below need no knowledge of the submission: each ties a
 word to the value the same message shows, so they hold over any graded file (the catalogue's
 whole run) as well as over the files built to hold NaN (tests/test_nan_said.py).
 """

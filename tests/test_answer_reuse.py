@@ -126,7 +126,7 @@ def test_asked_every_time_the_same_questions_are_compared_and_the_same_evidence_
 
 
 class StatefulBackend:
-    """A head's forward that reports a change of what it keeps on every call (as grader/exercise/operations.py
+    """A head's forward that reports a change of what it keeps on every call (as grader/exercises/multi_head_attention/operations.py
     does) and whose answers agree with the first ones for its first ``steady`` calls, then differ."""
 
     def __init__(self, steady: int, reports_state: bool = True) -> None:

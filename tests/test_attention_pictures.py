@@ -242,7 +242,7 @@ def test_prairielearn_results_carry_the_picture_as_a_tests_image_within_1_mb(gra
 def test_a_picture_that_cannot_be_made_leaves_the_checks_message_alone():
     import torch
 
-    from grader.exercise import checks
+    from grader.exercises.multi_head_attention import checks
 
     weights, reference = torch.full((1, 3, 3), 0.5), torch.eye(3)[None]
     assert checks.weights_picture("w", weights, reference, allowed=torch.ones(4, 4, dtype=torch.bool)) is None  # no broadcast
@@ -264,7 +264,7 @@ def test_the_caption_names_every_colour_the_picture_draws():
 def test_a_nan_in_the_weights_is_counted_not_read_as_an_infinite_difference():
     import torch
 
-    from grader.exercise import checks
+    from grader.exercises.multi_head_attention import checks
 
     reference = torch.full((1, 2, 4), 0.25)
     weights = reference.clone()

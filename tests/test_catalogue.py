@@ -190,7 +190,7 @@ def test_explains_lists_exactly_the_failing_checks_that_pass_with_that_function_
 def test_a_missing_scale_fails_every_draw_of_the_hidden_head_check_on_the_seed_that_hid_it(tmp_path):
     # Seed 3 drew, for the hidden check's second head (batch 3, seq 2), a scattered mask in
     # which every row allowed one key: every weight was 1, whatever the scale, and the
-    # mutant passed that draw (68 or 69 points depending on the seed). grader/exercise/data.py's
+    # mutant passed that draw (68 or 69 points depending on the seed). grader/exercises/multi_head_attention/data.py's
     # scattered_allowed now keeps a row that weighs two keys.
     mutant = next(m for m in catalogue.MUTANTS if m.name == "missing_scale")
     path = catalogue.write_implementation(mutant, tmp_path / "class")

@@ -1,10 +1,10 @@
-"""The grader's data drawn once per generator state (grader/exercise/data.py, drawn_once): a shard
+"""The grader's data drawn once per generator state (grader/exercises/multi_head_attention/data.py, drawn_once): a shard
 asks for the same weights for every student, and nothing may tell a remembered draw from
 a fresh one."""
 
 import torch
 
-from grader.exercise import data
+from grader.exercises.multi_head_attention import data
 
 CONFIG = data.Config(batch=2, seq=5, model_dim=18, num_heads=3)
 
@@ -74,7 +74,7 @@ def test_a_scattered_mask_always_has_a_row_that_weighs_two_keys():
 # --- the draw service: every stream of the grading seed, by purpose ---------------------------------
 # The first number of each stream for a few (grading seed, draw): a change in how a purpose derives
 # its generator moves grades, and shows here first. These are the numbers the grader drew before
-# the streams were gathered in grader/exercise/data.py (seed * 7919 + draw, seed + 100 + draw, ...).
+# the streams were gathered in grader/exercises/multi_head_attention/data.py (seed * 7919 + draw, seed + 100 + draw, ...).
 FIRST_SIZES = {
     (data.HIDDEN_SIZES, 0, 0): 1654615998,
     (data.HIDDEN_SIZES, 7, 1): 510814979,
@@ -82,7 +82,7 @@ FIRST_SIZES = {
     (data.DIAGNOSIS_PROBES, 7, 0): 478114584,
     (data.RANDOMNESS_QUESTION, 7, 0): 1640879758,
 }
-FIRST_TENSOR_SEEDS = {  # the generator's seed: the tensors of grader/exercise/reference_examples.json use the same
+FIRST_TENSOR_SEEDS = {  # the generator's seed: the tensors of grader/exercises/multi_head_attention/reference_examples.json use the same
     (data.HIDDEN_HEAD_DATA, 7, 1): 108,
     (data.HIDDEN_MODULE_DATA, 7, 2): 209,
     (data.HIDDEN_GRADIENT_DATA, 7, 0): 307,
@@ -107,7 +107,7 @@ def test_a_purpose_named_by_words_gives_no_torch_generator():
         raise AssertionError("a torch generator seeded from a purpose's words")
 
 
-# Calls that seed or build a random generator. Only grader/exercise/data.py makes them; one exception:
+# Calls that seed or build a random generator. Only grader/exercises/multi_head_attention/data.py makes them; one exception:
 SEEDING_CALLS = {"Generator", "manual_seed", "Random", "SystemRandom", "seed", "default_rng", "RandomState"}
 NOT_A_DRAW = {
     # The worker seeds the student's own torch with the seed a check passes in (the contract's
@@ -145,4 +145,4 @@ def test_no_module_of_the_grader_but_data_builds_a_generator():
             continue
         if calls := seeding_calls(path) - NOT_A_DRAW.get(path.name, set()):
             found[relative] = sorted(calls)
-    assert found == {}, f"draw from grader/exercise/data.py's service (data.sizes, data.tensors, data.generator): {found}"
+    assert found == {}, f"draw from grader/exercises/multi_head_attention/data.py's service (data.sizes, data.tensors, data.generator): {found}"

@@ -295,7 +295,7 @@ def test_an_endless_loop_met_only_by_the_diagnosis_stops_and_costs_no_point(tmp_
 
 
 def probe_size_no_check_uses(grading_seed: int) -> tuple:
-    from grader.exercise import data
+    from grader.exercises.multi_head_attention import data
     from grader.hidden import test_reference
 
     used = {(c.batch, c.seq, c.model_dim) for c in (*data.SHAPE_CONFIGS, *data.PROPERTY_CONFIGS)}
@@ -369,7 +369,7 @@ def test_a_replaced_head_is_answered_only_on_the_data_the_check_sent(tmp_path):
     """The stand-in receives the reference head's outputs for a call the check itself made (its
     inputs, one of its heads' weights), and nothing for data the student's code picked: the
     counterfactual is no oracle of the reference."""
-    from grader.exercise import data
+    from grader.exercises.multi_head_attention import data
     from grader.hidden import counterfactual
 
     path = catalogue.write_implementation(next(m for m in KNOWN if m.mistake == "missing_scale"), tmp_path)

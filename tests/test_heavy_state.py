@@ -158,7 +158,7 @@ def test_using_a_library_object_is_no_change():
 
 
 def test_the_solutions_module_and_file_are_read_in_a_few_dozen_objects():
-    from grader.exercise import operations
+    from grader.exercises.multi_head_attention import operations
 
     student = loading.import_source(heavy_state.SOLUTION)
     module = operations._construct(student, "MultiHeadSelfAttention", (12, 3))

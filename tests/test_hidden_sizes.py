@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import catalogue
-from grader.exercise.data import Config
+from grader.exercises.multi_head_attention.data import Config
 from grader.hidden import test_reference
 from grading import grade
 

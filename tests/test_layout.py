@@ -1,7 +1,7 @@
 """The tree shows the architecture: each layer in its folder, imports going down the layers.
 
-Layers, lowest first: the student's grader (the grader package's own modules, the exercise,
-feedback and reading), the sandbox, the term, the class view, the batch and the LMS, the
+Layers, lowest first: the student's grader (the grader package's own modules, the seam, the
+exercises, feedback, reading and the session), the sandbox, the term, the class view, the batch and the LMS, the
 hand-outs, the platforms; the hidden tests sit beside the student's grader and are imported
 by nobody but pytest. A module may import its own layer and those below it, never one above:
 the student release ships the first layer alone, so an upward import would break it. Inside a
@@ -80,11 +80,11 @@ def test_imports_go_down_the_layers(path):
 
 def _unit_of(path: Path, grader: Path) -> str:
     """A module's place in the stack: its folder under grader/, or the module itself at the top.
-    exercise/ is the seam between the engine and the exercise it grades, not one height of the
-    stack: its modules stand where the engine's would (operations.py and data.py at the bottom,
-    checks.py and the visible tests above feedback/), so each is a unit of its own."""
+    An exercise's package under exercises/ is not one height of the stack while engine modules
+    still import some of its modules (STILL_NAMING_AN_EXERCISE): its data.py stands below
+    feedback/, its checks and visible tests above, so each module is a unit of its own."""
     relative = path.relative_to(grader)
-    if relative.parts[0] == "exercise" and len(relative.parts) > 1:
+    if relative.parts[0] == "exercises" and len(relative.parts) > 1:
         return relative.with_suffix("").as_posix()
     return relative.parent.as_posix() if len(relative.parts) > 1 else relative.stem
 
@@ -317,3 +317,118 @@ def test_a_platforms_script_starts_without_what_only_its_shard_or_a_class_needs(
     )
     completed = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert completed.stdout.strip() == "[]", completed.stdout + completed.stderr
+
+
+# --- the seam: the engine reaches an exercise only through its declaration -----------------------
+
+# Engine modules that still name an exercise (its student file, a function or class it declares, a
+# group, or an import of its package), each to reach it through its declaration instead: the list
+# only shrinks (the check fails on a module that joins it and on one that no longer belongs in it).
+# On the way: the exercise's hidden part (hidden/ but its diagnosis' engine), the hand-outs made
+# from its solution, the platforms' texts and ids, the premises of its hints, the root causes'
+# randomness question, Submission's one method per operation.
+STILL_NAMING_AN_EXERCISE = {
+    "__main__.py", "class_view/code_comparison.py",
+    "feedback/premises.py", "feedback/root_causes.py", "feedback/source_premises.py",
+    "handout/behaviour_scan.py", "handout/notebook.py", "handout/reference_examples.py", "handout/release.py", "handout/stubs.py",
+    "hidden/counterfactual.py", "hidden/diagnosis.py", "hidden/mistakes.py", "hidden/probes.py", "hidden/reference.py",
+    "hidden/test_reference.py",
+    "platforms/classroom50.py", "platforms/nbgrader_course.py", "platforms/prairielearn.py",
+    "submission.py",
+}
+
+
+def exercise_names(declaration) -> tuple[set[str], set[str]]:
+    """What names an exercise in code: its student file's stem and each function's name or class
+    (words), and each group's name written as a string. A one-word group (``shapes``,
+    ``reference``) is left out of the strings: the engine uses such words of its own (a
+    comparison's reference side)."""
+    words = {declaration.module_name} | {function.split(".")[0] for function in declaration.functions}
+    return words, {group.name for group in declaration.groups if "_" in group.name}
+
+
+def _docstring_lines(tree: ast.AST) -> set[int]:
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                lines.add(first.lineno)
+    return lines
+
+
+def names_of_an_exercise_in(path: Path, words: set[str], groups: set[str]) -> set[str]:
+    """The exercise's names this module's code holds (comments and docstrings, written for
+    people, aside), and ``import grader.exercises...`` for each import of an exercise's package."""
+    import io
+    import re
+    import tokenize
+
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    prose = _docstring_lines(tree)
+    found = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.NAME and token.string in words:
+            found.add(token.string)
+        elif token.type == tokenize.STRING and token.start[0] not in prose:
+            found |= {word for word in words if re.search(rf"\b{re.escape(word)}\b", token.string)}
+            with_value = ast.literal_eval(token.string) if not token.string.lstrip("rbuRBU").startswith(("f", "F")) else None
+            if with_value in groups:
+                found.add(with_value)
+    for node in ast.walk(tree):
+        imported = [node.module] if isinstance(node, ast.ImportFrom) and node.module else \
+            [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+        found |= {f"import {name}" for name in imported if name.startswith("grader.exercises")}
+    return found
+
+
+def engine_modules_naming_an_exercise(grader: Path = GRADER) -> dict[str, set[str]]:
+    """Each module outside grader/exercises/ that names an exercise, with the names it uses."""
+    from grader.seam import registry
+
+    named = [exercise_names(registry.exercise(name)) for name in registry.names()]
+    found = {}
+    for path in sorted(grader.rglob("*.py")):
+        relative = path.relative_to(grader)
+        if relative.parts[0] == "exercises":
+            continue
+        names = set().union(*(names_of_an_exercise_in(path, words, groups) for words, groups in named))
+        if names:
+            found[relative.as_posix()] = names
+    return found
+
+
+def test_the_engine_names_no_exercise_but_in_the_modules_still_on_their_way():
+    found = engine_modules_naming_an_exercise()
+    joined = {module: sorted(names) for module, names in found.items() if module not in STILL_NAMING_AN_EXERCISE}
+    assert not joined, f"engine modules naming an exercise: reach it through its declaration (grader/seam/registry.py): {joined}"
+    gone = STILL_NAMING_AN_EXERCISE - set(found)
+    assert not gone, f"no longer naming an exercise: take them off STILL_NAMING_AN_EXERCISE: {sorted(gone)}"
+
+
+def test_the_naming_check_sees_a_file_a_function_a_group_and_an_import_but_not_prose(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        '"""Grades multi_head_attention.py: causal_mask first."""\n'
+        "# AttentionHead, in a comment\n"
+        "from grader.exercises.multi_head_attention import data\n"
+        "STAGED = 'multi_head_attention.py'\n"
+        "def f(submission):\n"
+        "    return submission.causal_mask(3), 'head_distinctness', 'shapes'\n"
+    )
+    words, groups = exercise_names(__import__("grader.seam.registry", fromlist=["x"]).exercise("multi_head_attention"))
+    assert names_of_an_exercise_in(probe, words, groups) == {
+        "import grader.exercises.multi_head_attention", "multi_head_attention", "causal_mask", "head_distinctness",
+    }
+
+
+def test_every_exercise_of_the_grader_declares_itself_and_its_visible_checks_are_its_groups():
+    from grader.seam import registry
+
+    assert registry.names(), "grader/exercises/ holds no exercise"
+    for name in registry.names():
+        declaration = registry.exercise(name)
+        assert declaration.name == name and declaration.package == GRADER / "exercises" / name
+        visible = {path.stem.removeprefix("test_") for path in declaration.visible_checks.glob("test_*.py")}
+        assert visible == {group.name for group in declaration.groups if not group.hidden}, name

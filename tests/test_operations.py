@@ -1,4 +1,4 @@
-"""The calls the grader makes on a submission (grader/exercise/operations.py) reuse the modules they
+"""The calls the grader makes on a submission (grader/exercises/multi_head_attention/operations.py) reuse the modules they
 build: a reused module must compute what a freshly built one would, whatever the student's
 forward did to it, so that reuse changes the grader's speed and never a grade.
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader.exercise import operations
+from grader.exercises.multi_head_attention import operations
 from grader.reading import loading
 
 SOLUTION = (Path(__file__).resolve().parent.parent / "solutions" / "multi_head_attention.py").read_text(encoding="utf-8")
@@ -104,7 +104,7 @@ def test_the_graders_weights_replace_every_weight_of_a_reused_module(tmp_path):
 ])
 def test_a_forward_pass_that_changes_what_the_code_keeps_says_so(tmp_path, name, changes):
     import catalogue
-    from grader.exercise import data
+    from grader.exercises.multi_head_attention import data
 
     path = (catalogue.write_implementation(next(m for m in catalogue.MUTANTS if m.name == name), tmp_path) if name
             else catalogue.SOLUTION_PATH)

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 import catalogue
-from grader.exercise import test_head_distinctness as distinctness
+from grader.exercises.multi_head_attention import test_head_distinctness as distinctness
 from grader.feedback import source_premises
 from grader.hidden import mistakes
 

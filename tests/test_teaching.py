@@ -37,7 +37,7 @@ DESK_LOSSES = {
 
 
 def test_the_shipped_reference_examples_are_what_the_solution_gives():
-    assert reference_examples.stale_part() == "", "grader/exercise/reference_examples.json is stale: run `python -m grader examples`"
+    assert reference_examples.stale_part() == "", "grader/exercises/multi_head_attention/reference_examples.json is stale: run `python -m grader examples`"
 
 
 def test_the_examples_check_fails_on_a_stale_file(tmp_path):

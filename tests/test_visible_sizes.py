@@ -1,7 +1,7 @@
 """The visible checks run at sizes where the confusions students make give other numbers.
 
 At head_dim 4, head_dim / 2 equals sqrt(head_dim): a ``head_dim ** 1/2`` scale passed every
-visible check and showed only in the hidden group. So the sizes are chosen (grader/exercise/data.py,
+visible check and showed only in the hidden group. So the sizes are chosen (grader/exercises/multi_head_attention/data.py,
 ``confusions_hidden_by``), and the choice is pinned by behaviour: every mistake of the
 catalogue fails at least one check a student sees at the desk.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 import catalogue
-from grader.exercise import data
+from grader.exercises.multi_head_attention import data
 from grader.handout import reference_examples
 
 VISIBLE_GROUPS = set(catalogue.GROUPS) - {catalogue.REFERENCE}

@@ -71,7 +71,7 @@ def test_the_worker_is_forked_warm_and_shows_the_student_nothing_of_the_shards_w
     assert str(out) not in printed and "queue.json" not in printed and "--results-dir" not in printed
     modules = json.loads(seen["SEEN modules"].strip().replace("'", '"'))
     assert not [name for name in modules if name.startswith(("grader.hidden", "solutions", "grader.conftest", "grader.session"))], modules
-    assert "grader.exercise.operations" in modules  # what the worker imports to serve the grader
+    assert "grader.exercises.multi_head_attention.operations" in modules  # what the worker imports to serve the grader
     # The shard still had the batch's whole environment: it graded, and wrote where it was told.
     assert (out / "results" / "curious.json").is_file()
     assert "worker restarts: 0" in (out / "logs" / "shard-0.log").read_text()

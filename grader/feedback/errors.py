@@ -12,7 +12,7 @@ import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from grader.exercise.operations import BackwardError, ContractViolation, NotDefined
+from grader.seam.contract_errors import BackwardError, ContractViolation, NotDefined
 from grader.reading import parser_limits
 
 

@@ -11,7 +11,7 @@ These recomputations are the lesson's formulas with one step changed; none of th
 student's code, and nothing here calls it (the callers pass what the submission returned).
 Nor does anything here compute the reference's numbers: this module ships with the student's
 grader, so the right weights come from the caller (the shipped expectations of the visible
-checks, grader/exercise/reference_examples.json, or the hidden group's reference), and a slip is named
+checks, grader/exercises/multi_head_attention/reference_examples.json, or the hidden group's reference), and a slip is named
 only where it differs from them. tests/test_release.py holds the hand-out to that by behaviour.
 """
 

@@ -5,7 +5,7 @@ the grader (at a desk too, where grader/hidden/ does not exist):
 
 * a *layout slip*: the module's parameters do not have the contract's names and shapes, so the
   grader cannot load its weights (or, for a parameter the contract does not have, loads them
-  and holds the extra at zero: grader/exercise/operations.py ``_load``);
+  and holds the extra at zero: grader/exercises/multi_head_attention/operations.py ``_load``);
 * *randomness*: the module gives different answers to the same call (dropout left on, sampling,
   a random number generator in forward), so no check of its numbers can pass except by luck,
   and hints about the softmax axis or the mask would send the student the wrong way.
@@ -24,14 +24,14 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from grader.exercise import data
-from grader.exercise.data import Config
+from grader.exercises.multi_head_attention import data
+from grader.exercises.multi_head_attention.data import Config
 from grader.feedback.evidence import ChangedAnswer, Difference, StudentCodeError
 
 PARAMETER_LAYOUT = "parameter_layout"
 NONDETERMINISTIC = "nondeterministic"
 IDS = (PARAMETER_LAYOUT, NONDETERMINISTIC)  # part of the diagnosis's vocabulary (grader/hidden/mistakes.py)
-# How grader/exercise/operations.py begins a weight-loading failure.
+# How grader/exercises/multi_head_attention/operations.py begins a weight-loading failure.
 LOAD_FAILURE = "the grader could not load its weights into your "
 EXPLAINED = "  [explained by the diagnosis above]"
 LAYOUT_FIX = (
@@ -142,7 +142,7 @@ FUNCTION_OF_OPERATION = {
     "head_dimension": "head_dimension", "concatenate_heads": "concatenate_heads",
     "initial_parameters": "MultiHeadSelfAttention.__init__", "construct_attention": "MultiHeadSelfAttention.__init__",
 }
-# Said when a forward pass changed what the code keeps (grader/exercise/operations.py ``_state_changed``).
+# Said when a forward pass changed what the code keeps (grader/exercises/multi_head_attention/operations.py ``_state_changed``).
 KEEPS_STATE = "forward keeps state between calls (a call changed an attribute, a buffer, a global or a class attribute of your code), and "
 AFRESH = (
     "Your grade is what asking every question afresh gives: no answer of yours was given again in place of a call "

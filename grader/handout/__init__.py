@@ -3,7 +3,7 @@
 * ``stubs.py``           — exercises/multi_head_attention.py: the solution's regions stubbed out.
 * ``notebook.py``        — the exercise notebook: lesson, stub cells, check cells.
 * ``release.py``         — what students receive (the folders they need, copied whole).
-* ``reference_examples.py`` — grader/exercise/reference_examples.json, the visible reference group's data.
+* ``reference_examples.py`` — grader/exercises/multi_head_attention/reference_examples.json, the visible reference group's data.
 * ``wheel.py``           — the student grader as one wheel, for notebooks alone (Colab, a hosted Jupyter).
 * ``kernel_install.py``  — what such a notebook's setup cell runs to install that wheel into its kernel.
 * ``behaviour_scan.py``  — does any function a hand-out ships compute the reference's numbers?

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from grader.exercise import data
+from grader.exercises.multi_head_attention import data
 from grader.reading import loading
 from grader.handout import stubs
 

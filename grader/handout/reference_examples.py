@@ -1,13 +1,13 @@
 """The visible reference group's data: ``python -m grader examples [--check]``.
 
-Writes ``grader/exercise/reference_examples.json``: a few fixed examples (inputs, the grader's
+Writes ``grader/exercises/multi_head_attention/reference_examples.json``: a few fixed examples (inputs, the grader's
 weights, a mask) with the outputs and attention weights the reference solution computes for
-them, in float64. ``grader/exercise/test_reference_examples.py`` compares a submission with these
+them, in float64. ``grader/exercises/multi_head_attention/test_reference_examples.py`` compares a submission with these
 numbers at the student's desk, so a wrong number the lesson is about (a missing scale, a mask
 applied after the softmax, the output projection missing or applied twice) costs visible
 points; the hidden group still draws its sizes and data at grading time.
 
-Inputs and weights are drawn by ``grader.exercise.data`` from fixed seeds and rounded to four decimals
+Inputs and weights are drawn by ``grader.exercises.multi_head_attention.data`` from fixed seeds and rounded to four decimals
 (the file stays small and readable); the expected values keep ten significant digits.
 ``--check`` regenerates the examples and compares them with the file (the expected values
 within 1e-9, as another machine's arithmetic may differ in the last digit): a test fails when
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import torch
 
-from grader.exercise import data
+from grader.exercises.multi_head_attention import data
 from grader.reading import loading
-from grader.exercise.data import Config
+from grader.exercises.multi_head_attention.data import Config
 from grader.handout import stubs
 
 EXAMPLES_PATH = data.REFERENCE_EXAMPLES_PATH

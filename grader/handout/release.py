@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from grader import STUDENT_SUBPACKAGES, scoring
+from grader.seam import registry
 from grader.handout import notebook, stubs
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +27,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # none of its other subpackages: each of those is an instructor's layer (hidden/, sandbox/,
 # batch/, handout/), so a new instructor module stays home without anyone listing it.
 WHOLE_FOLDERS = ("exercises",)
-OWN_FILES_ONLY = ("grader", *(f"grader/{name}" for name in STUDENT_SUBPACKAGES))
+OWN_FILES_ONLY = (
+    "grader", *(f"grader/{name}" for name in STUDENT_SUBPACKAGES),
+    *(f"grader/exercises/{name}" for name in registry.names()),  # each exercise's package
+)
 # source: name in the release. student.gitignore keeps .venv, caches and results out of a
 # student's repository (the release is also Classroom 50's template repository).
 TOP_LEVEL_FILES = {"requirements.txt": "requirements.txt", "student.mk": "Makefile", "student.gitignore": ".gitignore"}
@@ -79,7 +83,7 @@ grade` picks the one that holds the work, and your results say which file was gr
 
 The score you see here covers the visible checks ({visible} of the 100 points), including the
 reference examples, which compare your numbers with the reference on fixed data shipped in
-`grader/exercise/reference_examples.json`. The remaining {hidden} points come from hidden checks, run when
+`grader/exercises/multi_head_attention/reference_examples.json`. The remaining {hidden} points come from hidden checks, run when
 your work is graded: the same comparison on sizes and data drawn at grading time, so code
 that matches the reference examples for the right reasons passes them too.
 """

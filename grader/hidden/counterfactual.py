@@ -11,7 +11,7 @@ How the check is run again without the reference entering the student's reach:
 
 * ``head_dimension``, ``causal_mask``, ``AttentionHead.forward``, ``concatenate_heads``: the
   student's module runs in its sandbox as always, with the function replaced by a stand-in
-  (grader/exercise/operations.py ``replaced``) that *asks* for each answer. The worker sends the call
+  (grader/exercises/multi_head_attention/operations.py ``replaced``) that *asks* for each answer. The worker sends the call
   it could not answer (its arguments, plain data); the grader computes the reference's answer
   here, in its own process, and runs the operation again with the answer *served*. The worker
   receives outputs, never code; and a head is answered only on the inputs and weights this
@@ -40,7 +40,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader.exercise.data import Config
+from grader.exercises.multi_head_attention.data import Config
 from grader.hidden import mistakes
 from grader.hidden.probes import StudentParts
 from grader.hidden.reference import reference
@@ -162,7 +162,7 @@ class Replaced(Submission):
         if "unanswerable" in answer or type(gradient) is not torch.Tensor or gradient.shape != answer["output"].shape:
             return {"unanswerable": True}
         leaves = answer["leaves"]
-        # A scalar loss, not grad_outputs= (grader/exercise/operations.py ``_gradients``: no lazy import of sympy).
+        # A scalar loss, not grad_outputs= (grader/exercises/multi_head_attention/operations.py ``_gradients``: no lazy import of sympy).
         with torch.enable_grad():
             loss = (answer["output"] * gradient.to(answer["output"].dtype)).sum()
             gradients = torch.autograd.grad(loss, leaves, allow_unused=True)
@@ -181,7 +181,7 @@ class Replaced(Submission):
             return {"unanswerable": True}
         weights = {n: v for n, v in parameters.items() if n in HEAD_WEIGHTS} if isinstance(parameters, dict) else {}
         # A bias the student's head has beside the contract's weights is held at zero there
-        # (grader/exercise/operations.py ``_load``): the reference's forward on that head adds it too.
+        # (grader/exercises/multi_head_attention/operations.py ``_load``): the reference's forward on that head adds it too.
         biases = {n: v for n, v in parameters.items() if n not in weights} if isinstance(parameters, dict) else {}
         if set(weights) != set(HEAD_WEIGHTS) or not any(
             head.keys() == weights.keys() and all(_equal(head[n], weights[n]) for n in head) for head in heads

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 
 import torch
 
-from grader.exercise import data
-from grader.exercise.data import Config
+from grader.exercises.multi_head_attention import data
+from grader.exercises.multi_head_attention.data import Config
 from grader.hidden import mistakes
 from grader.feedback.evidence import StudentCodeError
 
 DTYPE = torch.float64
-NOT_DEFINED = "expected your file to define"  # grader/exercise/operations.py: a name not (yet) in the file
+NOT_DEFINED = "expected your file to define"  # grader/exercises/multi_head_attention/operations.py: a name not (yet) in the file
 
 
 class Unusable(Exception):
@@ -53,7 +53,7 @@ def _failure(error: BaseException) -> tuple:
 def said(message: str) -> str:
     """What an error says, compared between the student's run and a candidate's: its first line
     with spaces collapsed (the grader appends hints on later lines of the student's errors only:
-    grader/exercise/operations.py), so a mistake reproduces a failure when it raises the same words."""
+    grader/exercises/multi_head_attention/operations.py), so a mistake reproduces a failure when it raises the same words."""
     first = next((line for line in message.splitlines() if line.strip()), "")
     return " ".join(first.split())
 

@@ -5,7 +5,7 @@ seed (printed in the header; pass --grading-seed to replay a run), so a submissi
 cannot know them in advance. The submission runs with the grader's weights; the
 reference runs with the same weights on the same data, here in the grader's process.
 
-Tolerances (see grader.exercise.checks.FLOAT32_TOLERANCE): |got - expected| <= 1e-5 + 1e-4*|expected|
+Tolerances (see grader.exercises.multi_head_attention.checks.FLOAT32_TOLERANCE): |got - expected| <= 1e-5 + 1e-4*|expected|
 in float32. Valid rewrites (einsum, -1e9 fill, a hand-written stable softmax, softmax in
 float64, F.scaled_dot_product_attention) stay within 1e-6; real mistakes miss by 1e-2.
 """
@@ -15,9 +15,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader.exercise import checks, data
+from grader.exercises.multi_head_attention import checks, data
 from grader.feedback import premises
-from grader.exercise.data import Config
+from grader.exercises.multi_head_attention.data import Config
 from grader.hidden.reference import reference
 
 DRAWS = range(3)

@@ -32,6 +32,7 @@ import tempfile
 from pathlib import Path
 
 from grader import settings
+from grader.scoring import HIDDEN_GROUP
 from grader.feedback import diagnosis_text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +43,6 @@ SANDBOX_VARIABLE = "GRADER_SANDBOX"
 CALL_TIMEOUT_VARIABLE = "GRADER_CALL_TIMEOUT"
 VENV = "/opt/mha-grader-venv"  # outside the folders that get locked before student code runs
 STUDENT_ID = "submission"  # the batch's name for the one student graded here
-HIDDEN_GROUP = "reference"
 # PyTorch's own index of CPU-only wheels (https://pytorch.org/get-started/locally/, "CPU"):
 # PyPI's Linux wheels of some versions pull the CUDA libraries, gigabytes a grading image
 # or a GitHub Actions run does not need.

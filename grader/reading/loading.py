@@ -14,9 +14,11 @@ from pathlib import Path
 from types import ModuleType
 
 from grader.reading import parser_limits
+from grader.seam import registry
 
-MODULE_FILE_NAME = "multi_head_attention.py"
-NOTEBOOK_FILE_NAME = "multi_head_attention.ipynb"
+# The files a student works in, as the exercise declares them.
+MODULE_FILE_NAME = registry.exercise().student_file
+NOTEBOOK_FILE_NAME = registry.exercise().notebook
 
 _unique_names = itertools.count()
 
@@ -26,7 +28,7 @@ class SubmissionNotFound(Exception):
 
 
 def locate_source(path: Path) -> Path:
-    """The .py file to grade: the path itself, or multi_head_attention.py inside a folder."""
+    """The .py file to grade: the path itself, or the exercise's file (MODULE_FILE_NAME) inside a folder."""
     path = Path(path)
     if path.is_dir():
         candidates = sorted(path.rglob(MODULE_FILE_NAME), key=lambda p: (len(p.parts), str(p)))
@@ -43,7 +45,7 @@ def locate_source(path: Path) -> Path:
 def choose_work(folder: Path) -> Path:
     """The file to grade in a folder: the one that holds the work.
 
-    A folder may hold multi_head_attention.py, the notebook multi_head_attention.ipynb, or
+    A folder may hold the exercise's file (MODULE_FILE_NAME), its notebook (NOTEBOOK_FILE_NAME), or
     both (the exercise ships both; a student works in one). Each is looked for anywhere
     inside, the shallowest first. With both, the grader grades the one that holds more of
     the work (grader.reading.work_held.most_work: the exercise's functions written, read from the

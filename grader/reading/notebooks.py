@@ -15,6 +15,7 @@ import warnings
 from dataclasses import dataclass
 
 from grader.reading import parser_limits
+from grader.seam import registry
 
 # IPython line magics (%), shell escapes (!) and help (?): not Python, so they would not import.
 # Where IPython is missing, lines starting with these are dropped (IPython finds them exactly).
@@ -142,7 +143,8 @@ def join_code_cells_with_spans(sources: list[str], labels: list[str] | None = No
 
 # Where Python names a line of the graded file: a traceback's frame ("multi_head_attention.py:75")
 # and a SyntaxError's message ("invalid syntax (multi_head_attention.py, line 25)").
-FILE_LINE = re.compile(r"multi_head_attention\.py(?::|, line )(\d+)")
+_STUDENT_FILE = re.escape(registry.exercise().student_file)
+FILE_LINE = re.compile(_STUDENT_FILE + r"(?::|, line )(\d+)")
 
 
 def cell_at(line: int, spans: list[CellSpan]) -> CellSpan | None:
@@ -295,8 +297,8 @@ def skipped_cells(spans: list[CellSpan]) -> list[str]:
     return [f"{span.named()} was skipped: {span.skipped}." for span in spans if span.skipped]
 
 
-STUDENT_LINE = re.compile(r"multi_head_attention\.py:(?P<line>\d+)(?: in (?P<function>[\w.<>]+))?")
-SYNTAX_ERROR_PLACE = re.compile(r" \(multi_head_attention\.py, line \d+\)")
+STUDENT_LINE = re.compile(_STUDENT_FILE + r":(?P<line>\d+)(?: in (?P<function>[\w.<>]+))?")
+SYNTAX_ERROR_PLACE = re.compile(r" \(" + _STUDENT_FILE + r", line \d+\)")
 
 
 def failed_cell(spans: list[CellSpan], first_line: int, type_name: str, message: str, location: str) -> str:

@@ -44,16 +44,20 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from grader.sandbox import folders, landlock
+from grader.seam import registry
 
 logger = logging.getLogger("grader.sandbox")
 
 GRADER_DIR = Path(__file__).resolve().parents[1]  # the grader package
-# What the worker imports, relative to the grader package: the calls on student objects and
-# the sandbox's own modules. Nothing else of the repository enters the sandbox.
+# What the worker imports, relative to the grader package: the calls on student objects (the
+# exercise's operations, found through its declaration) and the sandbox's own modules. Nothing
+# else of the repository enters the sandbox.
 WORKER_MODULES = (
-    "__init__.py", "student_clock.py", "exercise/__init__.py", "exercise/operations.py", "feedback/__init__.py", "feedback/errors.py",
+    "__init__.py", "student_clock.py", "feedback/__init__.py", "feedback/errors.py",
     "reading/__init__.py", "reading/loading.py", "reading/parser_limits.py", "reading/state_kept.py",
+    "seam/__init__.py", "seam/contract_errors.py", "seam/declaration.py", "seam/registry.py",
     "sandbox/__init__.py", "sandbox/worker.py", "sandbox/wire.py", "sandbox/landlock.py", "sandbox/folders.py",
+    *registry.worker_modules(),
 )
 SANDBOX_GRADER_ROOT = "/opt/mha-worker"
 

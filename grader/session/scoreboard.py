@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from grader.exercise import checks
 from grader.feedback import attention_comparison
-from grader.scoring import ATTENTION_PROPERTY, GROUP_TITLES, GROUPS, HIDDEN_TESTS, SubmissionResult, TestRecord, describe_not_written
+from grader.seam.failing import AttentionMismatch
+from grader.scoring import ATTENTION_PROPERTY, GROUP_TITLES, GROUPS, HIDDEN_GROUP, HIDDEN_TESTS, SubmissionResult, TestRecord, describe_not_written
 from grader.untrusted import printable
 
 
@@ -25,7 +25,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
-    if call.excinfo is not None and isinstance(call.excinfo.value, checks.AttentionMismatch):
+    if call.excinfo is not None and isinstance(call.excinfo.value, AttentionMismatch):
         # The matrices, as plain data, travel with the report to the test's result (and
         # across pytest-xdist's workers): grader/feedback/attention_comparison.py.
         report.user_properties.append((ATTENTION_PROPERTY, call.excinfo.value.picture))
@@ -117,8 +117,8 @@ class Scoreboard:
         not_run = result.groups_not_run()
         for group, (earned, total) in points.items():
             write(f"{GROUP_TITLES[group]:<{width}}  " + (f"not run (of {total})" if group in not_run else f"{earned:>3}/{total}"))
-        if "reference" not in points and not HIDDEN_TESTS.is_dir():
-            write(f"{GROUP_TITLES['reference']:<{width}}  run when your work is graded")
+        if HIDDEN_GROUP not in points and not HIDDEN_TESTS.is_dir():
+            write(f"{GROUP_TITLES[HIDDEN_GROUP]:<{width}}  run when your work is graded")
         write(f"Score: {result.score}/{result.max_score}")
         if missing := result.not_written():
             ran = sum(test.outcome != "not run" for test in result.tests)

@@ -56,7 +56,7 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         action="append",
         default=[],
         metavar="PATH",
-        help="a .py file, a notebook or a folder holding multi_head_attention.py (repeatable); default: exercises/",
+        help=f"a .py file, a notebook or a folder holding {loading.MODULE_FILE_NAME} (repeatable); default: exercises/",
     )
     group.addoption("--results-json", metavar="PATH", help="also write every test's outcome to this JSON file")
     group.addoption(

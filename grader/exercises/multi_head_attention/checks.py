@@ -14,30 +14,13 @@ import pytest
 import torch
 
 from grader.feedback import attention_comparison, premises
+from grader.seam.failing import AttentionMismatch, fail  # noqa: F401  (the checks fail through checks.fail)
 
 # Outputs are compared in float32 after the same operations in a different order
 # (einsum or matmul, -inf or -1e9 fill, softmax in float64, ...). Such variants differ
 # by about 1e-7; a real mistake (a missing scale, one wrong weight) by 1e-2 or more.
 FLOAT32_TOLERANCE = {"atol": 1e-5, "rtol": 1e-4}
 ROW_SUM_TOLERANCE = 1e-4
-
-
-class AttentionMismatch(pytest.fail.Exception):
-    """A failed check about attention weights, carrying the student's matrix beside the
-    reference's (grader/feedback/attention_comparison.py) to the test's result."""
-
-    def __init__(self, message: str, picture: dict) -> None:
-        super().__init__(message, pytrace=False)
-        self.picture = picture
-
-
-def fail(problem: str, expected: str, got: str, hint: str = "", picture: dict | None = None) -> None:
-    lines = [problem, f"  expected: {expected}", f"  got:      {got}"]
-    if hint:
-        lines.append(f"  hint:     {hint}")
-    if picture is not None:
-        raise AttentionMismatch("\n".join(lines), picture)
-    pytest.fail("\n".join(lines), pytrace=False)
 
 
 def weights_picture(what: str, weights: torch.Tensor, reference: torch.Tensor | None,

@@ -197,7 +197,7 @@ def attention_parameters(config: Config, rng: torch.Generator, dtype=torch.float
 
 @dataclass(frozen=True)
 class ReferenceExample:
-    """One fixed example of grader/exercise/reference_examples.json, as tensors."""
+    """One fixed example of grader/exercises/multi_head_attention/reference_examples.json, as tensors."""
 
     name: str
     runs: str  # "head" or "module"

@@ -21,30 +21,9 @@ import torch
 
 from grader import student_clock
 from grader.reading import state_kept
+from grader.seam.contract_errors import BackwardError, ContractViolation, NotDefined
 
 _student = student_clock.running  # the student's code runs inside: its clock (grader/student_clock.py)
-
-
-class ContractViolation(Exception):
-    """The student's code returned something of the wrong kind (not a wrong number)."""
-
-
-class NotDefined(ContractViolation):
-    """The student's module does not define ``name``, a name of the exercise."""
-
-    def __init__(self, name: str, message: str) -> None:
-        super().__init__(message)
-        self.name = name
-
-
-class BackwardError(RuntimeError):
-    """An error autograd raised in the backward pass, which has no line of the student's in its
-    traceback: ``forward_line`` is the line of the student's forward that made the tensor the
-    backward pass failed on (autograd's anomaly mode records it), 0 if unknown."""
-
-    def __init__(self, message: str, forward_line: int) -> None:
-        super().__init__(message)
-        self.forward_line = forward_line
 
 
 IN_PLACE_HINT = (
@@ -326,7 +305,7 @@ def _load(module: torch.nn.Module, parameters: dict[str, torch.Tensor]) -> dict:
     bias of the contract the module has no place for (bias=False where the contract has one)
     is not loaded, and the grader holds it at zero in its own computation of the reference
     (grader/submission.py ``Submission.as_held``). Both sides then compute with the same
-    weights, and the layout check alone says so (grader/exercise/test_head_distinctness.py). Any other
+    weights, and the layout check alone says so (grader/exercises/multi_head_attention/test_head_distinctness.py). Any other
     extra keeps the value the constructor gave it. Returns which:
     ``{"held_at_zero": [...], "kept": [...], "not_held": [...]}``, empty lists left out ({}
     for the contract's layout). A parameter missing (other than such a bias) or shaped

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from grader.exercise import checks
+from grader.exercises.multi_head_attention import checks
 from grader.feedback.evidence import StudentCodeError
 
 # Each hint is chosen by what the call did: returned, raised AssertionError, raised another error.

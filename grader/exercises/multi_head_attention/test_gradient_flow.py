@@ -7,9 +7,9 @@ import math
 import pytest
 import torch
 
-from grader.exercise import checks, data
+from grader.exercises.multi_head_attention import checks, data
 from grader.feedback import premises
-from grader.exercise.data import Config
+from grader.exercises.multi_head_attention.data import Config
 
 CONFIG = Config(batch=2, seq=4, model_dim=12, num_heads=3)
 TINY = Config(batch=2, seq=3, model_dim=4, num_heads=2)

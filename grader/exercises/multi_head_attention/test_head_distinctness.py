@@ -7,9 +7,9 @@ import itertools
 import pytest
 import torch
 
-from grader.exercise import checks, data, operations
+from grader.exercises.multi_head_attention import checks, data, operations
 from grader.feedback import premises, root_causes, source_premises
-from grader.exercise.data import LESSON, Config
+from grader.exercises.multi_head_attention.data import LESSON, Config
 
 SEED = 2024
 PROJECTIONS = ("query", "key", "value")
@@ -96,7 +96,7 @@ def test_each_head_has_its_own_query_key_and_value_projections(submission):
 
 
 def graded_around(missing: list[str], extra: list[str], reshaped: list[str], parameters: dict) -> str:
-    """What the other checks did with this layout (grader/exercise/operations.py ``_load``, grader/submission.py
+    """What the other checks did with this layout (grader/exercises/multi_head_attention/operations.py ``_load``, grader/submission.py
     ``as_held``): a bias on one side only is held at zero on both, so they grade the attention itself;
     any other difference keeps the grader's weights out."""
     not_held = [name for name in missing if operations.bias_of_a_projection(name, parameters)]

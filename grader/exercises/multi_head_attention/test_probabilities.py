@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader.exercise import checks, data
+from grader.exercises.multi_head_attention import checks, data
 from grader.feedback import premises
-from grader.exercise.data import PROPERTY_CONFIGS
+from grader.exercises.multi_head_attention.data import PROPERTY_CONFIGS
 
 CONFIG_IDS = [config.id for config in PROPERTY_CONFIGS]
 

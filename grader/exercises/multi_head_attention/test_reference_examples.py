@@ -1,7 +1,7 @@
 """Group 7 — reference examples: your numbers match the reference on fixed, shipped data.
 
 The examples (inputs, the grader's weights, a mask, and the reference's outputs and
-attention weights) are in grader/exercise/reference_examples.json, generated from the reference
+attention weights) are in grader/exercises/multi_head_attention/reference_examples.json, generated from the reference
 solution. Every number a mistake of the lesson changes shows here, at your desk: a missing
 or wrong scale, a mask applied after the softmax, heads out of order, the output projection
 missing or applied twice. The hidden group (8) runs the same comparison on sizes and data
@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader.exercise import checks, data
+from grader.exercises.multi_head_attention import checks, data
 from grader.feedback import premises
 
 EXAMPLES = data.reference_examples()

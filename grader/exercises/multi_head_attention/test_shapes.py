@@ -7,9 +7,9 @@ import math
 import pytest
 import torch
 
-from grader.exercise import checks, data
+from grader.exercises.multi_head_attention import checks, data
 from grader.feedback import premises
-from grader.exercise.data import SHAPE_CONFIGS, Config
+from grader.exercises.multi_head_attention.data import SHAPE_CONFIGS, Config
 
 CONFIG_IDS = [config.id for config in SHAPE_CONFIGS]
 

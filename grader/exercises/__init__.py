@@ -1,0 +1,6 @@
+"""The exercises this grader grades, one package each, above the engine.
+
+Each package declares itself in its ``declaration.py`` (grader/seam/declaration.py says what a
+declaration holds) and may use the engine; the engine reaches it only through that declaration
+(grader/seam/registry.py), never by importing it or naming its functions, groups or files.
+"""

@@ -1,0 +1,33 @@
+"""Multi-head self-attention, as the engine knows it: the one place its facts live."""
+
+from grader.seam.declaration import Declaration, Group
+
+DECLARATION = Declaration(
+    name="multi_head_attention",
+    title="Multi-head self-attention",
+    student_file="multi_head_attention.py",
+    notebook="multi_head_attention.ipynb",
+    lesson="LESSON.md",
+    solution="multi_head_attention.py",
+    functions=(
+        "head_dimension",
+        "causal_mask",
+        "AttentionHead.__init__",
+        "AttentionHead.forward",
+        "concatenate_heads",
+        "MultiHeadSelfAttention.__init__",
+        "MultiHeadSelfAttention.forward",
+    ),
+    groups=(
+        Group("shapes", "1. shapes"),
+        Group("probabilities", "2. probabilities"),
+        Group("causal_masking", "3. causal masking"),
+        Group("head_distinctness", "4. head distinctness"),
+        Group("gradient_flow", "5. gradient flow"),
+        Group("configuration", "6. configuration"),
+        Group("reference_examples", "7. reference examples"),
+        Group("reference", "8. reference (hidden)", hidden=True),
+    ),
+    operations="operations",
+    data="data",
+)

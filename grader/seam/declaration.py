@@ -1,0 +1,74 @@
+"""What an exercise declares: the one place its facts live, read by the engine as plain data.
+
+A declaration names its modules by their place in the exercise's package (``"operations"``),
+never by importing them, so that reading one (the batch's coordinator, a platform's script,
+choosing which file holds the work) costs no torch import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Group:
+    """A group of checks: ``test_<name>.py`` is its module; ``hidden`` groups run only when the
+    work is graded (never shipped, never shown to a student before grades are released)."""
+
+    name: str
+    title: str  # as the score table, the report and every platform show it ("1. shapes")
+    hidden: bool = False
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """One exercise, as the engine knows it."""
+
+    name: str  # the package's name under grader/exercises/
+    title: str  # for people: "Multi-head self-attention"
+    student_file: str  # the file a student works in, and the stem the batch stages: "multi_head_attention.py"
+    notebook: str  # the same work as a notebook: "multi_head_attention.ipynb"
+    lesson: str  # the lesson's page beside them: "LESSON.md"
+    solution: str  # the reference, under solutions/: the source of stubs, notebook and hand-outs
+    # The student's functions in the order they build on each other (methods as Class.method):
+    # "Start with" names the first one not written; a file holds the work it writes of them.
+    functions: tuple[str, ...]
+    groups: tuple[Group, ...]  # in the order the score table shows them
+    operations: str  # the module of every call the worker may make on the student's objects
+    data: str  # the module every input the checks draw comes from (its purposes, one stream each)
+    package: Path = Path()  # set by the registry: where the exercise's package lives
+
+    def __post_init__(self) -> None:
+        names = [group.name for group in self.groups]
+        if len(set(names)) != len(names):
+            raise ValueError(f"exercise {self.name!r} declares a group twice: {names}")
+        # The score table, the release and every platform show one hidden group, after the others.
+        hidden = [group.name for group in self.groups if group.hidden]
+        if len(hidden) != 1 or names[-1] != hidden[0]:
+            raise ValueError(f"exercise {self.name!r} must declare one hidden group, its last: it declares {hidden or 'none'}")
+        if len(set(self.functions)) != len(self.functions) or not self.functions:
+            raise ValueError(f"exercise {self.name!r} must name its functions once each: {self.functions}")
+
+    @property
+    def module_name(self) -> str:
+        """The stem Python names the student's module by (``multi_head_attention``)."""
+        return Path(self.student_file).stem
+
+    @property
+    def classes(self) -> frozenset[str]:
+        return frozenset(name.split(".")[0] for name in self.functions if "." in name)
+
+    @property
+    def group_titles(self) -> dict[str, str]:
+        return {group.name: group.title for group in self.groups}
+
+    @property
+    def hidden_group(self) -> str:
+        """The group run only when the work is graded (one per exercise, its last)."""
+        return next(group.name for group in self.groups if group.hidden)
+
+    @property
+    def visible_checks(self) -> Path:
+        """The folder of the visible checks (``test_<group>.py``): the package itself."""
+        return self.package

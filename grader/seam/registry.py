@@ -1,0 +1,67 @@
+"""How the engine finds an exercise: by its name, through its declaration, never by an import.
+
+Each package of ``grader/exercises/`` holding a ``declaration.py`` with ``DECLARATION`` is an
+exercise. Its modules are imported here by name read from the declaration (``importlib``), so
+no engine module imports one: an exercise added is a folder added, no engine file changed.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from pathlib import Path
+
+from grader.seam.declaration import Declaration
+
+EXERCISES = Path(__file__).resolve().parent.parent / "exercises"
+PACKAGE = "grader.exercises"
+
+
+class UnknownExercise(LookupError):
+    """An exercise's name that no package of grader/exercises/ declares."""
+
+
+def names() -> tuple[str, ...]:
+    """The exercises this grader holds, sorted: each folder with a declaration."""
+    return tuple(sorted(path.parent.name for path in EXERCISES.glob("*/declaration.py")))
+
+
+@functools.cache
+def exercise(name: str | None = None) -> Declaration:
+    """The declaration of ``name``, or of this grader's only exercise when none is named."""
+    known = names()
+    if name is None:
+        if len(known) != 1:
+            raise UnknownExercise(f"this grader holds {len(known)} exercises ({', '.join(known) or 'none'}): name one")
+        name = known[0]
+    if name not in known:
+        raise UnknownExercise(f"no exercise named {name!r}: this grader holds {', '.join(known) or 'none'}")
+    declared = importlib.import_module(f"{PACKAGE}.{name}.declaration").DECLARATION
+    if declared.name != name:
+        raise UnknownExercise(f"grader/exercises/{name}/declaration.py declares {declared.name!r}, not {name!r}")
+    return _placed(declared, EXERCISES / name)
+
+
+def _placed(declared: Declaration, package: Path) -> Declaration:
+    from dataclasses import replace
+
+    return replace(declared, package=package)
+
+
+def module(declaration: Declaration, part: str):
+    """One of an exercise's modules, named in its declaration (``declaration.operations``)."""
+    return importlib.import_module(f"{PACKAGE}.{declaration.name}.{part}")
+
+
+def operations(name: str | None = None):
+    """The module of calls the worker may make on a student's objects for ``name``."""
+    declaration = exercise(name)
+    return module(declaration, declaration.operations)
+
+
+def worker_modules(name: str | None = None) -> tuple[str, ...]:
+    """The files of an exercise the sandbox's worker imports, relative to the grader package:
+    its package, its declaration and its operations (which import only the engine)."""
+    declaration = exercise(name)
+    package = f"exercises/{declaration.name}"
+    return ("exercises/__init__.py", f"{package}/__init__.py", f"{package}/declaration.py", f"{package}/{declaration.operations}.py")

@@ -1,0 +1,44 @@
+"""The seam: the engine finds an exercise by its name, through its declaration, and says clearly
+when a name or a declaration is wrong."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.seam import registry
+from grader.seam.declaration import Declaration, Group
+from grading import REPO_ROOT
+
+
+def declared(**changes) -> Declaration:
+    fields = dict(
+        name="scratch", title="Scratch", student_file="scratch.py", notebook="scratch.ipynb", lesson="LESSON.md",
+        solution="scratch.py", functions=("f", "C.forward"), groups=(Group("shapes", "1. shapes"), Group("secret", "2. secret", hidden=True)),
+        operations="operations", data="data",
+    )
+    return Declaration(**fields | changes)
+
+
+def test_an_unknown_exercise_is_refused_with_the_names_the_grader_holds():
+    with pytest.raises(registry.UnknownExercise, match=r"no exercise named 'feed_forward': this grader holds multi_head_attention"):
+        registry.exercise("feed_forward")
+
+
+def test_a_declaration_states_its_one_hidden_group_last_and_each_group_and_function_once():
+    assert declared().hidden_group == "secret" and declared().classes == {"C"} and declared().module_name == "scratch"
+    with pytest.raises(ValueError, match="one hidden group, its last"):
+        declared(groups=(Group("secret", "1. secret", hidden=True), Group("shapes", "2. shapes")))
+    with pytest.raises(ValueError, match="one hidden group"):
+        declared(groups=(Group("shapes", "1. shapes"),))
+    with pytest.raises(ValueError, match="a group twice"):
+        declared(groups=(Group("shapes", "1. shapes"), Group("shapes", "2. shapes", hidden=True)))
+    with pytest.raises(ValueError, match="its functions once each"):
+        declared(functions=("f", "f"))
+
+
+def test_the_worker_takes_the_exercises_operations_from_its_declaration():
+    declaration = registry.exercise()
+    operations = registry.operations()
+    assert operations.__name__ == f"grader.exercises.{declaration.name}.{declaration.operations}"
+    for relative in registry.worker_modules():
+        assert (REPO_ROOT / "grader" / relative).is_file(), relative
