@@ -44,7 +44,7 @@ stubs: $(STAMP)
 notebook: $(STAMP)
 	$(BIN)/python -m grader notebook
 
-# The visible reference group's fixed examples (grader/exercise/reference_examples.json).
+# The visible reference group's fixed examples (grader/exercises/multi_head_attention/reference_examples.json).
 examples: $(STAMP)
 	$(BIN)/python -m grader examples
 
