@@ -16,7 +16,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.seam import registry
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
+EXERCISE = registry.exercise()  # the exercise the maintenance commands regenerate
 
 
 @dataclass(frozen=True)
@@ -76,13 +79,13 @@ COMMANDS = (
             "write a batch's grades as a CSV for Canvas's gradebook import (or plain)",
             "python -m grader export build/marks --roster roster.csv --assignment 'Homework 3 (12345)' --out grades.csv"),
     Command("stubs", "grader.handout.stubs", "maintenance",
-            "regenerate exercises/multi_head_attention.py from solutions/",
+            f"regenerate exercises/{EXERCISE.student_file} from solutions/",
             "python -m grader stubs --check"),
     Command("notebook", "grader.handout.notebook", "maintenance",
-            "regenerate exercises/multi_head_attention.ipynb (and LESSON.md) from solutions/",
+            f"regenerate exercises/{EXERCISE.notebook} (and {EXERCISE.lesson}) from solutions/",
             "python -m grader notebook --check"),
     Command("examples", "grader.handout.reference_examples", "maintenance",
-            "regenerate grader/exercises/multi_head_attention/reference_examples.json from solutions/",
+            f"regenerate grader/exercises/{EXERCISE.name}/reference_examples.json from solutions/",
             "python -m grader examples --check"),
 )
 BY_NAME = {command.name: command for command in COMMANDS}

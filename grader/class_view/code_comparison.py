@@ -42,6 +42,7 @@ from copydetect import utils as copydetect_utils
 from copydetect.detector import CodeFingerprint
 
 from grader.reading import notebooks
+from grader.seam import registry
 
 # copydetect's defaults: noise threshold 25 (k), guarantee threshold 30 (k + window - 1).
 K = 25
@@ -51,8 +52,8 @@ SHOWN_LINES = 40  # shared lines kept per side
 # The hand-out as students receive it: exercises/ holds the stub at the course's scaffolding
 # level (grader/handout/stubs.py writes it, and records the level) and the exercise notebook.
 EXERCISES = Path(__file__).resolve().parents[2] / "exercises"
-STUB_PATH = EXERCISES / "multi_head_attention.py"
-NOTEBOOK_PATH = EXERCISES / "multi_head_attention.ipynb"
+STUB_PATH = EXERCISES / registry.exercise().student_file
+NOTEBOOK_PATH = EXERCISES / registry.exercise().notebook
 _BASE = 1_000_003
 _POWERS = np.array([pow(_BASE, K - 1 - j, 2**64) for j in range(K)], dtype=np.uint64)
 

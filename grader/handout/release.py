@@ -56,8 +56,8 @@ python3 -m venv .venv
 ```
 
 1. Read the lesson: `exercises/LESSON.md` (the notebook holds the same lesson).
-2. Work in **one** of `exercises/multi_head_attention.py` or the notebook
-   `exercises/multi_head_attention.ipynb`. Every function that still raises
+2. Work in **one** of `exercises/{student_file}` or the notebook
+   `exercises/{notebook}`. Every function that still raises
    `NotImplementedError` is yours to write{constructors}; the `# TODO` above it says what the code
    must achieve and why, and the docstrings state every convention (names, shapes,
    `True` = may attend, heads in order).
@@ -72,8 +72,8 @@ python3 -m venv .venv
 
 ## What to hand in
 
-The one file you worked in: `exercises/multi_head_attention.py`, or the notebook
-`exercises/multi_head_attention.ipynb` (saved, its cells in order; the setup and check cells
+The one file you worked in: `exercises/{student_file}`, or the notebook
+`exercises/{notebook}` (saved, its cells in order; the setup and check cells
 are left out when it is graded). Keep the names of the functions and classes, and their
 parameters: the grader calls them by name and loads its own weights into the layers the
 docstrings describe. If you hand in a folder holding both files, the same rule as `make
@@ -83,7 +83,7 @@ grade` picks the one that holds the work, and your results say which file was gr
 
 The score you see here covers the visible checks ({visible} of the 100 points), including the
 reference examples, which compare your numbers with the reference on fixed data shipped in
-`grader/exercises/multi_head_attention/reference_examples.json`. The remaining {hidden} points come from hidden checks, run when
+`grader/exercises/{exercise}/reference_examples.json`. The remaining {hidden} points come from hidden checks, run when
 your work is graded: the same comparison on sizes and data drawn at grading time, so code
 that matches the reference examples for the right reasons passes them too.
 """
@@ -129,7 +129,11 @@ def write_release(out_dir: Path, level: str = stubs.DEFAULT_LEVEL, install_from:
     (out_dir / "exercises" / notebook.LESSON_PATH.name).write_text(notebook.lesson_text(level=level), encoding="utf-8")
     (out_dir / "grader" / stubs.LEVEL_FILE.name).write_text(level + "\n", encoding="utf-8")
     visible, hidden = scoring.visible_and_hidden_points()  # from the checks' markers
-    readme = STUDENT_README.format(constructors=CONSTRUCTORS[level], visible=visible, hidden=hidden)
+    exercise = registry.exercise()
+    readme = STUDENT_README.format(
+        constructors=CONSTRUCTORS[level], visible=visible, hidden=hidden,
+        student_file=exercise.student_file, notebook=exercise.notebook, exercise=exercise.name,
+    )
     (out_dir / "README.md").write_text(readme, encoding="utf-8")
     return out_dir
 

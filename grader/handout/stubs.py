@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.results import SCAFFOLDING_FILE
+from grader.seam import registry
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
@@ -34,8 +35,9 @@ STANDARD_ONLY = " (standard)"  # a region that is student work at the standard l
 HINT = "# HINT:"
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SOLUTION_PATH = REPO_ROOT / "solutions" / "multi_head_attention.py"
-EXERCISE_PATH = REPO_ROOT / "exercises" / "multi_head_attention.py"
+# The exercise's solution and the stub made from it, where its declaration puts them.
+SOLUTION_PATH = REPO_ROOT / "solutions" / registry.exercise().solution
+EXERCISE_PATH = REPO_ROOT / "exercises" / registry.exercise().student_file
 
 GENERATED_NOTICE = (
     "# This file is generated from the reference solution by `python -m grader stubs`.\n"

@@ -11,8 +11,9 @@ from pathlib import Path
 from types import ModuleType
 
 from grader.reading import loading
+from grader.seam import registry
 
-SOLUTION_PATH = Path(__file__).resolve().parents[2] / "solutions" / "multi_head_attention.py"
+SOLUTION_PATH = Path(__file__).resolve().parents[2] / "solutions" / registry.exercise().solution
 
 
 @functools.cache

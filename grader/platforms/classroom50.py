@@ -53,6 +53,7 @@ from pathlib import Path
 
 from grader.feedback import diagnosis_text
 from grader.handout import release
+from grader.seam import registry
 from grader.platforms.autograder import (
     HIDDEN_GROUP,
     REPO_ROOT,
@@ -91,13 +92,13 @@ MAX_BODY_CHARS = 60_000
 # installs the apt packages with sudo on a hosted runner and defaults python to 3.14). 3.12:
 # the interpreter the grader is tested on; bubblewrap: the sandbox.
 RUNTIME = {"python": "3.12", "apt": ["bubblewrap"]}
-TEMPLATE_SECTION = """
+TEMPLATE_SECTION = f"""
 
 ## Grading on GitHub (Classroom 50)
 
 Submit with `gh student submit` (or push, if your instructor grades every push). GitHub Actions
-grades `exercises/multi_head_attention.py` in your repository (or your notebook,
-`exercises/multi_head_attention.ipynb`, when it holds more of the work) and publishes a Release
+grades `exercises/{registry.exercise().student_file}` in your repository (or your notebook,
+`exercises/{registry.exercise().notebook}`, when it holds more of the work) and publishes a Release
 with your score: every visible check with what was expected, what came back and the likely
 mistake, and the hidden checks' points. `make grade` runs the same visible checks at your desk.
 Keep the file's name and place.

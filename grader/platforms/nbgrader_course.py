@@ -37,11 +37,11 @@ from nbformat.v4 import new_notebook
 from grader import notebook_checks
 from grader.handout import notebook, stubs
 from grader.reading.notebooks import is_grader_cell
-from grader.scoring import GROUP_TITLES, GROUPS, HIDDEN_TESTS
+from grader.scoring import EXERCISE, GROUP_TITLES, GROUPS, HIDDEN_TESTS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-ASSIGNMENT = "multi_head_attention"
-NOTEBOOK_NAME = f"{ASSIGNMENT}.ipynb"
+ASSIGNMENT = EXERCISE.name  # the assignment is the exercise, by its name
+NOTEBOOK_NAME = EXERCISE.notebook
 ROOT_VARIABLE = "GRADER_ROOT"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 CODE_STUB = '# YOUR CODE HERE\nraise NotImplementedError("not written yet")'
@@ -185,7 +185,7 @@ def write_course(
 ) -> Path:
     course_dir = Path(course_dir).resolve()
     points = group_points(repo_root) if points is None else points
-    solution = (repo_root / "solutions" / "multi_head_attention.py").read_text(encoding="utf-8")
+    solution = (repo_root / "solutions" / EXERCISE.solution).read_text(encoding="utf-8")
     source = course_dir / "source" / ASSIGNMENT / NOTEBOOK_NAME
     source.parent.mkdir(parents=True, exist_ok=True)
     source.write_text(notebook.dumps(build_source_notebook(solution, points, repo_root, level=level, install_from=install_from)), encoding="utf-8")

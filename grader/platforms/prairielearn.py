@@ -63,6 +63,7 @@ import uuid
 from pathlib import Path
 
 from grader.handout import notebook, stubs
+from grader.seam import registry
 from grader.feedback import diagnosis_text
 from grader.platforms.autograder import (
     CPU_TORCH_INDEX,
@@ -85,9 +86,10 @@ from grader.platforms.autograder import (
     student_summary,
 )
 
-QUESTION_ID = "multi_head_attention"
+EXERCISE = registry.exercise()
+QUESTION_ID = EXERCISE.name  # the question is the exercise, by its name
 # Stable, so that rebuilding the question keeps its identity in the course.
-QUESTION_UUID = str(uuid.uuid5(uuid.NAMESPACE_URL, "mha-grader:prairielearn:multi_head_attention"))
+QUESTION_UUID = str(uuid.uuid5(uuid.NAMESPACE_URL, f"mha-grader:prairielearn:{QUESTION_ID}"))
 ROOT_VARIABLE = "PRAIRIELEARN_ROOT"
 DEFAULT_ROOT = "/grade"
 ENTRYPOINT_NAME = "run_grader"
@@ -118,7 +120,7 @@ ENTRYPOINT_COMMENT = f"""\
 # {DEFAULT_ROOT}. The image (the Dockerfile beside the course's questions/) made the virtualenv."""
 
 DOCKERFILE = """\
-# The grading image for the multi_head_attention question (PrairieLearn external grading).
+# The grading image for the {question} question (PrairieLearn external grading).
 # PrairieLearn's prairielearn/grader-python has no torch, so the course builds this one:
 #   docker build --platform linux/amd64 -t YOU/mha-grader .   then   docker push YOU/mha-grader
 # and names it in the question's info.json ("image"; python -m grader prairielearn --image).
@@ -146,7 +148,7 @@ RUN python -m venv {venv} \\
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("out_dir", type=Path, help="folder to (re)create: Dockerfile and questions/multi_head_attention/")
+    parser.add_argument("out_dir", type=Path, help=f"folder to (re)create: Dockerfile and questions/{QUESTION_ID}/")
     parser.add_argument("--image", default=DEFAULT_IMAGE, help=f"the grading image's name in info.json (default: {DEFAULT_IMAGE})")
     parser.add_argument(
         "--timeout", type=_timeout, default=DEFAULT_TIMEOUT, help=f"seconds per grading job, at most {MAX_TIMEOUT} (default: {DEFAULT_TIMEOUT})"
@@ -259,7 +261,7 @@ def info_json(image: str = DEFAULT_IMAGE, timeout: int = DEFAULT_TIMEOUT) -> dic
 
 
 def dockerfile() -> str:
-    return DOCKERFILE.format(base=PYTHON_IMAGE, venv=VENV, torch_index=CPU_TORCH_INDEX)
+    return DOCKERFILE.format(base=PYTHON_IMAGE, venv=VENV, torch_index=CPU_TORCH_INDEX, question=QUESTION_ID)
 
 
 def lesson_markdown() -> str:
@@ -271,10 +273,10 @@ def lesson_markdown() -> str:
     return text
 
 
-TASK = """\
+TASK = f"""\
 ## Your task
 
-Write every function of `multi_head_attention.py` that still raises `NotImplementedError`: the
+Write every function of `{EXERCISE.student_file}` that still raises `NotImplementedError`: the
 `# TODO` above it says what to do, its docstring states the conventions. Each submission runs the
 grader: every visible check says what was expected, what came back and the likely mistake. A
 hidden group compares your numbers with the reference on data drawn at grading time; you see its
@@ -285,13 +287,13 @@ points, not its checks.
 def question_html(upload: bool = False) -> str:
     if upload:
         answer = (
-            "<p>Upload your <code>multi_head_attention.py</code> (or your notebook). The file you start from:</p>\n"
+            f"<p>Upload your <code>{EXERCISE.student_file}</code> (or your notebook). The file you start from:</p>\n"
             f'<pl-code language="python" source-file-name="tests/{INITIAL_CODE}"></pl-code>\n'
             '<pl-file-upload optional-file-patterns="*.py,*.ipynb"></pl-file-upload>'
         )
     else:
         answer = (
-            '<pl-file-editor file-name="multi_head_attention.py" ace-mode="ace/mode/python" '
+            f'<pl-file-editor file-name="{EXERCISE.student_file}" ace-mode="ace/mode/python" '
             f'source-file-name="tests/{INITIAL_CODE}"></pl-file-editor>'
         )
     return (
