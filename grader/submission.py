@@ -125,7 +125,11 @@ def _empty_stdin():
 
 
 class Submission:
-    """One student's work, seen from the grader: every call returns checked plain data."""
+    """One student's work, seen from the grader: every call returns checked plain data.
+
+    The engine's part: asking (each question once, answers compared), time-outs, the state the
+    code keeps. Each exercise's handle (its declaration's ``handle``) subclasses it with one method
+    per call its checks make, each checking the kinds of what comes back (``checked_tensor``)."""
 
     def __init__(self, name: str, source: Path, backend: Backend, reuse_answers: bool = True) -> None:
         self.name = name
@@ -229,44 +233,13 @@ class Submission:
             )
             self.answers = None
 
-    # The calls tests make. Each checks the kinds of what comes back, never the values.
-
-    def head_dimension(self, model_dim: int, num_heads: int) -> Any:
-        return self._call("head_dimension", model_dim=model_dim, num_heads=num_heads)
-
-    def causal_mask(self, seq_len: int) -> torch.Tensor:
-        return _tensor(self._call("causal_mask", seq_len=seq_len), "causal_mask(...)")
-
-    def construct_attention(self, model_dim: int, num_heads: int) -> None:
-        self._call("construct_attention", model_dim=model_dim, num_heads=num_heads)
-
-    def run_head(self, **arguments: Any) -> dict[str, Any]:
-        return self._held("run_head", _checked_run(self._call("run_head", **arguments), "AttentionHead.forward"), arguments)
-
-    def concatenate_heads(self, head_outputs: list, head_weights: list) -> torch.Tensor:
-        result = self._call("concatenate_heads", head_outputs=head_outputs, head_weights=head_weights)
-        return _tensor(result, "concatenate_heads(...)")
-
-    def concatenate_heads_backward(self, head_outputs: list, head_weights: list, output_gradient: torch.Tensor) -> list:
-        """The gradient each head's output receives through the student's concatenate_heads
-        (None where none does)."""
-        result = self._call("concatenate_heads", head_outputs=head_outputs, head_weights=head_weights, output_gradient=output_gradient)
-        gradients = result.get("output_gradients") if isinstance(result, dict) else None
-        if not isinstance(gradients, list) or len(gradients) != len(head_outputs):
-            raise _contract("concatenate_heads", "concatenate_heads(...) gave no gradient for each head's output")
-        return [None if gradient is None else _tensor(gradient, "concatenate_heads(...) (gradient)") for gradient in gradients]
-
-    def run_attention(self, **arguments: Any) -> dict[str, Any]:
-        result = self._call("run_attention", **arguments)
-        return self._held("run_attention", _checked_run(result, "MultiHeadSelfAttention.forward"), arguments)
-
     def _held(self, operation: str, result: dict[str, Any], arguments: dict) -> dict[str, Any]:
         """Note the grader's biases the module reported it has no place for: only biases the
         grader sent, so a reply cannot make the grader hold anything else at zero."""
         not_held = result.get("not_held", [])
         sent = arguments.get("parameters") or {}
         if not isinstance(not_held, list) or not all(type(n) is str and n in sent and n.endswith(".bias") for n in not_held):
-            raise _contract(operation, "the reply names parameters the grader did not send")
+            raise contract_error(operation, "the reply names parameters the grader did not send")
         self.not_held.update(not_held)
         return result
 
@@ -280,14 +253,6 @@ class Submission:
         if not self.not_held & parameters.keys():
             return parameters
         return {name: torch.zeros_like(value) if name in self.not_held else value for name, value in parameters.items()}
-
-    def initial_parameters(self, model_dim: int, num_heads: int, seed: int) -> dict[str, Any]:
-        result = self._call("initial_parameters", model_dim=model_dim, num_heads=num_heads, seed=seed)
-        if not isinstance(result, dict) or not isinstance(result.get("parameters"), dict):
-            raise _contract("initial_parameters", "the module's parameters could not be read")
-        for name, value in result["parameters"].items():
-            _tensor(value, f"parameter {name}")
-        return result
 
 
 MAX_DIFFERENCES_SAID = 2
@@ -386,24 +351,13 @@ def _copied(value: Any) -> Any:
     return value
 
 
-def _tensor(value: Any, what: str) -> torch.Tensor:
+def checked_tensor(value: Any, what: str) -> torch.Tensor:
     # `type(...) is` and not isinstance: a subclass with __torch_function__ can make
     # torch.allclose, ==, and every other comparison say whatever it likes.
     if type(value) is not torch.Tensor:
-        raise _contract(what, f"{what} returned a {type(value).__name__}, expected a plain torch.Tensor")
+        raise contract_error(what, f"{what} returned a {type(value).__name__}, expected a plain torch.Tensor")
     return value
 
 
-def _checked_run(result: Any, function: str) -> dict[str, Any]:
-    _tensor(result["output"], f"{function} (.output)")
-    _tensor(result["weights"], f"{function} (.weights)")
-    if result.get("input_gradient") is not None:
-        _tensor(result["input_gradient"], f"{function} (gradient of the inputs)")
-    for name, gradient in result.get("parameter_gradients", {}).items():
-        if gradient is not None:
-            _tensor(gradient, f"{function} (gradient of {name})")
-    return result
-
-
-def _contract(operation: str, message: str) -> StudentCodeError:
+def contract_error(operation: str, message: str) -> StudentCodeError:
     return StudentCodeError(operation, ErrorDescription("contract", "ContractViolation", message))

@@ -24,7 +24,8 @@ import torch
 import catalogue
 from grader import submission as submissions
 from grader.feedback import root_causes
-from grader.submission import ErrorDescription, Submission
+from grader.exercises.multi_head_attention.handle import AttentionSubmission as Submission
+from grader.submission import ErrorDescription
 from grading import REPO_ROOT, grade, what_a_reader_sees
 
 # Both kinds of state: answers that change with every call, and answers that change once after

@@ -327,13 +327,11 @@ def test_a_platforms_script_starts_without_what_only_its_shard_or_a_class_needs(
 # On the way: the exercise's hidden part (hidden/ but its diagnosis' engine: the diagnosis and the
 # counterfactual still name its functions), the notebook and the reference examples made from its
 # solution, the behaviour scan's data, the premises of its hints (those reproduced on its numbers
-# and those read from its source), the root causes' randomness question, Submission's one method
-# per operation.
+# and those read from its source), the root causes' randomness question.
 STILL_NAMING_AN_EXERCISE = {
     "feedback/premises.py", "feedback/root_causes.py", "feedback/source_premises.py",
     "handout/behaviour_scan.py", "handout/notebook.py", "handout/reference_examples.py",
     "hidden/counterfactual.py", "hidden/diagnosis.py", "hidden/mistakes.py", "hidden/probes.py", "hidden/test_reference.py",
-    "submission.py",
 }
 
 

@@ -28,7 +28,7 @@ def student_release(tmp_path_factory):
 
 def test_the_release_holds_the_exercise_the_visible_grader_and_the_set_up(student_release):
     for path in ("exercises/multi_head_attention.py", "exercises/example.py", "grader/conftest.py",
-                 "grader/exercises/multi_head_attention/test_shapes.py", "README.md", "requirements.txt", "Makefile"):
+                 "grader/exercises/multi_head_attention/visible/test_shapes.py", "README.md", "requirements.txt", "Makefile"):
         assert (student_release / path).is_file(), path
 
 

@@ -26,7 +26,8 @@ import catalogue
 from grader.exercises.multi_head_attention import data, operations
 from grader.feedback import root_causes
 from grader.feedback.evidence import StudentCodeError
-from grader.submission import InProcessBackend, Submission
+from grader.exercises.multi_head_attention.handle import AttentionSubmission as Submission
+from grader.submission import InProcessBackend
 from grading import REPO_ROOT, grade
 import tiers
 
@@ -351,7 +352,7 @@ def test_the_grader_holds_at_zero_only_the_biases_a_run_reported_and_it_sent(tmp
     (["heads.0.query.weight"], [], "cannot load its weights", "held at zero"),
 ])
 def test_the_layout_check_says_what_the_other_checks_did_with_the_layout(missing, extra, said, not_said):
-    from grader.exercises.multi_head_attention.test_head_distinctness import graded_around
+    from grader.exercises.multi_head_attention.visible.test_head_distinctness import graded_around
 
     parameters = {"output_projection.weight": torch.zeros(2, 2), **{name: torch.zeros(2) for name in extra}}
     text = graded_around(missing, extra, [], parameters)

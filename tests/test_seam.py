@@ -14,7 +14,7 @@ def declared(**changes) -> Declaration:
     fields = dict(
         name="scratch", title="Scratch", student_file="scratch.py", notebook="scratch.ipynb", lesson="LESSON.md",
         solution="scratch.py", functions=("f", "C.forward"), groups=(Group("shapes", "1. shapes"), Group("secret", "2. secret", hidden=True)),
-        operations="operations", data="data",
+        operations="operations", handle="handle.Handle", data="data",
     )
     return Declaration(**fields | changes)
 
@@ -42,3 +42,13 @@ def test_the_worker_takes_the_exercises_operations_from_its_declaration():
     assert operations.__name__ == f"grader.exercises.{declaration.name}.{declaration.operations}"
     for relative in registry.worker_modules():
         assert (REPO_ROOT / "grader" / relative).is_file(), relative
+
+
+def test_the_session_hands_out_the_exercises_own_handle_and_the_release_ships_its_visible_checks():
+    from grader.handout import release
+    from grader.submission import Submission
+
+    handle = registry.handle()
+    assert issubclass(handle, Submission) and handle is not Submission
+    for folder in registry.student_folders():
+        assert f"grader/{folder}" in release.OWN_FILES_ONLY and (REPO_ROOT / "grader" / folder / "__init__.py").is_file()

@@ -22,7 +22,8 @@ from grader.feedback.evidence import StudentCodeError
 from grader.sandbox import isolated
 from grader.session import PLUGINS, folding, handles, sandbox, summary, targets
 from grader.session.scoreboard import scoreboard_key
-from grader.submission import InProcessBackend, Submission
+from grader.seam import registry
+from grader.submission import InProcessBackend
 
 ALL = [option for name in PLUGINS for option in ("-p", name)]
 # The plugins are imported here already, too late for the inner session to rewrite their asserts.
@@ -339,5 +340,6 @@ def test_a_failure_in_the_terminal_is_the_students_message_not_a_traceback(pytes
 
 def test_the_submission_fixture_hands_out_a_plain_data_handle(pytester, student):
     pytester.makepyfile(test_shapes="import pytest\n@pytest.mark.points(1)\ndef test_handle(submission):\n"
-                                    f"    assert type(submission).__name__ == {Submission.__name__!r}\n")
+                                    "    from grader.submission import Submission\n"
+                                    f"    assert isinstance(submission, Submission) and type(submission).__name__ == {registry.handle().__name__!r}\n")
     pytester.inline_run(*ALL, *QUIET, f"--submission={student.parent}").assertoutcome(passed=1)

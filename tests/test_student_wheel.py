@@ -66,7 +66,7 @@ def test_the_wheel_holds_the_graders_own_files_and_nothing_of_the_instructors(bu
     package = {name for name in built.entries if not ".dist-info/" in name}
     assert not [name for name in built.entries if name.startswith(INSTRUCTOR_LAYERS)]
     assert package == {relative for relative, _ in release.own_files()} | {"grader/scaffolding.txt"}
-    for needed in ("grader/conftest.py", "grader/notebook_checks.py", "grader/exercises/multi_head_attention/test_reference_examples.py",
+    for needed in ("grader/conftest.py", "grader/notebook_checks.py", "grader/exercises/multi_head_attention/visible/test_reference_examples.py",
                    "grader/exercises/multi_head_attention/reference_examples.json"):
         assert needed in package, needed
     assert built.entries["grader/scaffolding.txt"] == b"standard\n"

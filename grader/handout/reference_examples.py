@@ -2,7 +2,7 @@
 
 Writes ``grader/exercises/multi_head_attention/reference_examples.json``: a few fixed examples (inputs, the grader's
 weights, a mask) with the outputs and attention weights the reference solution computes for
-them, in float64. ``grader/exercises/multi_head_attention/test_reference_examples.py`` compares a submission with these
+them, in float64. ``grader/exercises/multi_head_attention/visible/test_reference_examples.py`` compares a submission with these
 numbers at the student's desk, so a wrong number the lesson is about (a missing scale, a mask
 applied after the softmax, the output projection missing or applied twice) costs visible
 points; the hidden group still draws its sizes and data at grading time.

@@ -29,7 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 WHOLE_FOLDERS = ("exercises",)
 OWN_FILES_ONLY = (
     "grader", *(f"grader/{name}" for name in STUDENT_SUBPACKAGES),
-    *(f"grader/exercises/{name}" for name in registry.names()),  # each exercise's package
+    *(f"grader/{folder}" for name in registry.names() for folder in registry.student_folders(name)),  # each exercise's
 )
 # source: name in the release. student.gitignore keeps .venv, caches and results out of a
 # student's repository (the release is also Classroom 50's template repository).

@@ -44,6 +44,7 @@ from grader.exercises.multi_head_attention.data import Config
 from grader.hidden import mistakes
 from grader.hidden.probes import StudentParts
 from grader.hidden.reference import reference
+from grader.exercises.multi_head_attention.handle import AttentionSubmission
 from grader.submission import Submission
 
 HEAD_WEIGHTS = ("query.weight", "key.weight", "value.weight")  # a head's parameters, as the contract names them
@@ -59,7 +60,7 @@ class Unproven(Exception):
     """The counterfactual could not be run (not replayable, or out of its calls): not explained."""
 
 
-class Replaced(Submission):
+class Replaced(AttentionSubmission):
     """The submission as the checks see it, with ``function`` the reference's.
 
     The Submission's own checks of what comes back (plain tensors, the fields of a result)

@@ -36,6 +36,7 @@ class Declaration:
     functions: tuple[str, ...]
     groups: tuple[Group, ...]  # in the order the score table shows them
     operations: str  # the module of every call the worker may make on the student's objects
+    handle: str  # the grader's handle on one submission: "module.Class", a subclass of grader.submission.Submission
     data: str  # the module every input the checks draw comes from (its purposes, one stream each)
     package: Path = Path()  # set by the registry: where the exercise's package lives
 
@@ -70,5 +71,5 @@ class Declaration:
 
     @property
     def visible_checks(self) -> Path:
-        """The folder of the visible checks (``test_<group>.py``): the package itself."""
-        return self.package
+        """The folder of the visible checks (``test_<group>.py``, one module per group)."""
+        return self.package / "visible"

@@ -59,6 +59,21 @@ def operations(name: str | None = None):
     return module(declaration, declaration.operations)
 
 
+def handle(name: str | None = None) -> type:
+    """The class of the grader's handle on one submission of ``name`` (its declaration's
+    ``handle``, "module.Class"): a subclass of grader.submission.Submission."""
+    declaration = exercise(name)
+    module_name, class_name = declaration.handle.rsplit(".", 1)
+    return getattr(module(declaration, module_name), class_name)
+
+
+def student_folders(name: str | None = None) -> tuple[str, ...]:
+    """An exercise's folders a student receives, relative to the grader package: its package and
+    its visible checks (each folder's own files; never what it keeps back)."""
+    declaration = exercise(name)
+    return (f"exercises/{declaration.name}", declaration.visible_checks.relative_to(EXERCISES.parent).as_posix())
+
+
 def worker_modules(name: str | None = None) -> tuple[str, ...]:
     """The files of an exercise the sandbox's worker imports, relative to the grader package:
     its package, its declaration and its operations (which import only the engine)."""

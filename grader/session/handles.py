@@ -10,6 +10,7 @@ import pytest
 
 from grader.feedback.errors import ErrorDescription
 from grader.reading import loading, notebooks
+from grader.seam import registry
 from grader.session import sandbox
 from grader.session.scoreboard import scoreboard_key
 from grader.session.targets import Target, in_its_terms, targets_key
@@ -39,7 +40,7 @@ def submission(request: pytest.FixtureRequest):
     # A notebook runs cell by cell, as a kernel runs it (grader.reading.loading.run_cells).
     cells = notebooks.cells_to_run(list(target.cells)) if target.cells else None
     backend, worker_unavailable = sandbox.backend(request.config, source, cells)
-    handle = Submission(target.name, source, backend, reuse_answers=not request.config.getoption("ask_every_time"))
+    handle = registry.handle()(target.name, source, backend, reuse_answers=not request.config.getoption("ask_every_time"))
     request.config.stash[handles_key][target.name] = handle
     request.addfinalizer(lambda: finish(request.config, handle))
     try:

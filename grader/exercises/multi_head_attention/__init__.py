@@ -2,9 +2,10 @@
 
 Its declaration (``declaration.py``) is all the engine reads of it: the student's file, the
 functions in writing order, the groups. The rest is the exercise's own: the contract's calls on
-the student's objects (``operations.py``, the only code that touches them), the data and sizes
+the student's objects (``operations.py``, the only code that touches them), the grader's handle
+on a submission, one method per call (``handle.py``), the data and sizes
 the checks draw (``data.py`` and the visible reference group's fixed examples,
 ``reference_examples.json``), the comparisons on attention tensors (``checks.py``) and the
-visible checks (``test_*.py``, one module per group). Shipped to students: part of the
+visible checks (``visible/test_*.py``, one module per group). Shipped to students: part of the
 student's grader.
 """

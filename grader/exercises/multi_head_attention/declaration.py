@@ -29,5 +29,6 @@ DECLARATION = Declaration(
         Group("reference", "8. reference (hidden)", hidden=True),
     ),
     operations="operations",
+    handle="handle.AttentionSubmission",
     data="data",
 )

@@ -305,7 +305,7 @@ def _load(module: torch.nn.Module, parameters: dict[str, torch.Tensor]) -> dict:
     bias of the contract the module has no place for (bias=False where the contract has one)
     is not loaded, and the grader holds it at zero in its own computation of the reference
     (grader/submission.py ``Submission.as_held``). Both sides then compute with the same
-    weights, and the layout check alone says so (grader/exercises/multi_head_attention/test_head_distinctness.py). Any other
+    weights, and the layout check alone says so (grader/exercises/multi_head_attention/visible/test_head_distinctness.py). Any other
     extra keeps the value the constructor gave it. Returns which:
     ``{"held_at_zero": [...], "kept": [...], "not_held": [...]}``, empty lists left out ({}
     for the contract's layout). A parameter missing (other than such a bias) or shaped
