@@ -24,7 +24,7 @@ EXERCISE = registry.exercise()  # the exercise this grader grades (its declarati
 GROUP_TITLES = EXERCISE.group_titles
 GROUPS = tuple(GROUP_TITLES)
 HIDDEN_GROUP = EXERCISE.hidden_group  # run only when the work is graded; never shown before grades are
-HIDDEN_TESTS = Path(__file__).resolve().parent / "hidden"  # absent from the student release
+HIDDEN_TESTS = EXERCISE.hidden_checks  # absent from the student release
 VISIBLE_TESTS = EXERCISE.visible_checks  # the exercise's visible checks (test_<group>.py)
 # The name under which a failed weights check's matrices ride on its pytest report.
 ATTENTION_PROPERTY = "attention"

@@ -5,7 +5,7 @@ Data only: no tests live here. The grader's own tests use this catalogue to chec
 * every MUTANT (a realistic student mistake) loses points in at least the groups named
   in its ``losing_groups``, and
 * every VARIANT (a valid alternative implementation) scores full marks,
-* the diagnosis names each mutant's ``mistake`` (its id in grader/hidden/mistakes.py), both
+* the diagnosis names each mutant's ``mistake`` (its id in grader/exercises/multi_head_attention/hidden/mistakes.py), both
   mistakes of each of the PAIRS, no known id for a mutant without one, nothing for a variant.
 
 Each entry is a list of exact text edits applied to ``solutions/multi_head_attention.py``,
@@ -63,7 +63,7 @@ class Implementation:
     description: str  # one sentence: what the student did
     edits: tuple[Edit, ...]
     losing_groups: tuple[str, ...] = ()  # mutants: groups that MUST lose points; variants: ()
-    # Mutants: the id of its misconception in the diagnosis's vocabulary (grader/hidden/mistakes.py,
+    # Mutants: the id of its misconception in the diagnosis's vocabulary (grader/exercises/multi_head_attention/hidden/mistakes.py,
     # and the grader's own root causes, grader/feedback/root_causes.py), which the diagnosis must name; two
     # ids joined by "+" for one piece of code with two misconceptions; "" for a mistake outside
     # the vocabulary, which must get no known id.

@@ -373,7 +373,7 @@ SHARED = "assistant_key_and_value_shared"
 
 
 def function_of(mistake: str) -> str:
-    from grader.hidden import mistakes
+    from grader.exercises.multi_head_attention.hidden import mistakes
 
     return mistakes.BY_ID[mistake].function if mistake in mistakes.BY_ID else ""
 

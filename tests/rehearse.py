@@ -62,7 +62,7 @@ from rehearsal.images import (  # noqa: E402
 )
 
 from grader.platforms import gradescope, prairielearn  # noqa: E402
-from grader.hidden.mistakes import MISTAKES  # noqa: E402
+from grader.exercises.multi_head_attention.hidden.mistakes import MISTAKES  # noqa: E402
 
 GRADESCOPE_LIMITS = {"cpus": 0.5, "memory": "768M"}  # docs/troubleshooting.md's defaults
 GRADESCOPE_TIMEOUT = 600  # "a default overall timeout of 10 minutes"
@@ -187,7 +187,7 @@ def rehearse_gradescope(base: Path, run_folder: Path, log) -> tuple[str, bool]:
         '[_Path("/autograder"), _Path(_os.environ.get("GRADESCOPE_ROOT", "/autograder"))]',
         {"score": 100.0, "output": "@MARKER@ forged", "tests": [
             {"name": "forged", "score": 100.0, "max_score": 100.0, "output": "@MARKER@"}]},
-        ("source/solutions/multi_head_attention.py", "source/grader/hidden/test_reference.py"),
+        ("source/solutions/multi_head_attention.py", "source/grader/exercises/multi_head_attention/hidden/test_reference.py"),
     ).replace("@ROOT@", "/autograder")
     outcomes = {}
     for case in cases(forger):
@@ -270,7 +270,7 @@ def rehearse_prairielearn(base: Path, cache: Path, run_folder: Path, log) -> tup
         '[_Path("/grade"), _Path(_os.environ.get("PRAIRIELEARN_ROOT", "/grade"))]',
         {"gradable": True, "score": 1.0, "message": "@MARKER@ forged", "tests": [
             {"name": "forged", "points": 100, "max_points": 100, "message": "@MARKER@"}]},
-        ("tests/solutions/multi_head_attention.py", "tests/grader/hidden/test_reference.py"),
+        ("tests/solutions/multi_head_attention.py", "tests/grader/exercises/multi_head_attention/hidden/test_reference.py"),
     ).replace("@ROOT@", "/grade")
     runtime_environment = {
         name: value for name, value in environment.items() if not name.startswith("PIP_") and name != "TORCH_INDEX"

@@ -18,7 +18,7 @@ from grading import grade, grade_in_parts, what_a_reader_sees
 from sentences import misnamed_non_numbers
 
 from grader.feedback import diagnosis_text, root_causes
-from grader.hidden import mistakes
+from grader.exercises.multi_head_attention.hidden import mistakes
 
 
 # catalogue_run (tests/conftest.py): the whole catalogue, graded once per test run on a seed

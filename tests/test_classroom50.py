@@ -41,7 +41,7 @@ from autograder_harness import HONEST_TWIN, MARKER, MUTANT, RUN_TIMEOUT, SOLUTIO
 from classroom50.actions_runner import REGISTERED, commands_run, lines, parse
 from grader.platforms import classroom50
 from grader.handout import release
-from grader.hidden import mistakes
+from grader.exercises.multi_head_attention.hidden import mistakes
 from grading import REPO_ROOT
 import tiers
 import wheels
@@ -73,7 +73,7 @@ from pathlib import Path as _Path50
 _CHECKOUT = _Path50("@CHECKOUT@")
 _BUNDLE = _Path50("@BUNDLE@")
 _FORGED50 = @FORGED@
-_HIDDEN50 = ("solutions/multi_head_attention.py", "grader/hidden/test_reference.py", "classroom50.json")
+_HIDDEN50 = ("solutions/multi_head_attention.py", "grader/exercises/multi_head_attention/hidden/test_reference.py", "classroom50.json")
 
 
 def _forge50():
@@ -493,7 +493,7 @@ def test_the_bundle_is_what_the_runner_fetches_and_holds_the_grader_beside_its_e
     bundle, size = publish_and_fetch(config, tmp_path)
     assert size < MAX_FETCH_BYTES
     assert (bundle / "autograder.py").read_text() == (REPO_ROOT / "grader" / "platforms" / "classroom50_autograder.py").read_text()
-    for needed in ("grader/hidden/test_reference.py", "solutions/multi_head_attention.py", "requirements.txt", "classroom50.json"):
+    for needed in ("grader/exercises/multi_head_attention/hidden/test_reference.py", "solutions/multi_head_attention.py", "requirements.txt", "classroom50.json"):
         assert (bundle / needed).is_file(), needed
     assert not (bundle / "tests").exists() and not (bundle / "exercises").exists()
 

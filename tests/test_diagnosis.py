@@ -16,7 +16,8 @@ import catalogue
 from grading import grade
 from grader.feedback import root_causes
 from grader.feedback import diagnosis_text
-from grader.hidden import counterfactual, diagnosis, mistakes, probes
+from grader.hidden import diagnosis
+from grader.exercises.multi_head_attention.hidden import counterfactual, mistakes, probes
 from grader.exercises.multi_head_attention.handle import AttentionSubmission as Submission
 from grader.submission import InProcessBackend
 
@@ -59,7 +60,7 @@ def catalogue_ids() -> dict[str, set[str]]:
 
 
 def test_the_vocabulary_is_all_there():
-    """The vocabulary is grader/hidden/mistakes.py's; its ids are never renamed nor dropped
+    """The vocabulary is grader/exercises/multi_head_attention/hidden/mistakes.py's; its ids are never renamed nor dropped
     (reports and spreadsheets rely on them): every id the catalogue expects is one of them or a
     root cause, and every mistake has a catalogue entry that must be named by it."""
     named = catalogue_ids()
@@ -93,7 +94,7 @@ def test_no_test_file_but_the_catalogue_restates_the_vocabulary():
     tests = Path(__file__).resolve().parent
     restating = {path.relative_to(tests).as_posix(): len(named) for path in sorted(tests.rglob("*.py"))
                  if path.name not in RESTATING_ALLOWED and len(named := ids_named(path, ids)) >= RESTATES_THE_VOCABULARY}
-    assert restating == {}, f"derive from grader/hidden/mistakes.py and tests/catalogue.py instead: {restating}"
+    assert restating == {}, f"derive from grader/exercises/multi_head_attention/hidden/mistakes.py and tests/catalogue.py instead: {restating}"
 
 def test_every_mistake_has_words_for_a_student():
     for mistake in mistakes.MISTAKES:
@@ -297,7 +298,7 @@ def test_an_endless_loop_met_only_by_the_diagnosis_stops_and_costs_no_point(tmp_
 
 def probe_size_no_check_uses(grading_seed: int) -> tuple:
     from grader.exercises.multi_head_attention import data
-    from grader.hidden import test_reference
+    from grader.exercises.multi_head_attention.hidden import test_reference
 
     used = {(c.batch, c.seq, c.model_dim) for c in (*data.SHAPE_CONFIGS, *data.PROPERTY_CONFIGS)}
     used |= {(c.batch, c.seq, c.model_dim) for d in test_reference.DRAWS for c in [test_reference.drawn_config(grading_seed, d)]}
@@ -371,7 +372,7 @@ def test_a_replaced_head_is_answered_only_on_the_data_the_check_sent(tmp_path):
     inputs, one of its heads' weights), and nothing for data the student's code picked: the
     counterfactual is no oracle of the reference."""
     from grader.exercises.multi_head_attention import data
-    from grader.hidden import counterfactual
+    from grader.exercises.multi_head_attention.hidden import counterfactual
 
     path = catalogue.write_implementation(next(m for m in KNOWN if m.mistake == "missing_scale"), tmp_path)
     submission = Submission(path.stem, path, InProcessBackend(path)).open()

@@ -362,10 +362,10 @@ def test_each_page_opens_with_what_its_reader_wants_to_do(page):
 
 
 def test_the_diagnosis_page_names_every_id_of_the_vocabulary():
-    """docs/diagnosis.md's table is the vocabulary of grader/hidden/mistakes.py, row for row and in
+    """docs/diagnosis.md's table is the vocabulary of grader/exercises/multi_head_attention/hidden/mistakes.py, row for row and in
     its order: each id, every function it can be found in, its title (words may follow it), then the
     root causes and "unknown". A failure prints the row to paste."""
-    from grader.hidden import mistakes
+    from grader.exercises.multi_head_attention.hidden import mistakes
     from grader.feedback import root_causes
 
     text = (REPO_ROOT / "docs" / "diagnosis.md").read_text(encoding="utf-8")

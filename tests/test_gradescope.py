@@ -47,7 +47,7 @@ from autograder_harness import (
     write_submission,
 )
 from grader.platforms import gradescope
-from grader.hidden import mistakes
+from grader.exercises.multi_head_attention.hidden import mistakes
 from grader.sandbox import landlock, processes
 from grader.scoring import GROUP_TITLES
 from grading import REPO_ROOT
@@ -104,7 +104,7 @@ FORGER = forger_source(
     {"score": 100.0, "execution_time": 1.0, "output": "@MARKER@ forged", "stdout_visibility": "visible",
      "tests": [{"name": "forged", "number": "1.1", "score": 100.0, "max_score": 100.0, "status": "passed",
                 "output": "@MARKER@", "visibility": "visible"}]},
-    ("source/solutions/multi_head_attention.py", "source/grader/hidden/test_reference.py"),
+    ("source/solutions/multi_head_attention.py", "source/grader/exercises/multi_head_attention/hidden/test_reference.py"),
 )
 
 
@@ -237,7 +237,7 @@ def test_the_zip_has_setup_and_run_autograder_at_its_root_as_executable_shell_sc
 def test_the_zip_ships_the_grader_its_hidden_tests_the_solution_and_requirements_but_not_tests_or_exercises(zips):
     with zipfile.ZipFile(zips["after_published"]) as archive:
         names = set(archive.namelist())
-    assert {"grader/platforms/gradescope.py", "grader/batch/run.py", "grader/hidden/test_reference.py",
+    assert {"grader/platforms/gradescope.py", "grader/batch/run.py", "grader/exercises/multi_head_attention/hidden/test_reference.py",
             "solutions/multi_head_attention.py", "requirements.txt"} <= names
     assert not [n for n in names if n.startswith(("tests/", "exercises/")) or "__pycache__" in n or n.endswith(".pyc")]
     assert archive_text(zips["after_published"], "requirements.txt") == (REPO_ROOT / "requirements.txt").read_text()

@@ -1,4 +1,4 @@
-"""The hidden checks' sizes (grader/hidden/test_reference.py, drawn_config): drawn from the
+"""The hidden checks' sizes (grader/exercises/multi_head_attention/hidden/test_reference.py, drawn_config): drawn from the
 grading seed, and never sizes at which a mistake gives the reference's numbers, so that a
 submission's score does not depend on the seed it was graded on (Gradescope and PrairieLearn
 grade every submission on a fresh one)."""
@@ -9,7 +9,7 @@ import pytest
 
 import catalogue
 from grader.exercises.multi_head_attention.data import Config
-from grader.hidden import test_reference
+from grader.exercises.multi_head_attention.hidden import test_reference
 from grading import grade
 
 DRAWS = (*test_reference.DRAWS, *(10 + d for d in test_reference.DRAWS), 20)  # the head's, the module's, the gradients'

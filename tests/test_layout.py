@@ -39,6 +39,8 @@ LAYERS = set(ALLOWED) - {""}
 
 def _layer_of(path: Path) -> str:
     relative = path.relative_to(GRADER)
+    if relative.parts[0] == "exercises" and "hidden" in relative.parts[:-1]:
+        return "hidden"  # an exercise's hidden part: never shipped, beside the engine's hidden/
     if len(relative.parts) == 1 or relative.parts[0] in STUDENT_SUBPACKAGES:
         return ""  # the student's grader: the package's own modules and its student subfolders
     return relative.parts[0]
@@ -84,7 +86,9 @@ def _unit_of(path: Path, grader: Path) -> str:
     still import some of its modules (STILL_NAMING_AN_EXERCISE): its data.py stands below
     feedback/, its checks and visible tests above, so each module is a unit of its own."""
     relative = path.relative_to(grader)
-    if relative.parts[0] == "exercises" and len(relative.parts) > 1:
+    # hidden/ likewise: what an exercise's hidden part uses (reference.py, unproven.py) stands
+    # below it, the diagnosis that still imports its vocabulary (diagnosis.py, plugin.py) above.
+    if relative.parts[0] in ("exercises", "hidden") and len(relative.parts) > 1:
         return relative.with_suffix("").as_posix()
     return relative.parent.as_posix() if len(relative.parts) > 1 else relative.stem
 
@@ -324,14 +328,14 @@ def test_a_platforms_script_starts_without_what_only_its_shard_or_a_class_needs(
 # Engine modules that still name an exercise (its student file, a function or class it declares, a
 # group, or an import of its package), each to reach it through its declaration instead: the list
 # only shrinks (the check fails on a module that joins it and on one that no longer belongs in it).
-# On the way: the exercise's hidden part (hidden/ but its diagnosis' engine: the diagnosis and the
-# counterfactual still name its functions), the notebook and the reference examples made from its
-# solution, the behaviour scan's data, the premises of its hints (those reproduced on its numbers
-# and those read from its source), the root causes' randomness question.
+# On the way: the diagnosis (its tables of which call runs which function, and the module's probe),
+# the notebook and the reference examples made from its solution, the behaviour scan's data, the
+# premises of its hints (those reproduced on its numbers and those read from its source), the root
+# causes' randomness question.
 STILL_NAMING_AN_EXERCISE = {
     "feedback/premises.py", "feedback/root_causes.py", "feedback/source_premises.py",
     "handout/behaviour_scan.py", "handout/notebook.py", "handout/reference_examples.py",
-    "hidden/counterfactual.py", "hidden/diagnosis.py", "hidden/mistakes.py", "hidden/probes.py", "hidden/test_reference.py",
+    "hidden/diagnosis.py",
 }
 
 

@@ -241,7 +241,7 @@ def test_the_notebook_course_and_exercise_share_the_lesson(course):
 
 def test_a_graded_cell_prints_the_diagnosis_of_its_failures(course):
     """nbgrader's feedback comes from the graded cells' output: the misconception is named there."""
-    from grader.hidden import mistakes
+    from grader.exercises.multi_head_attention.hidden import mistakes
 
     autograded = nbformat.read(course.root / "autograded" / "missing_scale" / ASSIGNMENT / NOTEBOOK_NAME, as_version=4)
     printed = "".join(

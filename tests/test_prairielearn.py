@@ -105,7 +105,7 @@ FORGER = forger_source(
     {"gradable": True, "score": 1.0, "message": "@MARKER@ forged", "output": "", "tests": [
         {"name": "forged", "description": "", "points": 100, "max_points": 100, "message": "@MARKER@", "output": ""}
     ]},
-    ("tests/solutions/multi_head_attention.py", "tests/grader/hidden/test_reference.py"),
+    ("tests/solutions/multi_head_attention.py", "tests/grader/exercises/multi_head_attention/hidden/test_reference.py"),
 )
 
 
@@ -233,7 +233,7 @@ def test_info_json_asks_for_external_grading_with_the_image_the_entrypoint_and_a
 
 def test_the_tests_folder_holds_the_grader_its_hidden_tests_and_the_solution_but_not_the_repository_tests(course):
     tests = question(course) / "tests"
-    for relative in ("grader/platforms/prairielearn.py", "grader/batch/run.py", "grader/hidden/test_reference.py",
+    for relative in ("grader/platforms/prairielearn.py", "grader/batch/run.py", "grader/exercises/multi_head_attention/hidden/test_reference.py",
                      "solutions/multi_head_attention.py", "initial_code.py"):
         assert (tests / relative).is_file(), relative
     assert not (tests / "tests").exists() and not (tests / "exercises").exists()

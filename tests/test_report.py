@@ -302,7 +302,7 @@ def test_in_chromium_the_charts_show_and_any_column_sorts(handmade_out):
 
 
 # A class whose text is as long as real classes make it: an LMS id with no place to break a line,
-# misconception titles that are whole sentences (as grader/hidden/mistakes.py writes them),
+# misconception titles that are whole sentences (as grader/exercises/multi_head_attention/hidden/mistakes.py writes them),
 # several diagnoses for one student, and an entry refused at intake with the intake's message.
 LONG_ID = "a_student_whose_lms_export_gives_an_identifier_far_longer_than_any_table_column_0123456789"
 LONG_TITLES = (

@@ -15,7 +15,7 @@ import pytest
 import catalogue
 from grader.exercises.multi_head_attention import test_head_distinctness as distinctness
 from grader.feedback import source_premises
-from grader.hidden import mistakes
+from grader.exercises.multi_head_attention.hidden import mistakes
 
 SEED_AT_THE_TOP = "import torch\ntorch.manual_seed(0)\n\nclass AttentionHead:\n    pass\n"
 SEED_IN_A_HELPER = (

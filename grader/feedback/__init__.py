@@ -4,7 +4,7 @@ The rule of this folder: **every sentence carries the evidence that licenses it.
 only when its premise was reproduced on the student's own numbers (``premises.py``: the known slip,
 recomputed, gives the values the student's code returned); a diagnosis "explains" a failing check
 only when that check passes with the one function it blames replaced by the reference's
-(``grader/hidden/counterfactual.py`` asks, ``diagnosis_text.py`` says); a root cause is named only
+(``grader/exercises/multi_head_attention/hidden/counterfactual.py`` asks, ``diagnosis_text.py`` says); a root cause is named only
 when its own probe shows it (``root_causes.py``); two heads are "the same" only when their finite
 matrices agree (``attention_comparison.py``; NaN is never the same); an error names the place in
 the student's file, or notebook cell, where it was raised (``errors.py``). What no evidence licenses

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 UNKNOWN = "unknown"
 # Where to look when no check of the function's own failed: the grader's own call (a probe, in the
-# grader's words: grader/hidden/probes.py) on which it parts from the reference.
+# grader's words: grader/exercises/multi_head_attention/hidden/probes.py) on which it parts from the reference.
 PROBE_SAID = "it first answers otherwise than the reference when the grader calls {probe}"
 
 

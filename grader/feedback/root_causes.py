@@ -30,7 +30,7 @@ from grader.feedback.evidence import ChangedAnswer, Difference, StudentCodeError
 
 PARAMETER_LAYOUT = "parameter_layout"
 NONDETERMINISTIC = "nondeterministic"
-IDS = (PARAMETER_LAYOUT, NONDETERMINISTIC)  # part of the diagnosis's vocabulary (grader/hidden/mistakes.py)
+IDS = (PARAMETER_LAYOUT, NONDETERMINISTIC)  # part of the diagnosis's vocabulary (grader/exercises/multi_head_attention/hidden/mistakes.py)
 # How grader/exercises/multi_head_attention/operations.py begins a weight-loading failure.
 LOAD_FAILURE = "the grader could not load its weights into your "
 EXPLAINED = "  [explained by the diagnosis above]"

@@ -1,7 +1,11 @@
 """What never ships to students: the hidden tests and what they compare against.
 
-* ``test_reference.py`` — the reference group: sizes and data drawn at grading time.
-* ``reference.py``      — the instructor's solution, imported into the grader's process.
+* ``reference.py``      — the exercise's solution (its declaration names it), imported into the grader's process.
+* ``diagnosis.py``      — the diagnosis: the student's functions probed against the exercise's known mistakes.
+* ``plugin.py``, ``conftest.py`` — its pytest wiring, switched on where this folder exists.
+
+Each exercise keeps its own hidden part (its hidden checks, mistakes, probes) in its package's
+``hidden/`` folder, which never ships either.
 
 The student release leaves this folder out; ``pytest grader`` then shows the group as run
 when the work is graded.

@@ -1,8 +1,8 @@
 """Name the misconception: which known mistake a failing function's numbers reveal.
 
 For each function that failed a check of its own (a check calling it directly), the grader
-probes the student's function alone (grader/hidden/probes.py), then runs the reference and the known mistakes of that
-function (grader/hidden/mistakes.py), alone and in pairs, on the same data in this
+probes the student's function alone (grader/exercises/multi_head_attention/hidden/probes.py), then runs the reference and the known mistakes of that
+function (grader/exercises/multi_head_attention/hidden/mistakes.py), alone and in pairs, on the same data in this
 process. A function is diagnosed with a mistake (or a pair) when that mistake reproduces
 every probe and the reference does not; when the reference does not but nothing known
 does, the diagnosis says so ("unknown"), and when the reference does, there is nothing to
@@ -20,7 +20,7 @@ import numpy
 import torch
 
 from grader.feedback import source_premises
-from grader.hidden import counterfactual, mistakes, probes
+from grader.exercises.multi_head_attention.hidden import counterfactual, mistakes, probes
 
 UNKNOWN = "unknown"
 
@@ -81,7 +81,7 @@ class Diagnosis:
     def entries(self, code: str = "") -> list[dict]:
         """The results' form (plain data): one entry per mistake, ``"unknown"`` when nothing matched.
         ``code``: the student's source (``student_code``), for the parts of a fix said only where
-        the code shows their premise (grader/hidden/mistakes.py ``fix_where``)."""
+        the code shows their premise (grader/exercises/multi_head_attention/hidden/mistakes.py ``fix_where``)."""
         if not self.mistakes:
             return [{
                 "function": self.function, "mistake": UNKNOWN, "title": "a mistake that matches none of the known ones",
@@ -379,7 +379,7 @@ def attribute(
     submission, diagnoses: list[Diagnosis], failed: list[FailedCheck], passes: Callable[[str, object], bool | None]
 ) -> None:
     """Fill each known diagnosis's ``explains``: the failing checks that use its function and
-    pass when that one function is replaced by the reference's (grader/hidden/counterfactual.py).
+    pass when that one function is replaced by the reference's (grader/exercises/multi_head_attention/hidden/counterfactual.py).
     ``passes(check name, submission with one function replaced)``: does the check pass then?
     (None: the counterfactual could not be run, ``unreplayable``.) A check no single
     replacement makes pass is in no list, and keeps its own message."""

@@ -18,7 +18,8 @@ import threading
 import pytest
 
 from grader.feedback import diagnosis_text, root_causes
-from grader.hidden import counterfactual, diagnosis
+from grader.hidden import diagnosis
+from grader.hidden.unproven import Unproven
 from grader.scoring import NOT_WRITTEN
 from grader.submission import InProcessBackend
 from grader.timeouts import CallTimedOut
@@ -139,7 +140,7 @@ class DiagnosisPlugin:
         arguments = {**arguments, "submission": replaced}
         try:
             function(**arguments)
-        except counterfactual.Unproven:
+        except Unproven:
             return None
         except (Exception, pytest.fail.Exception, pytest.skip.Exception):  # noqa: BLE001 - a failure, whatever its kind
             return False

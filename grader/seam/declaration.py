@@ -73,3 +73,9 @@ class Declaration:
     def visible_checks(self) -> Path:
         """The folder of the visible checks (``test_<group>.py``, one module per group)."""
         return self.package / "visible"
+
+    @property
+    def hidden_checks(self) -> Path:
+        """The folder of what never ships: the hidden group's checks, and where it has them the
+        exercise's known mistakes and probes (absent from the student release)."""
+        return self.package / "hidden"

@@ -93,7 +93,7 @@ def concatenate_heads(
 ) -> Any:
     """The student's concatenate_heads of these outputs; with ``output_gradient``, also the
     gradient each head's output receives, {"joined", "output_gradients"} (None: none reached
-    it), for the diagnosis's counterfactual of the module's forward (grader/hidden/counterfactual.py)."""
+    it), for the diagnosis's counterfactual of the module's forward (grader/exercises/multi_head_attention/hidden/counterfactual.py)."""
     if output_gradient is not None:
         head_outputs = [output.clone().requires_grad_() for output in head_outputs]
     result_class, function = _require(student, "HeadResult"), _require(student, "concatenate_heads")
@@ -477,7 +477,7 @@ def _plain(value: Any) -> Any:
 
 # --- One function replaced: the diagnosis's counterfactual ---------------------------------------
 # The diagnosis asks whether a failing check passes when one function of the student's is the
-# reference's (grader/hidden/counterfactual.py). The reference's code never comes here: the
+# reference's (grader/exercises/multi_head_attention/hidden/counterfactual.py). The reference's code never comes here: the
 # function is replaced by a stand-in that answers each call with the output the grader computed,
 # in its own process, for exactly that call (``served``: [request, answer] pairs), and records a
 # call it has no answer for (``missing``). A missing head or concatenation gets a placeholder, so

@@ -18,7 +18,7 @@ How the check is run again without the reference entering the student's reach:
   check itself sent, so the stand-in is no oracle of the reference on data the student picks.
 * ``MultiHeadSelfAttention``: its forward is the reference's steps, run here on the student's
   own heads, concatenation and mask, each called through the Submission (the diagnosis's
-  probes do the same: grader/hidden/probes.py ``StudentParts``); its backward pass is the
+  probes do the same: grader/exercises/multi_head_attention/hidden/probes.py ``StudentParts``); its backward pass is the
   output projection's here, then the student's concatenate_heads and heads asked for the
   gradient that reaches each. Its construction is the reference's constructor on the student's
   parts: the student's head_dimension, then the student's head built at that width. A module
@@ -41,9 +41,10 @@ import pytest
 import torch
 
 from grader.exercises.multi_head_attention.data import Config
-from grader.hidden import mistakes
-from grader.hidden.probes import StudentParts
+from grader.exercises.multi_head_attention.hidden import mistakes
+from grader.exercises.multi_head_attention.hidden.probes import StudentParts
 from grader.hidden.reference import reference
+from grader.hidden.unproven import Unproven
 from grader.exercises.multi_head_attention.handle import AttentionSubmission
 from grader.submission import Submission
 
@@ -54,10 +55,6 @@ HEAD_BIASES = ("query.bias", "key.bias", "value.bias")
 MAX_ROUNDS = 4
 MAX_ASKED = 8  # answers per round: the served answers of one call stay far within the wire's bounds
 MAX_CALLS = 600  # per submission: a few hundred milliseconds of the worker's time
-
-
-class Unproven(Exception):
-    """The counterfactual could not be run (not replayable, or out of its calls): not explained."""
 
 
 class Replaced(AttentionSubmission):
@@ -294,7 +291,7 @@ def module_calls(submission: Submission, function: str, grading_seed: int) -> bo
     the call then: no check of the module is blamed on ``function`` without it)."""
     if function == mistakes.MODULE:
         return True
-    from grader.hidden import probes  # the module's probe data (probes imports this module's neighbours)
+    from grader.exercises.multi_head_attention.hidden import probes  # the module's probe data (probes imports this module's neighbours)
 
     probe = next(p for p in probes.for_seed(grading_seed)[mistakes.MODULE] if isinstance(p, probes.ModuleProbe))
     data = probe.data()

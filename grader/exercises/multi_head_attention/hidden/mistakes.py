@@ -362,7 +362,7 @@ MISTAKES: tuple[Mistake, ...] = (
         "Whoever builds the model learns that something is wrong but not which setting, "
         "and has to go and find the values themselves.",
         "An error message names the values that broke the rule: model_dim and num_heads.",
-        # Compared by which of the two numbers the message names (grader/hidden/probes.py).
+        # Compared by which of the two numbers the message names (grader/exercises/multi_head_attention/hidden/probes.py).
         (
             {"message": lambda m, h: "model_dim must be divisible by num_heads"},
             {"message": lambda m, h: f"model_dim={m} is not divisible"},
@@ -383,7 +383,7 @@ MISTAKES: tuple[Mistake, ...] = (
         ),
         # The constructor asserts the configuration itself before head_dimension is asked (or
         # instead of asking it), its message naming both numbers, one or none: the probes compare
-        # the numbers an error names (grader/hidden/probes.py), so each is a form.
+        # the numbers an error names (grader/exercises/multi_head_attention/hidden/probes.py), so each is a form.
         elsewhere={MODULE: tuple(
             {"configure": lambda head_dimension, model_dim, num_heads, said=said: _raise(AssertionError(said(model_dim, num_heads)))
              if HEAD_DIMENSION_STEPS["rejects"](model_dim, num_heads) else head_dimension(model_dim, num_heads)}

@@ -6,7 +6,7 @@ weights, ``concatenate_heads`` on the grader's head outputs, the module against 
 combination of the student's *own* heads, concatenation and causal mask. A probe turns one
 behaviour into an *outcome* (plain values and tensors, or the kind of error), for the
 student through ``Submission`` and for a known mistake by running its trusted steps
-(grader/hidden/mistakes.py) in the grader's process, so that both can be compared.
+(grader/exercises/multi_head_attention/hidden/mistakes.py) in the grader's process, so that both can be compared.
 
 Probes are small (a few positions, a few features) and in float64, so valid rewrites agree
 with the reference to ~1e-15 while every known mistake misses by 1e-2 or more; sizes are
@@ -29,7 +29,7 @@ import torch
 
 from grader.exercises.multi_head_attention import data
 from grader.exercises.multi_head_attention.data import Config
-from grader.hidden import mistakes
+from grader.exercises.multi_head_attention.hidden import mistakes
 from grader.feedback.evidence import StudentCodeError
 
 DTYPE = torch.float64
@@ -470,7 +470,7 @@ class ConstructionProbe:
 class ConfigurationProbe:
     """What constructing the module with a width that does not divide does before it builds
     anything, judged against what the student's own head_dimension does with those sizes (the
-    module checks its configuration by asking head_dimension: grader/hidden/mistakes.py)."""
+    module checks its configuration by asking head_dimension: grader/exercises/multi_head_attention/hidden/mistakes.py)."""
 
     model_dim: int
     num_heads: int
