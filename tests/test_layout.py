@@ -280,9 +280,13 @@ def test_every_sentence_module_lives_where_its_rule_is_written():
     # would escape it. A new module that speaks joins these names.
     rule = ast.get_docstring(ast.parse((GRADER / "feedback" / "__init__.py").read_text(encoding="utf-8")))
     assert "every sentence carries the evidence that licenses it" in rule
-    speaking = {"premises", "diagnosis_text", "root_causes", "attention_comparison", "errors", "markdown"}
+    speaking = {"diagnosis_text", "root_causes", "attention_comparison", "errors", "markdown"}
     assert {path.stem for path in (GRADER / "feedback").glob("*.py")} >= speaking
     assert not [path for path in GRADER.glob("*.py") if path.stem in speaking | {"feedback"}]
+    # An exercise's hints speak too (their premises): its package states the same rule.
+    for package in sorted((GRADER / "exercises").glob("*/premises.py")):
+        said = ast.get_docstring(ast.parse((package.parent / "__init__.py").read_text(encoding="utf-8")))
+        assert "every sentence carries the evidence that licenses it" in said, package.parent.name
 
 
 def test_every_layer_folder_is_a_package_that_says_what_it_holds():
@@ -330,10 +334,9 @@ def test_a_platforms_script_starts_without_what_only_its_shard_or_a_class_needs(
 # only shrinks (the check fails on a module that joins it and on one that no longer belongs in it).
 # On the way: the diagnosis (its tables of which call runs which function, and the module's probe),
 # the notebook and the reference examples made from its solution, the behaviour scan's data, the
-# premises of its hints (those reproduced on its numbers and those read from its source), the root
-# causes' randomness question.
+# root causes' randomness question.
 STILL_NAMING_AN_EXERCISE = {
-    "feedback/premises.py", "feedback/root_causes.py", "feedback/source_premises.py",
+    "feedback/root_causes.py",
     "handout/behaviour_scan.py", "handout/notebook.py", "handout/reference_examples.py",
     "hidden/diagnosis.py",
 }

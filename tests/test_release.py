@@ -45,7 +45,7 @@ def test_every_module_of_the_release_imports_there(student_release):
         ".".join(path.relative_to(student_release).with_suffix("").parts)
         for path in (student_release / "grader").rglob("*.py") if path.stem not in ("__main__", "__init__")
     )
-    assert "grader.conftest" in modules and "grader.submission" in modules and "grader.feedback.premises" in modules
+    assert "grader.conftest" in modules and "grader.submission" in modules and "grader.exercises.multi_head_attention.premises" in modules
     script = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\nprint('imported', len(sys.argv) - 1)"
     finished = subprocess.run(
         [sys.executable, "-c", script, *modules], cwd=student_release, capture_output=True, text=True, timeout=120

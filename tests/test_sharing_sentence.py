@@ -8,7 +8,7 @@ catalogue's must_read.
 
 from __future__ import annotations
 
-from grader.feedback import premises
+from grader.exercises.multi_head_attention import premises
 
 
 def heads(projection: str, count: int = 3) -> list[str]:

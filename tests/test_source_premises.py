@@ -1,4 +1,4 @@
-"""A cause said of the student's code only where the code shows it (grader/feedback/source_premises.py).
+"""A cause said of the student's code only where the code shows it (grader/exercises/multi_head_attention/source_premises.py).
 
 Heads that start with the same weights are a fact of the numbers; *why* they do is a fact of the
 source: a torch.manual_seed before each head, a copy.deepcopy of one, one head's weights loaded into
@@ -13,8 +13,8 @@ from types import SimpleNamespace
 import pytest
 
 import catalogue
-from grader.exercises.multi_head_attention import test_head_distinctness as distinctness
-from grader.feedback import source_premises
+from grader.exercises.multi_head_attention.visible import test_head_distinctness as distinctness
+from grader.exercises.multi_head_attention import source_premises
 from grader.exercises.multi_head_attention.hidden import mistakes
 
 SEED_AT_THE_TOP = "import torch\ntorch.manual_seed(0)\n\nclass AttentionHead:\n    pass\n"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy
 import torch
 
-from grader.feedback import source_premises
+from grader.exercises.multi_head_attention import source_premises
 from grader.exercises.multi_head_attention.hidden import counterfactual, mistakes, probes
 
 UNKNOWN = "unknown"

@@ -5,7 +5,9 @@ functions in writing order, the groups. The rest is the exercise's own: the cont
 the student's objects (``operations.py``, the only code that touches them), the grader's handle
 on a submission, one method per call (``handle.py``), the data and sizes
 the checks draw (``data.py`` and the visible reference group's fixed examples,
-``reference_examples.json``), the comparisons on attention tensors (``checks.py``) and the
-visible checks (``visible/test_*.py``, one module per group). Shipped to students: part of the
-student's grader.
+``reference_examples.json``), the comparisons on attention tensors (``checks.py``), the visible
+checks (``visible/test_*.py``, one module per group) and its hints' premises (``premises.py``
+reproduced on the student's numbers, ``source_premises.py`` read from the student's source),
+under grader/feedback/'s rule: every sentence carries the evidence that licenses it. What
+never ships is in ``hidden/``. Shipped to students: part of the student's grader.
 """

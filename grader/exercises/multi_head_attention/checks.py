@@ -2,7 +2,7 @@
 
 Every failure says what was expected and what came back, and shows at most a few numbers,
 never a whole tensor. A hint is added only when the caller has checked its premise on the
-student's numbers (grader/feedback/premises.py); otherwise expected / got stands alone. The tensors checked here have
+student's numbers (grader/exercises/multi_head_attention/premises.py); otherwise expected / got stands alone. The tensors checked here have
 already passed ``type(t) is torch.Tensor`` (see ``grader.submission``).
 """
 
@@ -13,7 +13,8 @@ import math
 import pytest
 import torch
 
-from grader.feedback import attention_comparison, premises
+from grader.feedback import attention_comparison
+from grader.exercises.multi_head_attention import premises
 from grader.seam.failing import AttentionMismatch, fail  # noqa: F401  (the checks fail through checks.fail)
 
 # Outputs are compared in float32 after the same operations in a different order

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from grader.feedback import source_premises
+from grader.exercises.multi_head_attention import source_premises
 
 HEAD_DIMENSION = "head_dimension"
 CAUSAL_MASK = "causal_mask"
@@ -53,7 +53,7 @@ class Mistake:
     # constructor instead of the raise head_dimension owns): function -> its forms there.
     elsewhere: dict[str, tuple[Steps, ...]] = field(repr=False, default_factory=dict)
     # Sentences the fix says only where the student's own code shows their premise: each (premise
-    # on the code's text, grader/feedback/source_premises.py; the sentence). A fix about a call whose
+    # on the code's text, grader/exercises/multi_head_attention/source_premises.py; the sentence). A fix about a call whose
     # result is thrown away is no help to code that never made the call; a seed before each head is
     # no cause of heads copied from one.
     fix_where: tuple[tuple[Callable[[str], bool], str], ...] = field(repr=False, default=())

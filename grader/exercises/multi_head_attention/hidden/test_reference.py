@@ -16,12 +16,12 @@ import pytest
 import torch
 
 from grader.exercises.multi_head_attention import checks, data
-from grader.feedback import premises
+from grader.exercises.multi_head_attention import premises
 from grader.exercises.multi_head_attention.data import Config
 from grader.hidden.reference import reference
 
 DRAWS = range(3)
-# Hints name the slip the grader reproduces on the drawn data (grader/feedback/premises.py), or none.
+# Hints name the slip the grader reproduces on the drawn data (grader/exercises/multi_head_attention/premises.py), or none.
 CUT_GRADIENT_HINT = (
     "your outputs match the reference and this gradient does not: part of the graph is cut "
     "(a .detach(), torch.no_grad() or a tensor rebuilt with torch.tensor(...))."

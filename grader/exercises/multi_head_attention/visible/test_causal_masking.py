@@ -6,12 +6,12 @@ import pytest
 import torch
 
 from grader.exercises.multi_head_attention import checks, data
-from grader.feedback import premises
+from grader.exercises.multi_head_attention import premises
 from grader.exercises.multi_head_attention.data import PROPERTY_CONFIGS
 
 CONFIG_IDS = [config.id for config in PROPERTY_CONFIGS]
 # Every hint here is the one of a slip the grader reproduced on the student's numbers
-# (grader/feedback/premises.py); when none reproduces them, expected / got stands alone.
+# (grader/exercises/multi_head_attention/premises.py); when none reproduces them, expected / got stands alone.
 
 
 @pytest.mark.points(2)

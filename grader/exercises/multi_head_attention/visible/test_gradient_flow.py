@@ -8,12 +8,12 @@ import pytest
 import torch
 
 from grader.exercises.multi_head_attention import checks, data
-from grader.feedback import premises
+from grader.exercises.multi_head_attention import premises
 from grader.exercises.multi_head_attention.data import Config
 
 CONFIG = Config(batch=2, seq=4, model_dim=12, num_heads=3)
 TINY = Config(batch=2, seq=3, model_dim=4, num_heads=2)
-# Each hint states a premise the grader checked on the student's module (grader/feedback/premises.py).
+# Each hint states a premise the grader checked on the student's module (grader/exercises/multi_head_attention/premises.py).
 CUT_HINT = (
     "your output changes when {name} changes, yet no gradient comes back to it: the graph is cut "
     "(a .detach(), torch.no_grad() or a value rebuilt with torch.tensor(...)); keep every step a "

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from grader.exercises.multi_head_attention import checks, data, operations
-from grader.feedback import premises, root_causes, source_premises
+from grader.feedback import root_causes
+from grader.exercises.multi_head_attention import premises, source_premises
 from grader.exercises.multi_head_attention.data import LESSON, Config
 
 SEED = 2024
@@ -21,7 +22,7 @@ SHARED_HINT = (
     "[head] * num_heads, or one head appended several times, repeats one module."
 )
 # Heads that start with the same numbers: the cause said is the one the student's code shows
-# (grader/feedback/source_premises.py), else only what the numbers show.
+# (grader/exercises/multi_head_attention/source_premises.py), else only what the numbers show.
 RESEEDED_HINT = (
     "your heads are separate modules built from the same random numbers: a torch.manual_seed "
     "called before each head (or inside it) gives every head the same starting weights; seed once, outside."

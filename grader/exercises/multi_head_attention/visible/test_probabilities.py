@@ -6,13 +6,13 @@ import pytest
 import torch
 
 from grader.exercises.multi_head_attention import checks, data
-from grader.feedback import premises
+from grader.exercises.multi_head_attention import premises
 from grader.exercises.multi_head_attention.data import PROPERTY_CONFIGS
 
 CONFIG_IDS = [config.id for config in PROPERTY_CONFIGS]
 
 # Each hint below speaks only when the grader has checked its premise on the student's numbers
-# (grader/feedback/premises.py): when nothing checked explains them, expected / got stands alone.
+# (grader/exercises/multi_head_attention/premises.py): when nothing checked explains them, expected / got stands alone.
 OVERFLOW_HINT = (
     "your weights are finite for inputs of magnitude ~1 and not for ~30: large scores overflow exp(). "
     "Subtract each row's maximum before exp, as torch.softmax does."

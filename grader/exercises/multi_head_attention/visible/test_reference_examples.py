@@ -14,14 +14,14 @@ import pytest
 import torch
 
 from grader.exercises.multi_head_attention import checks, data
-from grader.feedback import premises
+from grader.exercises.multi_head_attention import premises
 
 EXAMPLES = data.reference_examples()
 HEAD_EXAMPLES = [example for example in EXAMPLES.values() if example.runs == "head"]
 MODULE_EXAMPLES = [example for example in EXAMPLES.values() if example.runs == "module"]
 
 # The hints are those of the slips the grader reproduces on the example's own data
-# (grader/feedback/premises.py): one is shown only when it gives the student's numbers.
+# (grader/exercises/multi_head_attention/premises.py): one is shown only when it gives the student's numbers.
 FIX_WEIGHTS_FIRST = (
     "the attention weights differ from the reference too (see the weights check of this "
     "example): fix them first, the output follows from them."

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from grader.exercises.multi_head_attention import checks, data
-from grader.feedback import premises
+from grader.exercises.multi_head_attention import premises
 from grader.exercises.multi_head_attention.data import SHAPE_CONFIGS, Config
 
 CONFIG_IDS = [config.id for config in SHAPE_CONFIGS]
