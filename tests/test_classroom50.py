@@ -52,7 +52,8 @@ CLASSROOM = "dl-2026"
 OWNER = "alice"
 MAX_FETCH_BYTES = 10 * 1024 * 1024  # runner.py's MAX_FETCH_BYTES
 MISSING_SCALE = next(m for m in catalogue.MUTANTS if m.name == "missing_scale")
-HIDDEN_TEST_SOURCE = REPO_ROOT / "grader" / "hidden" / "test_reference.py"
+EXERCISE_HIDDEN = Path("grader", "exercises", "multi_head_attention", "hidden")  # the exercise's hidden checks
+HIDDEN_TEST_SOURCE = REPO_ROOT / EXERCISE_HIDDEN / "test_reference.py"
 
 # Classroom 50's runtime validator (cli/gh-teacher/internal/assignment/runtime.go at
 # 0f5a38fddc1b5dda3277a8b8d88a432d05028da1, mirrored in autograde-runner.yaml's setup step).
@@ -501,7 +502,8 @@ def test_the_bundle_is_what_the_runner_fetches_and_holds_the_grader_beside_its_e
 def test_the_template_holds_no_solution_no_hidden_test_and_no_autograde_workflow(config):
     template = config / "template"
     assert release.leaked_solution_lines(template) == []
-    assert not (template / "grader" / "hidden").exists() and not (template / "solutions").exists()
+    assert not (template / "grader" / "hidden").exists() and not (template / EXERCISE_HIDDEN).exists()
+    assert not (template / "solutions").exists()
     # The accept-time shim lives there; a copy in the template would be clobbered (Assignment Templates).
     assert not (template / ".github" / "workflows" / "autograde.yaml").exists()
     assert "Classroom 50" in (template / "README.md").read_text()

@@ -51,6 +51,7 @@ def desk(tmp_path_factory):
                            capture_output=True, text=True, timeout=120)
     assert built.returncode == 0, built.stdout + built.stderr
     assert not (release / "grader" / "hidden").exists()
+    assert not (release / "grader" / "exercises" / "multi_head_attention" / "hidden").exists()
     folder = tmp_path_factory.mktemp("work")
     command = [sys.executable, "-m", "pytest", "grader", "-p", "no:cacheprovider", "-q", "--results-json", str(folder / "r.json")]
     for name in DESK_MUTANTS:
