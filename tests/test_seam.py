@@ -52,3 +52,22 @@ def test_the_session_hands_out_the_exercises_own_handle_and_the_release_ships_it
     assert issubclass(handle, Submission) and handle is not Submission
     for folder in registry.student_folders():
         assert f"grader/{folder}" in release.OWN_FILES_ONLY and (REPO_ROOT / "grader" / folder / "__init__.py").is_file()
+
+
+def test_the_exercise_graded_is_the_one_chosen_else_the_courses_first_and_a_wrong_choice_is_refused(monkeypatch):
+    monkeypatch.delenv(registry.CHOSEN, raising=False)
+    first = registry.course_order()[0]
+    assert registry.exercise().name == first
+    monkeypatch.setenv(registry.CHOSEN, first)
+    assert registry.exercise() is registry.exercise(first)
+    monkeypatch.setenv(registry.CHOSEN, "no_such_exercise")
+    with pytest.raises(registry.UnknownExercise, match="no exercise named 'no_such_exercise'"):
+        registry.exercise()
+
+
+def test_an_exercise_left_out_of_the_course_order_is_refused(monkeypatch):
+    import grader.exercises
+
+    monkeypatch.setattr(grader.exercises, "COURSE_ORDER", ())
+    with pytest.raises(registry.UnknownExercise, match="COURSE_ORDER leaves out multi_head_attention"):
+        registry.course_order()

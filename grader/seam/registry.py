@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 from pathlib import Path
 
 from grader.seam.declaration import Declaration
@@ -26,14 +27,38 @@ def names() -> tuple[str, ...]:
     return tuple(sorted(path.parent.name for path in EXERCISES.glob("*/declaration.py")))
 
 
-@functools.cache
+# The variable that names the exercise a process grades when its caller names none (a batch's
+# shard, the sandbox's worker and a platform's run inherit it from the process that chose it).
+CHOSEN = "GRADER_EXERCISE"
+
+
+def course_order() -> tuple[str, ...]:
+    """The exercises in the order the course teaches them (grader/exercises/__init__.py's
+    ``COURSE_ORDER``), each one this grader holds; the first is graded when none is chosen."""
+    known = names()
+    order = tuple(getattr(importlib.import_module(PACKAGE), "COURSE_ORDER", ()))
+    unlisted = [name for name in known if name not in order]
+    if unlisted:
+        raise UnknownExercise(f"grader/exercises/__init__.py's COURSE_ORDER leaves out {', '.join(unlisted)}: list every exercise once")
+    return tuple(name for name in order if name in known)
+
+
 def exercise(name: str | None = None) -> Declaration:
-    """The declaration of ``name``, or of this grader's only exercise when none is named."""
+    """The declaration of ``name``; when none is named, of the exercise this process was chosen
+    to grade (``GRADER_EXERCISE``), else of the course's first."""
+    if name is None:
+        name = os.environ.get(CHOSEN) or None
+    return _declaration(name)
+
+
+@functools.cache
+def _declaration(name: str | None) -> Declaration:
     known = names()
     if name is None:
-        if len(known) != 1:
-            raise UnknownExercise(f"this grader holds {len(known)} exercises ({', '.join(known) or 'none'}): name one")
-        name = known[0]
+        order = course_order()
+        if not order:
+            raise UnknownExercise("this grader holds no exercise")
+        name = order[0]
     if name not in known:
         raise UnknownExercise(f"no exercise named {name!r}: this grader holds {', '.join(known) or 'none'}")
     declared = importlib.import_module(f"{PACKAGE}.{name}.declaration").DECLARATION
