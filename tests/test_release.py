@@ -109,6 +109,7 @@ def planted_grader(folder: Path, helpers: str) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_the_behaviour_scan_finds_a_callable_solution_that_no_solution_line_gives_away(tmp_path):
     """A forward pass spelled otherwise than the solution (the text scan misses it) is found by
     what it computes."""
@@ -126,6 +127,7 @@ def test_the_behaviour_scan_finds_a_callable_solution_that_no_solution_line_give
                          for line in found), found
 
 
+@pytest.mark.slow
 def test_the_behaviour_scan_gives_each_function_its_calls_and_names_one_it_could_not_finish(tmp_path):
     """A message builder given tensors where its sentences go (as ``checks.fail`` is) makes all
     its calls, well within the time limit: the scan never prints a tensor's numbers (which cost
@@ -219,6 +221,7 @@ def test_without_grader_hidden_the_grader_diagnoses_nothing_and_imports_none_of_
 HAND_OUTS = {"release": ("release", "{out}"), "classroom50 template": ("classroom50", "{out}/../c50")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hand_out", HAND_OUTS, ids=list(HAND_OUTS))
 def test_git_add_takes_the_students_work_and_leaves_the_virtualenv_caches_and_results_out(hand_out, tmp_path):
     command, out = HAND_OUTS[hand_out]

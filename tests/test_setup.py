@@ -119,6 +119,7 @@ def test_make_installs_offline_when_the_index_cannot_be_reached_and_compiles_wha
     assert compiled, "the installed package has no byte-compiled file"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_the_instructors_make_venv_lets_its_python_run_the_grader_from_a_course_files_folder(tmp_path):
     """`course init` says to run the commands from the course file's folder: there, the

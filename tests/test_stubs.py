@@ -271,6 +271,7 @@ def test_example_passes_all_six_checks_on_the_solution():
     assert "✗" not in output and "Traceback" not in output, output
 
 
+@pytest.mark.slow
 def test_example_on_the_stubs_names_head_dimension_without_a_traceback():
     finished = run_python(str(EXAMPLE_FILE))
     output = finished.stdout + finished.stderr
@@ -279,6 +280,7 @@ def test_example_on_the_stubs_names_head_dimension_without_a_traceback():
     assert "Traceback" not in output, output
 
 
+@pytest.mark.slow
 def test_example_runs_the_one_head_experiment():
     finished = run_python(str(EXAMPLE_FILE), "--solution", "--heads", "1")
     output = finished.stdout + finished.stderr
@@ -287,6 +289,7 @@ def test_example_runs_the_one_head_experiment():
     assert "✗" not in output, output
 
 
+@pytest.mark.slow
 def test_example_shows_the_value_error_for_a_width_that_does_not_divide_as_expected():
     finished = run_python(str(EXAMPLE_FILE), "--solution", "--heads", "3")
     output = finished.stdout + finished.stderr
@@ -307,6 +310,7 @@ def example_on(tmp_path: Path, old: str, new: str, *arguments: str) -> subproces
     return run_python(str(folder / EXAMPLE_FILE.name), *arguments, cwd=tmp_path)
 
 
+@pytest.mark.slow
 def test_example_does_not_pass_a_row_of_nan_as_summing_to_one(tmp_path):
     finished = example_on(tmp_path, "output = weights @ values  # (batch, seq, head_dim)",
                           "weights = weights * float('nan')\n        output = weights @ values")
@@ -314,6 +318,7 @@ def test_example_does_not_pass_a_row_of_nan_as_summing_to_one(tmp_path):
     assert "✗ every probability row sums to one" in finished.stdout, finished.stdout
 
 
+@pytest.mark.slow
 def test_example_says_when_no_value_error_is_raised_for_a_width_that_does_not_divide(tmp_path):
     finished = example_on(tmp_path, "if num_heads < 1 or model_dim % num_heads != 0:", "if num_heads < 1:",
                           "--heads", "3")
@@ -327,6 +332,7 @@ def test_example_says_the_grader_checks_more_once_all_checks_pass():
     assert "All checks pass." in finished.stdout and "the grader" in finished.stdout.split("All checks pass.")[1]
 
 
+@pytest.mark.slow
 def test_example_says_when_there_is_no_solutions_folder(tmp_path):
     release = tmp_path / "exercises"  # the student release: exercises/ without solutions/
     release.mkdir()
@@ -355,6 +361,7 @@ def test_example_plot_draws_each_heads_matrix_with_the_future_left_blank(tmp_pat
     assert after > 2 * cell, f"query 0's masked future (3 cells) should be blank: {cell} px coloured, then {after} px blank"
 
 
+@pytest.mark.slow
 def test_example_plot_without_matplotlib_says_how_to_get_it(tmp_path):
     code = (f"import runpy, sys; sys.modules['matplotlib'] = None; sys.argv = [{str(EXAMPLE_FILE)!r}, '--solution', "
             f"'--plot', {str(tmp_path / 'unused.png')!r}]; runpy.run_path({str(EXAMPLE_FILE)!r}, run_name='__main__')")

@@ -67,6 +67,7 @@ def test_two_heads_each_take_a_different_pattern(reference_run):
     assert all(head["share"] >= 0.8 for head in two["heads"]), two
 
 
+@pytest.mark.slow
 def test_one_head_of_the_same_width_ends_at_three_times_the_loss_of_two(reference_run):
     finished, figures = reference_run
     assert figures["num_heads"] == 1 and len(figures["heads"]) == 1, figures
@@ -74,6 +75,7 @@ def test_one_head_of_the_same_width_ends_at_three_times_the_loss_of_two(referenc
     assert "One head lost a retrieval pattern" in finished.stdout, finished.stdout
 
 
+@pytest.mark.slow
 def test_the_run_prints_each_heads_attention_before_and_after_and_its_time(reference_run):
     finished, _ = reference_run
     out = finished.stdout
@@ -82,6 +84,7 @@ def test_the_run_prints_each_heads_attention_before_and_after_and_its_time(refer
     assert " s (" in out and "ms a step" in out, out  # the benchmark figure: the run's time
 
 
+@pytest.mark.slow
 def test_training_repeats_exactly_under_its_seed():
     spec = importlib.util.spec_from_file_location("train_under_test", TRAIN_FILE)
     train = importlib.util.module_from_spec(spec)
@@ -105,6 +108,7 @@ def test_heads_that_share_one_set_of_weights_do_not_specialise(tmp_path):
     assert "The heads did not specialise: they have the same attention matrix" in finished.stdout, finished.stdout
 
 
+@pytest.mark.slow
 def test_the_stubs_are_not_trained_and_the_grader_is_named():
     finished = run_train()  # exercises/ holds the stubs
     assert finished.returncode == 1, finished.stdout + finished.stderr
@@ -113,6 +117,7 @@ def test_the_stubs_are_not_trained_and_the_grader_is_named():
     assert "training" not in finished.stderr  # no progress line: nothing was trained
 
 
+@pytest.mark.slow
 def test_a_module_that_fails_a_quick_check_is_not_trained(tmp_path):
     source = (REPO / "solutions" / EXERCISE_NAME).read_text(encoding="utf-8")
     wrong = source.replace('scores = scores.masked_fill(~allowed_mask, float("-inf"))', "scores = scores")
@@ -123,6 +128,7 @@ def test_a_module_that_fails_a_quick_check_is_not_trained(tmp_path):
     assert "pytest grader" in finished.stdout
 
 
+@pytest.mark.slow
 def test_solution_says_cleanly_that_the_release_has_none(tmp_path):
     folder = exercises_folder(tmp_path, (REPO / "exercises" / EXERCISE_NAME).read_text(encoding="utf-8"))
     finished = run_train("--solution", folder=folder)
@@ -130,6 +136,7 @@ def test_solution_says_cleanly_that_the_release_has_none(tmp_path):
     assert "Traceback" not in finished.stderr, finished.stderr
 
 
+@pytest.mark.slow
 def test_plot_without_matplotlib_says_how_to_get_it_before_training():
     finished = run_train("--solution", "--plot", "unused.png", prelude="import sys; sys.modules['matplotlib'] = None")
     assert finished.returncode == 2, finished.stdout + finished.stderr
