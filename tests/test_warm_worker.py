@@ -105,3 +105,26 @@ def test_a_warm_worker_that_died_waiting_gives_way_to_an_exec_d_one():
     finished = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert finished.stdout.split() == ["Popen", "0", "True"], finished.stdout + finished.stderr[-2000:]
+
+
+@pytest.mark.slow  # three gradings
+def test_code_that_draws_without_a_seed_reads_the_same_in_the_sandbox_every_time_and_scores_as_at_the_desk(tmp_path):
+    """The sandbox's child starts from the generators' own state, as a desk's submission does
+    (grader/submission.py ``InProcessBackend.open``): a module that adds unseeded noise reads the
+    same numbers in its messages run after run, not whatever the worker's fork inherited."""
+    import catalogue
+    import shared
+    from grading import grade, what_a_reader_sees
+
+    noisy = next(entry for entry in shared.CATALOGUE_ENTRIES if entry.name == "noise_added_to_the_scores")
+    path = catalogue.write_implementation(noisy, tmp_path / "entries")
+    seen = []
+    for run, extra in enumerate((("--isolate",), ("--isolate",), ())):
+        graded = grade([path], tmp_path / f"run-{run}", "--grading-seed", "77", *extra)
+        seen.append(what_a_reader_sees(graded.results[noisy.name]))
+    assert seen[0]["score"] < seen[0]["max_score"], seen[0]  # the noise is caught
+    assert seen[0] == seen[1], "the sandbox's messages differ from one run to the next"
+    # At the desk the grader's own draws (the reference's construction) share the generator with
+    # the student's code, so the numbers differ there; the score and every outcome do not.
+    outcomes = [(seen_here["score"], [(test["name"], test["outcome"]) for test in seen_here["tests"]]) for seen_here in seen]
+    assert outcomes[0] == outcomes[2], "the sandbox grades unseeded noise otherwise than the desk"

@@ -488,6 +488,10 @@ def serve(channel: socket.socket, source: Path, cells: list[tuple[int, int]] | N
     from grader.feedback.errors import ErrorDescription, describe_exception
 
     operations = registry.operations()
+    # The generators start where a desk's submission starts them (grader/submission.py
+    # ``InProcessBackend.open``), not where the worker's fork left them (torch seeds itself at
+    # random in each process): code that draws without a seed reads the same numbers every run.
+    operations.reset_generators()
     student_clock.use(clock)
     failures: list[tuple[int, BaseException]] = []
     try:
