@@ -31,7 +31,7 @@ def activation_hint(got: torch.Tensor, hidden_inputs: torch.Tensor, outside: tor
     for name, activation in OTHER_ACTIVATIONS.items():
         candidate = activation(hidden_inputs) if outside is None else outside(activation(hidden_inputs))
         if checks.close(got, candidate):
-            return (f"your output is what {name} gives on these numbers: the contract's nonlinearity is GELU "
+            return (f"your output is the network's with {name} in place of GELU, on these numbers: the contract's nonlinearity is GELU "
                     "in its exact form, nn.GELU() (F.gelu with approximate='none').")
     return ""
 
@@ -41,6 +41,21 @@ def activation_placed_after_hint(got: torch.Tensor, after: torch.Tensor) -> str:
     if checks.close(got, after):
         return ("your output is GELU applied after the second layer: the nonlinearity goes between the layers, "
                 "on the hidden_dim-wide features, and the second layer's output is returned as it is.")
+    return ""
+
+
+def biases_hint(got: torch.Tensor, inputs: torch.Tensor, first: torch.Tensor, second: torch.Tensor) -> str:
+    """With identity weights: the student's output is what the network gives with a bias left
+    out, or with the inputs added back (a residual connection inside the module)."""
+    candidates = {
+        "the first layer's bias left out": F.gelu(inputs) + second,
+        "the second layer's bias left out": F.gelu(inputs + first),
+        "the inputs added to its output (a residual connection, which belongs to the block around this module)":
+            F.gelu(inputs + first) + second + inputs,
+    }
+    for said, candidate in candidates.items():
+        if checks.close(got, candidate):
+            return f"your output is the network's with {said}: call each layer (self.expand(...), self.project(...)), which adds its bias, and return its output alone."
     return ""
 
 

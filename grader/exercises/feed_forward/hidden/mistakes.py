@@ -90,4 +90,4 @@ def hint(parameters: dict, inputs: torch.Tensor, got: torch.Tensor) -> str:
     mistake = matching(parameters, inputs, got)
     if mistake is None:
         return ""
-    return f"your output is what {mistake.title} gives on these numbers: {mistake.why}. Fix: {mistake.fix}. [{mistake.id}]"
+    return f"your output is what {mistake.title} gives on these numbers: {mistake.why}. Fix: {mistake.fix}. (known mistake: {mistake.id})"

@@ -64,3 +64,18 @@ def test_the_activation_acts_on_the_hidden_features_not_on_the_output(submission
         "-gelu(inputs): the activation on the first layer's output, then the second layer (a sign flip here)",
         premises.activation_placed_after_hint(got, F.gelu(-inputs)) or premises.activation_hint(got, inputs, outside=torch.neg),
     )
+
+
+@pytest.mark.points(2)
+def test_the_first_bias_shifts_before_gelu_and_the_second_after(submission):
+    config = data.Config(2, 4, WIDTH, WIDTH)
+    inputs = torch.linspace(-3, 3, 2 * 4 * WIDTH).reshape(2, 4, WIDTH)
+    parameters = identities(1.0) | {"expand.bias": torch.linspace(-1, 1, WIDTH), "project.bias": torch.full((WIDTH,), 0.5)}
+    got = run(submission, config, parameters, inputs)
+    held = submission.as_held(parameters)  # a bias the module has no place for is zero: the configuration group says so
+    checks.expect_close(
+        got, F.gelu(inputs + held["expand.bias"]) + held["project.bias"],
+        "FeedForward with identity weights and biases b1 (expand), b2 (project)",
+        "gelu(inputs + b1) + b2: the first layer's bias moves where each hidden unit switches, the second's the output",
+        premises.biases_hint(got, inputs, held["expand.bias"], held["project.bias"]),
+    )
