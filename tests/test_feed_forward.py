@@ -125,3 +125,13 @@ def test_each_mutant_fails_its_check_and_each_valid_rewrite_scores_full_marks(ch
             problems.append(f"{entry.name}: named {sorted(named - {entry.mistake})}")
         problems += [f"{entry.name}: does not say {text!r}" for text in entry.must_read if text not in said]
     assert not problems, "\n".join(problems)
+
+
+def test_its_stub_is_the_one_generated_from_its_solution_and_names_its_lesson(tmp_path):
+    checked = subprocess.run(
+        [sys.executable, "-m", "grader", "stubs", "--check"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL, env=os.environ | {registry.CHOSEN: EXERCISE},
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    lesson = registry.exercise(EXERCISE).lesson
+    assert f"The lesson is in {lesson}" in STUB.read_text() and (REPO_ROOT / "exercises" / lesson).is_file()
