@@ -6,4 +6,4 @@ declaration holds) and may use the engine; the engine reaches it only through th
 """
 
 # The course's exercises in the order it teaches them: the first is graded when none is chosen.
-COURSE_ORDER = ("multi_head_attention",)
+COURSE_ORDER = ("multi_head_attention", "feed_forward")

@@ -41,7 +41,7 @@ EXERCISE_PATH = REPO_ROOT / "exercises" / registry.exercise().student_file
 
 GENERATED_NOTICE = (
     "# This file is generated from the reference solution by `python -m grader stubs`.\n"
-    "# The lesson is in LESSON.md, beside this file. Fill in every function that raises\n"
+    f"# The lesson is in {registry.exercise().lesson}, beside this file. Fill in every function that raises\n"
     "# NotImplementedError, then run `pytest grader`.\n"
 )
 # Where the release (and `stubs --level`) records the level the exercise was generated at.

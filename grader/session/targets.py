@@ -21,7 +21,7 @@ import pytest
 
 from grader import settings, timeouts
 from grader.reading import loading, notebooks
-from grader.scoring import GROUPS
+from grader.scoring import EXERCISE, GROUPS
 from grader.session.scoreboard import group_of
 
 GRADER_DIR = Path(__file__).resolve().parents[1]
@@ -201,6 +201,15 @@ def in_its_terms(config: pytest.Config, name: str, message: str) -> str:
     """A message about the submission ``name``, in its cells' terms when it is a notebook."""
     target = config.stash[targets_key].get(name)
     return notebooks.in_cell_terms(message, list(target.cells)) if target is not None and target.cells else message
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A session grades one exercise (grader/scoring.py's ``EXERCISE``, the one this process was
+    chosen to grade): the checks of every other exercise's package are not collected."""
+    exercises = GRADER_DIR / "exercises"
+    if collection_path.parent == exercises and collection_path.is_dir() and collection_path.name != EXERCISE.name:
+        return True
+    return None
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -1,0 +1,25 @@
+"""The position-wise feed-forward network, as the engine knows it: the one place its facts live."""
+
+from grader.seam.declaration import Declaration, Group
+
+DECLARATION = Declaration(
+    name="feed_forward",
+    title="Position-wise feed-forward network",
+    student_file="feed_forward.py",
+    notebook="feed_forward.ipynb",
+    lesson="FEED_FORWARD.md",
+    solution="feed_forward.py",
+    functions=("FeedForward.__init__", "FeedForward.forward"),
+    groups=(
+        Group("shapes", "1. shapes"),
+        Group("positions", "2. each position on its own"),
+        Group("nonlinearity", "3. nonlinearity"),
+        Group("gradient_flow", "4. gradient flow"),
+        Group("configuration", "5. configuration"),
+        Group("dropout", "6. dropout"),
+        Group("reference", "7. reference (hidden)", hidden=True),
+    ),
+    operations="operations",
+    handle="handle.FeedForwardSubmission",
+    data="data",
+)
