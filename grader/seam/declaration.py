@@ -38,6 +38,10 @@ class Declaration:
     operations: str  # the module of every call the worker may make on the student's objects
     handle: str  # the grader's handle on one submission: "module.Class", a subclass of grader.submission.Submission
     data: str  # the module every input the checks draw comes from (its purposes, one stream each)
+    # What an exercise has only if its authors wrote it (None: the engine does without, and says so):
+    # the module, under hidden/, of its vocabulary of known mistakes, its probes and the tables the
+    # diagnosis reads (grader/hidden/diagnosis.py names what it asks of it): "hidden.vocabulary".
+    mistakes: str | None = None
     package: Path = Path()  # set by the registry: where the exercise's package lives
 
     def __post_init__(self) -> None:

@@ -31,4 +31,5 @@ DECLARATION = Declaration(
     operations="operations",
     handle="handle.AttentionSubmission",
     data="data",
+    mistakes="hidden.vocabulary",
 )
