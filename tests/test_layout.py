@@ -333,9 +333,8 @@ def test_a_platforms_script_starts_without_what_only_its_shard_or_a_class_needs(
 # group, or an import of its package), each to reach it through its declaration instead: the list
 # only shrinks (the check fails on a module that joins it and on one that no longer belongs in it).
 # On the way: the notebook and the reference examples made from its solution, the behaviour scan's
-# data, the root causes' randomness question.
+# data.
 STILL_NAMING_AN_EXERCISE = {
-    "feedback/root_causes.py",
     "handout/behaviour_scan.py", "handout/notebook.py", "handout/reference_examples.py",
 }
 

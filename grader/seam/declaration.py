@@ -42,6 +42,9 @@ class Declaration:
     # the module, under hidden/, of its vocabulary of known mistakes, its probes and the tables the
     # diagnosis reads (grader/hidden/diagnosis.py names what it asks of it): "hidden.vocabulary".
     mistakes: str | None = None
+    # The module, shipped, of what the root causes found at a desk read (grader/feedback/root_causes.py
+    # names it): whose layout a slip is, the calls that build or draw, the randomness question: "causes".
+    causes: str | None = None
     package: Path = Path()  # set by the registry: where the exercise's package lives
 
     def __post_init__(self) -> None:

@@ -32,4 +32,5 @@ DECLARATION = Declaration(
     handle="handle.AttentionSubmission",
     data="data",
     mistakes="hidden.vocabulary",
+    causes="causes",
 )
