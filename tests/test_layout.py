@@ -332,10 +332,9 @@ def test_a_platforms_script_starts_without_what_only_its_shard_or_a_class_needs(
 # Engine modules that still name an exercise (its student file, a function or class it declares, a
 # group, or an import of its package), each to reach it through its declaration instead: the list
 # only shrinks (the check fails on a module that joins it and on one that no longer belongs in it).
-# On the way: the notebook and the reference examples made from its solution, the behaviour scan's
-# data.
+# On the way: the notebook made from its solution (its lessons' parts name the functions).
 STILL_NAMING_AN_EXERCISE = {
-    "handout/behaviour_scan.py", "handout/notebook.py", "handout/reference_examples.py",
+    "handout/notebook.py",
 }
 
 

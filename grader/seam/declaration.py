@@ -45,6 +45,11 @@ class Declaration:
     # The module, shipped, of what the root causes found at a desk read (grader/feedback/root_causes.py
     # names it): whose layout a slip is, the calls that build or draw, the randomness question: "causes".
     causes: str | None = None
+    # Modules, under hidden/, of what the hand-out tools make from the solution: the visible
+    # reference group's examples (grader/handout/reference_examples.py) and the behaviour scan's
+    # case (grader/handout/behaviour_scan.py): "hidden.handouts" for both.
+    examples: str | None = None
+    scan: str | None = None
     package: Path = Path()  # set by the registry: where the exercise's package lives
 
     def __post_init__(self) -> None:

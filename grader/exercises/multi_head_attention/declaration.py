@@ -33,4 +33,6 @@ DECLARATION = Declaration(
     data="data",
     mistakes="hidden.vocabulary",
     causes="causes",
+    examples="hidden.handouts",
+    scan="hidden.handouts",
 )
