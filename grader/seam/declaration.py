@@ -50,6 +50,9 @@ class Declaration:
     # case (grader/handout/behaviour_scan.py): "hidden.handouts" for both.
     examples: str | None = None
     scan: str | None = None
+    # The module, shipped, of the lesson cut into the notebook's parts (grader/handout/notebook.py
+    # names what it reads: PARTS, WORK, TRAINING_*, FINAL_LESSON): "lesson_parts".
+    lesson_parts: str | None = None
     package: Path = Path()  # set by the registry: where the exercise's package lives
 
     def __post_init__(self) -> None:

@@ -35,4 +35,5 @@ DECLARATION = Declaration(
     causes="causes",
     examples="hidden.handouts",
     scan="hidden.handouts",
+    lesson_parts="lesson_parts",
 )
