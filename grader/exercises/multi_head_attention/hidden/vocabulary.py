@@ -3,7 +3,7 @@ its known mistakes, its probes, its counterfactual, and the tables that tie the 
 to the functions they run. Named by the declaration's ``mistakes``; never ships (hidden/).
 
 Every name below is one the diagnosis asks an exercise's vocabulary for; an exercise with a
-vocabulary of its own defines the same names (docs/development.md, "Add an exercise").
+vocabulary of its own defines the same names (docs/development.md, "Add a known mistake", says where).
 """
 
 from __future__ import annotations
