@@ -494,3 +494,32 @@ def test_a_mask_of_ones_and_zeros_is_named_in_any_dtype_but_bool_and_the_dtype_s
     (entry,) = [entry for d in found for entry in d.entries()]
     assert entry["mistake"] == expected and f"a {dtype} tensor" in entry["seen"], entry
     assert entry["seen"] in diagnosis_text.text_lines([entry])[1]  # said to the student, before the why
+
+
+def test_an_exercise_without_a_vocabulary_of_mistakes_is_graded_undiagnosed_and_the_log_says_so(monkeypatch, caplog):
+    """The diagnosis reads an exercise's mistakes, probes and tables only through its declaration
+    (``mistakes``); one that declares none keeps its failures' own messages, and the grader's log
+    says why no diagnosis came."""
+    import dataclasses
+    import logging
+    from types import SimpleNamespace
+
+    from grader.hidden.plugin import DiagnosisPlugin
+    from grader.seam import registry
+
+    first = registry.exercise()
+    assert diagnosis.vocabulary() is registry.module(first, first.mistakes)
+    bare = dataclasses.replace(first, mistakes=None)
+    monkeypatch.setattr(registry, "exercise", lambda name=None: bare)
+    assert diagnosis.vocabulary() is None
+    with pytest.raises(LookupError, match="declares no vocabulary of mistakes"):
+        diagnosis.diagnose(object(), [diagnosis.FailedCheck("test_x", frozenset({"anything"}))])
+    failing = SimpleNamespace(outcome="failed", name="test_x", message="wrong numbers")
+    result = SimpleNamespace(import_error=None, diagnoses=[], tests=[failing, failing], submission="alice")
+    plugin = DiagnosisPlugin(scoreboard=None)
+    with caplog.at_level(logging.WARNING, logger="grader.hidden.plugin"):
+        plugin._diagnose(handle=None, result=result)
+        plugin._diagnose(handle=None, result=result)
+    assert result.diagnoses == []
+    said = [record.getMessage() for record in caplog.records if "vocabulary of mistakes" in record.getMessage()]
+    assert said == [f"{first.name} declares no vocabulary of mistakes (its declaration's mistakes): failed checks keep their own messages, none is diagnosed"]

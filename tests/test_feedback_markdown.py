@@ -117,13 +117,14 @@ def test_a_diagnosis_counts_its_failing_checks_and_their_tests_and_the_report_sa
 def test_a_layout_diagnosis_quoting_the_students_parameter_names_renders_them_as_text():
     """A module's parameter names are the student's text (register_parameter takes any name
     without a dot): the layout root cause's why quotes them, so they must not become markup."""
+    from grader.exercises.multi_head_attention import causes
     from grader.feedback import root_causes
 
     message = (f"your module's parameters do not match the contract.\n  expected: heads.0.query.weight\n"
                f"  got:      heads.0.{HOSTILE_ID}, heads.0.*loud*")
     result = SubmissionResult("zoe")
     result.tests.append(TestRecord("test_layout[zoe]", "shapes", "zoe", 2, "failed", message))
-    result.diagnoses = [root_causes._layout_entry(message, root_causes.HEAD_CONSTRUCTOR) | {"explains": ["test_layout[zoe]"]}]
+    result.diagnoses = [root_causes._layout_entry(message, causes.HEAD_CONSTRUCTOR) | {"explains": ["test_layout[zoe]"]}]
     page = render_markdown(result)
     assert elements_of(page) <= PAGE_ELEMENTS - {"em"}, elements_of(page) - PAGE_ELEMENTS
     assert "img" not in elements_of(page) and "em" not in elements_of(page), page

@@ -82,14 +82,11 @@ def test_imports_go_down_the_layers(path):
 
 def _unit_of(path: Path, grader: Path) -> str:
     """A module's place in the stack: its folder under grader/, or the module itself at the top.
-    An exercise's package under exercises/ is not one height of the stack while engine modules
-    still import some of its modules (STILL_NAMING_AN_EXERCISE): its data.py stands below
-    feedback/, its checks and visible tests above, so each module is a unit of its own."""
+    An exercise's package is one unit above the engine (the engine imports none of its modules:
+    it reaches them through the declaration), its hidden/ folder another."""
     relative = path.relative_to(grader)
-    # hidden/ likewise: what an exercise's hidden part uses (reference.py, unproven.py) stands
-    # below it, the diagnosis that still imports its vocabulary (diagnosis.py, plugin.py) above.
-    if relative.parts[0] in ("exercises", "hidden") and len(relative.parts) > 1:
-        return relative.with_suffix("").as_posix()
+    if relative.parts[0] == "exercises" and len(relative.parts) > 2:
+        return "/".join(relative.parts[:3] if relative.parts[2] == "hidden" and len(relative.parts) > 3 else relative.parts[:2])
     return relative.parent.as_posix() if len(relative.parts) > 1 else relative.stem
 
 
@@ -329,19 +326,6 @@ def test_a_platforms_script_starts_without_what_only_its_shard_or_a_class_needs(
 
 # --- the seam: the engine reaches an exercise only through its declaration -----------------------
 
-# Engine modules that still name an exercise (its student file, a function or class it declares, a
-# group, or an import of its package), each to reach it through its declaration instead: the list
-# only shrinks (the check fails on a module that joins it and on one that no longer belongs in it).
-# On the way: the diagnosis (its tables of which call runs which function, and the module's probe),
-# the notebook and the reference examples made from its solution, the behaviour scan's data, the
-# root causes' randomness question.
-STILL_NAMING_AN_EXERCISE = {
-    "feedback/root_causes.py",
-    "handout/behaviour_scan.py", "handout/notebook.py", "handout/reference_examples.py",
-    "hidden/diagnosis.py",
-}
-
-
 def exercise_names(declaration) -> tuple[set[str], set[str]]:
     """What names an exercise in code: its student file's stem and each function's name or class
     (words), and each group's name written as a string. A one-word group (``shapes``,
@@ -403,12 +387,12 @@ def engine_modules_naming_an_exercise(grader: Path = GRADER) -> dict[str, set[st
     return found
 
 
-def test_the_engine_names_no_exercise_but_in_the_modules_still_on_their_way():
-    found = engine_modules_naming_an_exercise()
-    joined = {module: sorted(names) for module, names in found.items() if module not in STILL_NAMING_AN_EXERCISE}
-    assert not joined, f"engine modules naming an exercise: reach it through its declaration (grader/seam/registry.py): {joined}"
-    gone = STILL_NAMING_AN_EXERCISE - set(found)
-    assert not gone, f"no longer naming an exercise: take them off STILL_NAMING_AN_EXERCISE: {sorted(gone)}"
+def test_no_engine_module_names_an_exercise():
+    """No module outside grader/exercises/ names an exercise (its student file, a function or
+    class it declares, a group, or an import of its package): the engine reaches each one through
+    its declaration (grader/seam/registry.py), and an exercise added is a folder added."""
+    found = {module: sorted(names) for module, names in engine_modules_naming_an_exercise().items()}
+    assert not found, f"engine modules naming an exercise: reach it through its declaration (grader/seam/registry.py): {found}"
 
 
 def test_the_naming_check_sees_a_file_a_function_a_group_and_an_import_but_not_prose(tmp_path):

@@ -235,7 +235,7 @@ def test_no_graded_cell_wrote_to_stderr_or_raised(course):
 
 def test_the_notebook_course_and_exercise_share_the_lesson(course):
     lesson = [cell.source for cell in course.source.cells if cell.cell_type == "markdown"]
-    for part in notebook.PARTS:
+    for part in notebook.lesson_parts().PARTS:
         assert notebook.part_lesson(part).strip("\n") in lesson, part.key
 
 

@@ -136,7 +136,7 @@ def test_setup_and_check_cells_are_marked_and_tagged_and_no_other_cell_is():
         kinds[cell.id] = tags[0] if tags else "exercise"
     assert list(kinds.values())[0] == notebook.SETUP_TAG, "the setup cell must come before any code"
     assert list(kinds.values())[-1] == notebook.CHECK_TAG, "the notebook must end with a check"
-    parts_with_code_to_write = [part for part in notebook.PARTS if part.names != (notebook.IMPORTS,)]
+    parts_with_code_to_write = [part for part in notebook.lesson_parts().PARTS if part.names != (notebook.IMPORTS,)]
     assert list(kinds.values()).count(notebook.CHECK_TAG) == len(parts_with_code_to_write) + 1, kinds
     assert "import torch" in nb.cells[[c.id for c in nb.cells].index("setup")].source
 
@@ -358,7 +358,7 @@ def test_lesson_md_is_the_notebooks_lesson_and_is_current():
     # The score cell tells a notebook's student to look at the cell below; LESSON.md gives the command.
     cells = [
         source.replace(notebook.SCORE_IN_THE_NOTEBOOK, notebook.SCORE_IN_THE_PY_FILE)
-        .replace(notebook.TRAINING_IN_THE_NOTEBOOK, notebook.TRAINING_FROM_THE_PY_FILE)
+        .replace(notebook.training("TRAINING_IN_THE_NOTEBOOK"), notebook.training("TRAINING_FROM_THE_PY_FILE"))
         for source in cells
     ]
     assert len(cells) == 7 and all(source in lesson for source in cells)
@@ -404,3 +404,22 @@ def test_check_cells_name_the_cell_a_line_comes_from():
     result = {"tests": [{"message": f"at multi_head_attention.py:{line} in head_dimension: return d // 0"}], "import_error": ""}
     shown = notebook_checks.in_notebook_terms(result, log.spans())["tests"][0]["message"]
     assert shown == "at In [5] (the cell starting `def head_dimension(d, h):`), line 2 in head_dimension: return d // 0"
+
+
+def test_an_exercise_without_lesson_parts_gets_one_part_of_every_definition_and_is_told_so(monkeypatch):
+    """The notebook's parts, its training experiment and its last lesson are the exercise's
+    (its declaration's ``lesson_parts``); one that declares none still gets a notebook and a
+    LESSON.md: its imports, then one part holding every definition, which says why."""
+    import dataclasses
+
+    first = notebook.EXERCISE
+    monkeypatch.setattr(notebook, "EXERCISE", dataclasses.replace(first, lesson_parts=None))
+    solution = SOLUTION.read_text(encoding="utf-8")
+    imports, one = notebook.parts(solution)
+    assert imports.names == (notebook.IMPORTS,)
+    assert set(one.names) == set(notebook.definitions(solution)) - {notebook.IMPORTS}
+    nb = notebook.build_notebook(solution)
+    ids = [cell.id for cell in nb.cells]
+    assert "experiment-training" not in ids and "lesson-exercise" in ids and ids.count("check-exercise") == 1
+    assert "declaration names no `lesson_parts`" in nb.cells[ids.index("lesson-exercise")].source
+    assert "Group 7" not in notebook.lesson_markdown(solution)

@@ -23,7 +23,7 @@ from torch import nn
 
 import browser
 import catalogue
-from grader.exercises.multi_head_attention import data, operations
+from grader.exercises.multi_head_attention import causes, data, operations
 from grader.feedback import root_causes
 from grader.feedback.evidence import StudentCodeError
 from grader.exercises.multi_head_attention.handle import AttentionSubmission as Submission
@@ -165,9 +165,9 @@ def test_a_bias_slip_keeps_three_quarters_of_the_points_with_one_message_about_t
 # (its missing list names the heads' query, key and value, which the head's constructor has right);
 # a head with names, or a bias, of its own is the head's.
 WHOSE_LAYOUT = {
-    "every_head_in_one_fused_projection": root_causes.MODULE_CONSTRUCTOR, "heads_in_a_plain_list": root_causes.MODULE_CONSTRUCTOR,
-    "projections_renamed": root_causes.HEAD_CONSTRUCTOR, "key_and_value_with_bias": root_causes.HEAD_CONSTRUCTOR,
-    "output_projection_without_bias": root_causes.MODULE_CONSTRUCTOR,
+    "every_head_in_one_fused_projection": causes.MODULE_CONSTRUCTOR, "heads_in_a_plain_list": causes.MODULE_CONSTRUCTOR,
+    "projections_renamed": causes.HEAD_CONSTRUCTOR, "key_and_value_with_bias": causes.HEAD_CONSTRUCTOR,
+    "output_projection_without_bias": causes.MODULE_CONSTRUCTOR,
 }
 
 
@@ -187,13 +187,13 @@ def test_a_layout_is_placed_by_the_names_the_module_has():
     contract |= {"output_projection.weight": (8, 8), "output_projection.bias": (8,)}
     heads_as_three_tensors = {"query_weights": (2, 4, 8), "key_weights": (2, 4, 8), "value_weights": (2, 4, 8),
                               "output_projection.weight": (8, 8), "output_projection.bias": (8,)}
-    assert root_causes.function_of_layout(heads_as_three_tensors, contract) == root_causes.MODULE_CONSTRUCTOR
+    assert causes.function_of_layout(heads_as_three_tensors, contract) == causes.MODULE_CONSTRUCTOR
     one_head_short = {name: shape for name, shape in contract.items() if not name.startswith("heads.1.")}
-    assert root_causes.function_of_layout(one_head_short, contract) == root_causes.MODULE_CONSTRUCTOR
+    assert causes.function_of_layout(one_head_short, contract) == causes.MODULE_CONSTRUCTOR
     wider_heads = {name: (8, 8) if name.startswith("heads.") else shape for name, shape in contract.items()}
-    assert root_causes.function_of_layout(wider_heads, contract) == root_causes.HEAD_CONSTRUCTOR
+    assert causes.function_of_layout(wider_heads, contract) == causes.HEAD_CONSTRUCTOR
     renamed = {name.replace(".query.", ".q."): shape for name, shape in contract.items()}
-    assert root_causes.function_of_layout(renamed, contract) == root_causes.HEAD_CONSTRUCTOR
+    assert causes.function_of_layout(renamed, contract) == causes.HEAD_CONSTRUCTOR
 
 
 @pytest.mark.parametrize("pair", BESIDE_A_MISTAKE, ids=["+".join(pair) for pair in BESIDE_A_MISTAKE])
@@ -275,7 +275,7 @@ def test_state_an_earlier_call_left_in_the_module_is_not_taken_for_randomness(tm
 
 
 def root_causes_question_arguments() -> dict:
-    question = root_causes.randomness_question(0)
+    question = causes.randomness_question(0)
     config, rng = question.config, data.generator(question.data_seed)
     inputs = data.random_inputs(config, rng)
     return {"model_dim": config.model_dim, "head_dim": config.head_dim, "parameters": data.head_parameters(config, rng),
@@ -295,13 +295,13 @@ def test_a_deterministic_module_that_answers_a_fixed_question_differently_is_not
     """The randomness question is drawn from the grading seed: a submission cannot recognise
     it (torch seeded 1, 2, 1 once) and pass for random instead of being diagnosed."""
     handle = student_file(tmp_path, "steered", (SOFTMAX, STEERED))
-    question = root_causes.randomness_question(grading_seed)
+    question = causes.randomness_question(grading_seed)
     assert 2 not in (question.first, question.second) and question.first != question.second
     assert root_causes.find_randomness(handle, grading_seed) is None
 
 
 def test_the_randomness_question_changes_with_the_grading_seed():
-    questions = {root_causes.randomness_question(seed) for seed in range(5)}
+    questions = {causes.randomness_question(seed) for seed in range(5)}
     assert len({(q.first, q.second) for q in questions}) == 5 and len({q.config for q in questions}) > 1
 
 
@@ -400,3 +400,22 @@ def test_in_chromium_a_bias_left_out_beside_a_mask_mistake_reads_one_layout_diag
     score = int(text.split("Score: ", 1)[1].split("/", 1)[0])
     alone = int(shown["mask_inverted"][1].split("Score: ", 1)[1].split("/", 1)[0])
     assert alone - score == 2
+
+
+def test_an_exercise_that_declares_no_causes_has_none_found_and_each_check_keeps_its_message(monkeypatch):
+    """The root causes read what is the exercise's (whose layout, which calls, the randomness
+    question) only through its declaration's ``causes``: one that declares none is not asked."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from grader.seam import registry
+
+    first = registry.exercise()
+    assert root_causes.causes() is registry.module(first, first.causes)
+    monkeypatch.setattr(registry, "exercise", lambda name=None: dataclasses.replace(first, causes=None))
+    assert root_causes.causes() is None
+    result = SimpleNamespace(submission="alice", diagnoses=[])
+    handle = SimpleNamespace(timeouts={}, changed_answer=None)
+    slip = StudentCodeError.__new__(StudentCodeError)
+    assert root_causes.RootCauses().account(result, handle, "test_layout[alice]", slip, {"run_attention"}) is None
+    assert result.diagnoses == []

@@ -71,3 +71,26 @@ def test_an_exercise_left_out_of_the_course_order_is_refused(monkeypatch):
     monkeypatch.setattr(grader.exercises, "COURSE_ORDER", ())
     with pytest.raises(registry.UnknownExercise, match="COURSE_ORDER leaves out feed_forward, multi_head_attention"):
         registry.course_order()
+
+
+def test_the_hand_out_tools_read_an_exercises_examples_and_scan_case_through_its_declaration_and_do_without(monkeypatch, capsys):
+    """The reference examples and the behaviour scan's case are made by the modules the
+    declaration names (``examples``, ``scan``); an exercise that declares none gets a sentence
+    saying so, not a crash."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from grader.handout import behaviour_scan, reference_examples
+    from grader.seam import registry
+
+    first = registry.exercise()
+    assert reference_examples.examples() is registry.module(first, first.examples)
+    assert behaviour_scan.scan() is registry.module(first, first.scan)
+    bare = dataclasses.replace(first, examples=None, scan=None)
+    monkeypatch.setattr(reference_examples, "EXERCISE", bare)
+    monkeypatch.setattr(behaviour_scan, "EXERCISE", bare)
+    assert reference_examples.examples() is None and reference_examples.examples_path() is None
+    assert reference_examples.run(SimpleNamespace(check=True)) == 0
+    assert "declares no reference examples" in capsys.readouterr().out
+    with pytest.raises(LookupError, match="declares no behaviour scan"):
+        behaviour_scan.reference_case()

@@ -41,7 +41,7 @@ def test_the_shipped_reference_examples_are_what_the_solution_gives():
 
 
 def test_the_examples_check_fails_on_a_stale_file(tmp_path):
-    stale = json.loads(reference_examples.EXAMPLES_PATH.read_text(encoding="utf-8"))
+    stale = json.loads(reference_examples.examples_path().read_text(encoding="utf-8"))
     example = stale["examples"]["module-lesson"]
     example["expected_output"]["values"][3] += 1e-3
     path = tmp_path / "reference_examples.json"

@@ -21,7 +21,7 @@ def test_the_sizes_that_check_numbers_hide_no_confusion():
     """The property checks and the reference examples other than the lesson's own sizes (kept as
     the lesson shows them) are at sizes where no two confused quantities are equal."""
     configs = {config.id: config for config in data.PROPERTY_CONFIGS}
-    configs |= {name: config for name, _, config, _, _ in reference_examples.EXAMPLES if config != data.LESSON}
+    configs |= {name: config for name, _, config, _, _ in reference_examples.examples().EXAMPLES if config != data.LESSON}
     assert {name: data.confusions_hidden_by(config) for name, config in configs.items() if data.confusions_hidden_by(config)} == {}
 
 

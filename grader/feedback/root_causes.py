@@ -5,7 +5,8 @@ the grader (at a desk too, where grader/hidden/ does not exist):
 
 * a *layout slip*: the module's parameters do not have the contract's names and shapes, so the
   grader cannot load its weights (or, for a parameter the contract does not have, loads them
-  and holds the extra at zero: grader/exercises/multi_head_attention/operations.py ``_load``);
+  and holds the extra at zero: the exercise's operations, for the first
+  grader/exercises/multi_head_attention/operations.py ``_load``);
 * *randomness*: the module gives different answers to the same call (dropout left on, sampling,
   a random number generator in forward), so no check of its numbers can pass except by luck,
   and hints about the softmax axis or the mask would send the student the wrong way.
@@ -13,79 +14,53 @@ the grader (at a desk too, where grader/hidden/ does not exist):
 Each cause becomes one entry in the form of the diagnosis's (``SubmissionResult.diagnoses``,
 read through grader/feedback/diagnosis_text.py), with the checks it explains; each of those checks'
 messages shrinks to its first line. The hidden diagnosis then diagnoses only what is left.
+
+What is the exercise's (whose layout a slip is, which calls build the module or draw random
+numbers, the fixes in its lesson's words, the randomness question) is read through its
+declaration's ``causes`` (for the first exercise grader/exercises/multi_head_attention/causes.py,
+which lists every name asked of one). An exercise that declares none has no root causes found:
+each failed check keeps its own message.
 """
 
 from __future__ import annotations
 
 import builtins
 import re
-from dataclasses import dataclass
 
 import pytest
 import torch
 
-from grader.exercises.multi_head_attention import data
-from grader.exercises.multi_head_attention.data import Config
 from grader.feedback.evidence import ChangedAnswer, Difference, StudentCodeError
+from grader.seam import registry
 
 PARAMETER_LAYOUT = "parameter_layout"
 NONDETERMINISTIC = "nondeterministic"
-IDS = (PARAMETER_LAYOUT, NONDETERMINISTIC)  # part of the diagnosis's vocabulary (grader/exercises/multi_head_attention/hidden/mistakes.py)
-# How grader/exercises/multi_head_attention/operations.py begins a weight-loading failure.
+IDS = (PARAMETER_LAYOUT, NONDETERMINISTIC)  # part of the diagnosis's vocabulary (an exercise's mistakes use none of them)
+# How an exercise's operations begin a weight-loading failure (grader/exercises/multi_head_attention/operations.py).
 LOAD_FAILURE = "the grader could not load its weights into your "
 EXPLAINED = "  [explained by the diagnosis above]"
-LAYOUT_FIX = (
-    "keep the layout the constructors' docstrings give: query, key and value = "
-    "nn.Linear(model_dim, head_dim, bias=False) in every AttentionHead, the heads in an nn.ModuleList, "
-    "output_projection = nn.Linear(model_dim, model_dim)."
-)
-# The operations that build the student's module: a layout the grader cannot load its weights
-# into is also the layout every check that builds the module meets.
-MODULE_OPERATIONS = {"run_head", "run_attention", "initial_parameters", "construct_attention"}
-# The operations whose numbers change when the head, or the module, draws random numbers.
-RANDOM_OPERATIONS = {
-    "AttentionHead.forward": {"run_head", "run_attention"},
-    "MultiHeadSelfAttention.forward": {"run_attention"},
-}
 
 
-HEAD_CONSTRUCTOR, MODULE_CONSTRUCTOR = "AttentionHead.__init__", "MultiHeadSelfAttention.__init__"
-_HEAD_PARAMETER = re.compile(r"heads\.(\d+)\.(.+)")
+def causes():
+    """What the exercise this process grades says of its root causes (its declaration's
+    ``causes`` module), or None where it declares none."""
+    declaration = registry.exercise()
+    return registry.optional(declaration, declaration.causes)
 
 
 class LayoutSlip(pytest.fail.Exception):
     """The layout check's failure: the one place the layout slip is described in full, with the
     constructor whose layout it is (``function``, from the names the module has)."""
 
-    function = MODULE_CONSTRUCTOR
+    function = ""  # set by layout_slip
 
 
 def layout_slip(message: str, found: dict[str, tuple], expected: dict[str, tuple]) -> None:
     """Fail the layout check; ``found`` and ``expected``: each parameter's name and shape, the
     module's own and the contract's."""
     slip = LayoutSlip(message, pytrace=False)
-    slip.function = function_of_layout(found, expected)
+    slip.function = causes().function_of_layout(found, expected)
     raise slip
-
-
-def function_of_layout(found: dict[str, tuple], expected: dict[str, tuple]) -> str:
-    """The constructor that has the layout slip, placed by what the student's module has: no
-    parameter under ``heads.<h>.`` (no heads list, a fused projection, heads in a plain list) is
-    the module's constructor; a head whose own names or shapes are not the contract's (names of
-    its own, a bias, another width) is the head's; anything else (how many heads, the output
-    projection) is the module's."""
-    def per_head(parameters: dict) -> dict[str, dict[str, tuple]]:
-        heads: dict[str, dict[str, tuple]] = {}
-        for name, shape in parameters.items():
-            if match := _HEAD_PARAMETER.fullmatch(name):
-                heads.setdefault(match[1], {})[match[2]] = tuple(shape)
-        return heads
-
-    found_heads, contract = per_head(found), per_head(expected)
-    if not found_heads or not contract:
-        return MODULE_CONSTRUCTOR
-    one_head = next(iter(contract.values()))  # every head of the contract has the same names and shapes
-    return HEAD_CONSTRUCTOR if any(head != one_head for head in found_heads.values()) else MODULE_CONSTRUCTOR
 
 
 def _layout_entry(message: str, function: str) -> dict:
@@ -97,7 +72,7 @@ def _layout_entry(message: str, function: str) -> dict:
         "title": "the module's parameters do not have the names and shapes of the contract",
         "why": "; ".join(line.rstrip(".") for line in lines) + ".",
         "quotes_student_code": True,  # its got: names the module's own parameters (grader/feedback/diagnosis_text.py)
-        "fix": LAYOUT_FIX,
+        "fix": causes().LAYOUT_FIX,
         "explains": [],
     }
 
@@ -121,8 +96,7 @@ def _changing_answers_entry(function: str, why: str) -> dict:
         "mistake": NONDETERMINISTIC,
         "title": "your module gives different answers to the same call",
         "why": why,
-        "fix": "attention is a function of its inputs and weights: no dropout, sampling or random numbers in forward "
-        "(this layer has none), and nothing carried from one call to the next.",
+        "fix": causes().RANDOMNESS_FIX,
         "explains": [],
     }
 
@@ -136,13 +110,7 @@ def _plain_outcome(said: str) -> str:
     return said if isinstance(getattr(builtins, kind, None), type) and issubclass(getattr(builtins, kind), BaseException) else "raised an exception"
 
 
-# The function a call of the grader runs, for an answer found to change (grader/submission.py).
-FUNCTION_OF_OPERATION = {
-    "run_head": "AttentionHead.forward", "run_attention": "MultiHeadSelfAttention.forward", "causal_mask": "causal_mask",
-    "head_dimension": "head_dimension", "concatenate_heads": "concatenate_heads",
-    "initial_parameters": "MultiHeadSelfAttention.__init__", "construct_attention": "MultiHeadSelfAttention.__init__",
-}
-# Said when a forward pass changed what the code keeps (grader/exercises/multi_head_attention/operations.py ``_state_changed``).
+# Said when a forward pass changed what the code keeps (the exercise's operations: grader/exercises/multi_head_attention/operations.py ``_state_changed``).
 KEEPS_STATE = "forward keeps state between calls (a call changed an attribute, a buffer, a global or a class attribute of your code), and "
 AFRESH = (
     "Your grade is what asking every question afresh gives: no answer of yours was given again in place of a call "
@@ -155,7 +123,7 @@ def changed_answer_evidence(changed: ChangedAnswer) -> str:
     The checks' names carry no submission id (grader/session/folding.py ``check_label``), the sizes are the
     grader's; what the student's code named (a parameter, an exception's type) is said only in
     the plain words of a Python name, else in general terms: the sentence is read as Markdown."""
-    function = FUNCTION_OF_OPERATION.get(changed.operation, changed.operation)
+    function = causes().FUNCTION_OF_OPERATION.get(changed.operation, changed.operation)
     sizes = ", ".join(f"{name} of shape {value}" if isinstance(value, tuple) else f"{name}={value}" for name, value in changed.sizes)
     asked = (
         f"asked your {function} ({sizes}) the question {changed.first_check} had asked"
@@ -199,32 +167,6 @@ def _answers_differ(first: dict, second: dict) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class RandomnessQuestion:
-    """The question asked four times: its sizes, the seed of its data, and the two seeds of
-    torch's generator (asked under ``first``, ``second``, then ``first`` twice more)."""
-
-    config: Config
-    data_seed: int
-    first: int
-    second: int
-
-
-def randomness_question(grading_seed: int) -> RandomnessQuestion:
-    """Drawn from the grading seed, as the checks' data and the diagnosis's probes are: a fixed
-    question (torch seeded 1, 2, 1 on one set of sizes) is one a deterministic submission could
-    recognise and answer differently, to be called random instead of being diagnosed."""
-    rng = data.sizes(data.RANDOMNESS_QUESTION, grading_seed)
-    # At least 6 positions in 2 sequences: 42 weights a causal mask allows in one head, 84 in the
-    # module's two or more. Two draws of a dropout of 0.1 agree on each weight with chance 0.82,
-    # so the head's answers agree with chance 0.82 ** 42 (1 in 4000) and then the module's too
-    # with 0.82 ** 84 (1 in 17 million): a random module is not taken for a steady one.
-    num_heads, head_dim = rng.randint(2, 3), rng.randint(2, 4)
-    config = Config(batch=rng.randint(2, 3), seq=rng.randint(6, 8), model_dim=num_heads * head_dim, num_heads=num_heads)
-    first, second = rng.sample(range(3, 2**31), 2)
-    return RandomnessQuestion(config, rng.randrange(2**31), first, second)
-
-
 def find_randomness(handle, grading_seed: int = 0) -> dict | None:
     """Ask the head, then the module, the same question four times (torch's generator seeded
     with two seeds drawn from the grading seed, the first again for the last two): answers that
@@ -232,21 +174,9 @@ def find_randomness(handle, grading_seed: int = 0) -> dict | None:
     what an earlier call left in it is not taken for randomness. The first seed's three answers
     agree when forward draws from torch's generator; state kept outside the module (a global, a
     class attribute) shows as answers that differ under one seed."""
-    question = randomness_question(grading_seed)
-    config = question.config
-    rng = data.generator(question.data_seed)
-    inputs = data.random_inputs(config, rng)
-    questions = (
-        ("AttentionHead.forward", handle.run_head, {
-            "model_dim": config.model_dim, "head_dim": config.head_dim, "parameters": data.head_parameters(config, rng),
-            "inputs": inputs, "allowed_mask": data.causal_allowed(config.seq),
-        }),
-        ("MultiHeadSelfAttention.forward", handle.run_attention, {
-            "model_dim": config.model_dim, "num_heads": config.num_heads, "inputs": inputs,
-            "parameters": data.attention_parameters(config, rng),
-        }),
-    )
-    for function, call, arguments in questions:
+    exercise = causes()
+    question = exercise.randomness_question(grading_seed)
+    for function, call, arguments in exercise.randomness_calls(handle, question):
         try:
             with handle.afresh():  # the same question asked again must reach the code again
                 # Each asking on a module built for it: what an earlier call left in the module (a count
@@ -293,6 +223,9 @@ class RootCauses:
     def account(self, result, handle, test_name: str, error: BaseException, operations: set[str]) -> str | None:
         """The cause that explains this failed check, found now or earlier; None if none.
         ``result``: the submission's result, whose ``diagnoses`` hold the causes."""
+        exercise = causes()
+        if exercise is None:
+            return None  # an exercise that declares no causes: each check keeps its own message
         self._widen(result, handle)
         entry = None
         load_failure = isinstance(error, StudentCodeError) and error.error.kind == "contract" and error.error.message.startswith(LOAD_FAILURE)
@@ -302,19 +235,18 @@ class RootCauses:
             # Whose layout: the layout check's placement by the module's names; until it has run, the
             # module's (the grader's weights did not fit the module), or the head's when they did not
             # fit the head alone (run_head builds one), which no module's names can make the module's.
-            function = error.function if isinstance(error, LayoutSlip) else (
-                HEAD_CONSTRUCTOR if error.operation == "run_head" else MODULE_CONSTRUCTOR)
+            function = error.function if isinstance(error, LayoutSlip) else exercise.layout_of_failed_load(error.operation)
             entry = self._cause(result, PARAMETER_LAYOUT) or self._add(result, _layout_entry(_message(error), function))
-            if function == HEAD_CONSTRUCTOR or isinstance(error, LayoutSlip) and entry["function"] != HEAD_CONSTRUCTOR:
+            if function == exercise.PART_CONSTRUCTOR or isinstance(error, LayoutSlip) and entry["function"] != exercise.PART_CONSTRUCTOR:
                 entry["function"] = function
             if isinstance(error, LayoutSlip):
                 # The check that states the layout fails for the layout alone, whatever else is
                 # wrong (grader/hidden/plugin.py keeps it under the layout).
                 entry["stated_in"] = test_name
-        elif result.submission in self.unloadable and operations & MODULE_OPERATIONS:
+        elif result.submission in self.unloadable and operations & exercise.MODULE_OPERATIONS:
             # The module as built (the grader's weights do not fit it) fails for the same reason.
             entry = self._cause(result, PARAMETER_LAYOUT)
-        elif not isinstance(error, StudentCodeError) and operations & {"run_head", "run_attention"}:
+        elif not isinstance(error, StudentCodeError) and operations & set().union(*exercise.RANDOM_OPERATIONS.values()):
             if result.submission not in self.looked_for_randomness and not handle.timeouts:
                 self.looked_for_randomness.add(result.submission)
                 found = find_randomness(handle, self.grading_seed)
@@ -326,7 +258,7 @@ class RootCauses:
                         changed.update(function=found["function"], why=found["why"])
                     self._with_evidence(result, handle)
             entry = self._cause(result, NONDETERMINISTIC)
-            if entry is not None and not operations & RANDOM_OPERATIONS.get(entry["function"], set()):
+            if entry is not None and not operations & exercise.RANDOM_OPERATIONS.get(entry["function"], set()):
                 entry = None
             if entry is None:
                 self.unexplained.setdefault(result.submission, []).append((test_name, set(operations)))
@@ -341,8 +273,10 @@ class RootCauses:
         if handle.changed_answer is None or result.submission in self.said_changed:
             return
         self.said_changed.add(result.submission)
+        if causes() is None:
+            return
         if self._cause(result, NONDETERMINISTIC) is None:
-            function = FUNCTION_OF_OPERATION.get(handle.changed_answer.operation, handle.changed_answer.operation)
+            function = causes().FUNCTION_OF_OPERATION.get(handle.changed_answer.operation, handle.changed_answer.operation)
             why = (KEEPS_STATE if handle.keeps_state else "") + "its answers change from call to call."
             self._add(result, _changing_answers_entry(function, why))
         self._with_evidence(result, handle)
@@ -350,15 +284,18 @@ class RootCauses:
 
     def _widen(self, result, handle) -> None:
         """The entry of answers that change, once the head's own calls are seen to change what the
-        code keeps, is the head's (the module's answers change with it: RANDOM_OPERATIONS); and the
+        code keeps, is the head's (the module's answers change with it: the exercise's
+        ``STATE_KEPT_BY_A_PART`` and ``RANDOM_OPERATIONS``); and the
         checks of those numbers that failed before it was found fail for it too."""
         entry = self._cause(result, NONDETERMINISTIC)
         if entry is None or result.submission not in self.said_changed:
             return
-        if entry["function"] == "MultiHeadSelfAttention.forward" and "run_head" in getattr(handle, "state_changed_by", ()):
-            entry["function"] = "AttentionHead.forward"
+        exercise = causes()
+        part = exercise.STATE_KEPT_BY_A_PART.get(entry["function"])
+        if part is not None and part[0] in getattr(handle, "state_changed_by", ()):
+            entry["function"] = part[1]
         waiting = self.unexplained.get(result.submission, [])
-        explained = [name for name, operations in waiting if operations & RANDOM_OPERATIONS.get(entry["function"], set())]
+        explained = [name for name, operations in waiting if operations & exercise.RANDOM_OPERATIONS.get(entry["function"], set())]
         entry["explains"] += [name for name in explained if name not in entry["explains"]]
         self.unexplained[result.submission] = [item for item in waiting if item[0] not in explained]
 

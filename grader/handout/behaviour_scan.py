@@ -5,8 +5,9 @@ The text scan (``release.leaked_solution_lines``) finds solution lines; a soluti
 asks what the shipped code *does*: in a separate interpreter (``python -I``, the hand-out's
 folder first on its path, nothing of this repository importable), it imports every module of
 the hand-out's ``grader`` package, finds every function (module level, and those held in its
-constants, such as a table of slips), and calls each with arguments built from a reference
-head and a reference module (their parameters, inputs, masks, sizes). A function whose result
+constants, such as a table of slips), and calls each with arguments built from the exercise's
+reference (for the first exercise a reference head and module: their parameters, inputs, masks,
+sizes), made by its declaration's ``scan`` (grader/exercises/multi_head_attention/hidden/handouts.py). A function whose result
 holds a tensor equal to the reference's output or attention weights is a callable solution.
 
 The fixed examples of the visible reference check are data, not code: a function that reads
@@ -24,44 +25,27 @@ from pathlib import Path
 
 import torch
 
-from grader.exercises.multi_head_attention import data
 from grader.reading import loading
 from grader.handout import stubs
+from grader.seam import registry
 
 PROBE = Path(__file__).with_name("behaviour_probe.py")
-# Sizes at which no two of the numbers a function may take are equal (data.confusions_hidden_by).
-SCAN_CONFIG = data.Config(batch=2, seq=5, model_dim=18, num_heads=3)
-SCAN_SEED = 20_260_501  # not a seed of any shipped check
+EXERCISE = registry.exercise()  # the arguments and the reference's numbers are its (its declaration's scan)
+
+
+def scan():
+    """The exercise's case maker (its declaration's ``scan`` module), or None where it declares none."""
+    return registry.optional(EXERCISE, EXERCISE.scan)
 
 
 def reference_case(solution: Path = stubs.SOLUTION_PATH) -> dict:
-    """Arguments a function could be given, and the reference's numbers on them."""
-    reference = loading.import_source(solution, "behaviour_scan_solution")
-    config, rng = SCAN_CONFIG, data.generator(SCAN_SEED)
-    inputs = data.random_inputs(config, rng)
-    module_parameters = data.attention_parameters(config, rng)
-    head_parameters = {name.removeprefix("heads.0."): value for name, value in module_parameters.items()
-                       if name.startswith("heads.0.")}
-    causal = data.causal_allowed(config.seq)
-    custom = data.scattered_allowed(config, rng)
-    module = reference.MultiHeadSelfAttention(config.model_dim, config.num_heads)
-    module.load_state_dict(module_parameters)
-    head = module.heads[0]
-    expected = {}
-    with torch.no_grad():
-        for mask_name, mask in (("causal", causal), ("custom", custom)):
-            for what, result in (("module", module(inputs, mask)), ("head", head(inputs, mask))):
-                expected[f"{what} output, {mask_name} mask"] = result.output
-                expected[f"{what} weights, {mask_name} mask"] = result.weights
-    return {
-        "candidates": {
-            "inputs": inputs, "inputs (float64)": inputs.double(), "causal mask": causal, "custom mask": custom,
-            "module parameters": module_parameters, "head parameters": head_parameters,
-            "model_dim": config.model_dim, "num_heads": config.num_heads, "head_dim": config.head_dim,
-            "seq": config.seq, "batch": config.batch,
-        },
-        "expected": expected,
-    }
+    """Arguments a function could be given, and the reference's numbers on them (the exercise's
+    ``scan_case``, run on its solution)."""
+    maker = scan()
+    if maker is None:
+        raise LookupError(f"exercise {EXERCISE.name!r} declares no behaviour scan (its declaration's scan): "
+                          "a hand-out's functions cannot be asked for the reference's numbers; the text scan still runs")
+    return maker.scan_case(loading.import_source(solution, "behaviour_scan_solution"))
 
 
 def callable_solutions(root: Path, timeout: float = 600) -> list[str]:

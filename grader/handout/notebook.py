@@ -1,7 +1,10 @@
 """Generate the notebook version of the exercise: ``python -m grader notebook``.
 
-``exercises/multi_head_attention.ipynb`` is made from the same solution as the stubs: the
-lesson in markdown cells, one code cell per definition of the solution (its solution
+The exercise's notebook (its declaration's ``notebook``, under exercises/) is made from the same
+solution as the stubs: the lesson in markdown cells, cut into the parts its declaration's
+``lesson_parts`` gives (for the first exercise grader/exercises/multi_head_attention/lesson_parts.py;
+an exercise that declares none gets one part holding every definition, and says so in it), one
+code cell per definition of the solution (its solution
 regions stubbed out exactly as ``grader.stubs`` does), and after each part a check cell
 that runs the pytest grader's checks on the code run so far (``grader.notebook_checks``).
 
@@ -24,7 +27,6 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -33,11 +35,13 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from grader import DISTRIBUTION_NAME
 from grader.handout import kernel_install, stubs
 from grader.reading.notebooks import GRADER_CELL_MARKER
+from grader.seam import registry
+from grader.seam.lesson_parts import IMPORTS, Part
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOK_PATH = REPO_ROOT / "exercises" / "multi_head_attention.ipynb"
+EXERCISE = registry.exercise()
+NOTEBOOK_PATH = REPO_ROOT / "exercises" / EXERCISE.notebook
 SETUP_TAG, CHECK_TAG, EXPERIMENT_TAG = "grader-setup", "grader-check", "grader-experiment"
-IMPORTS = "imports"  # the key of the solution's import statements in definitions()
 
 NOTEBOOK_METADATA = {
     "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
@@ -47,13 +51,6 @@ NOTEBOOK_METADATA = {
 
 class NotebookLayoutError(ValueError):
     """The solution has a top-level statement the notebook's parts do not place."""
-
-
-@dataclass(frozen=True)
-class Part:
-    key: str  # for cell ids
-    lesson: str  # markdown, shown before the part's code
-    names: tuple[str, ...]  # the solution's top-level definitions in this part, in order
 
 
 HOW_IT_WORKS = """\
@@ -73,187 +70,62 @@ HOW_IT_WORKS = """\
   `if __name__ == "__main__":`, which runs here but not when your work is graded.
 """
 
-PARTS = (
-    Part(
-        "imports",
-        """\
+def lesson_parts():
+    """The exercise's lesson as the notebook cuts it (its declaration's ``lesson_parts``), or None."""
+    return registry.optional(EXERCISE, EXERCISE.lesson_parts)
+
+
+# The parts of an exercise that declares none: its imports, then every definition in one part.
+IMPORTS_PART = Part("imports", """\
 ## The exercise's imports
 
 This cell is part of your submission: add an import here if you need one.
-""",
-        (IMPORTS,),
-    ),
-    Part(
-        "head-width",
-        """\
-## Part 1: how wide is each head?
+""", (IMPORTS,))
+ONE_PART_LESSON = """\
+## The exercise
 
-The layer works with `model_dim` features. Split across `num_heads` heads, each head gets
-`head_dim = model_dim / num_heads` of them: with 128 features and 4 heads, every head has 32.
-A head still *reads* all 128 input features; what is narrower are its own queries, keys and
-values. Putting the heads' outputs side by side then gives back exactly `model_dim` features.
+Write each function whose body raises `NotImplementedError`; the `# TODO` above it says what to
+do. (This exercise's lesson is not cut into parts: its declaration names no `lesson_parts`.)
+"""
 
-That only works when the division is exact: 10 features cannot be shared fairly by 3 heads.
-Such a configuration should fail the moment the model is built, with a message that names
-both numbers, instead of as a puzzling shape error halfway through a training run.
-That is why `MultiHeadSelfAttention.__init__` calls `head_dimension` before it builds anything.
 
-**Write `head_dimension`.** Group 6 (configuration) checks it, together with the module you
-finish in part 4.
-""",
-        ("head_dimension",),
-    ),
-    Part(
-        "causal-mask",
-        """\
-## Part 2: who may attend to whom
-
-A model that predicts the next token must not peek at later tokens: position `q` may only
-look at positions `k <= q`. The mask says where attention is **allowed** (`True`), indexed
-`[query position, key position]`. For four positions:
-
-```
-          key 0  key 1  key 2  key 3
-query 0     T      .      .      .
-query 1     T      T      .      .
-query 2     T      T      T      .
-query 3     T      T      T      T
-```
-
-Every row allows at least its own position, so every query has something to attend to.
-
-**Write `causal_mask`.** It is used by group 3 (causal masking) and as the module's default.
-""",
-        ("causal_mask",),
-    ),
-    Part(
-        "one-head",
-        """\
-## Part 3: one attention head
-
-One head, for inputs of shape `(batch, seq, model_dim)`:
-
-1. project the inputs into queries, keys and values, each `(batch, seq, head_dim)`;
-2. score every pair of positions: `queries @ keys^T`, divided by `sqrt(head_dim)` (without
-   the division, scores grow with the head's width and the softmax saturates);
-3. give every position the mask forbids a score of `-inf` **before** the softmax, so that its
-   weight comes out exactly zero while each row still sums to one;
-4. softmax over the key positions (the last axis): one probability distribution per query;
-5. the output is the weights times the values, `(batch, seq, head_dim)`.
-
-What comes back keeps the inputs' dtype and device: float32 inputs give a float32 output and
-float32 weights (a step taken in float64 "for stability" is cast back), so that the next
-layer and the optimiser get what they were given. `HeadResult` (given) carries the output and
-the weights. **Write {head_work}.**
-""",
-        ("HeadResult", "AttentionHead"),
-    ),
-    Part(
-        "combining",
-        """\
-## Part 4: combining the heads
-
-Every head reads the same input under the same mask, each through its own projections. Their
-outputs are then put side by side, head 0 first, and mixed by one output projection:
-
-```
-model_dim-feature input
-  -> head 0: head_dim features --+
-  -> head 1: head_dim features   +-> concatenate -> output projection -> model_dim features
-  -> ...                       --+
-```
-
-So the module's forward pass comes down to three steps:
-
-1. run every head on the same `inputs` and the same `allowed_mask` (the causal mask when
-   none is given): a list of `HeadResult`s, one per head, in order;
-2. concatenate their outputs along the feature axis, head 0 first: `(batch, seq, model_dim)`;
-3. apply `output_projection` once, to the concatenation.
-
-It also returns every head's attention matrix, stacked on a new axis 1:
-`(batch, heads, seq, seq)`.
-
-Freshly initialised heads already give different attention matrices, simply because their
-random projections differ. That is not yet specialisation: nothing in this code gives a head
-a job (syntax, say, or who is speaking). If heads specialise, training makes them.
-
-**Write `concatenate_heads` and {module_work}** (`MultiHeadResult` is given).
-""",
-        ("concatenate_heads", "MultiHeadResult", "MultiHeadSelfAttention"),
-    ),
-)
-
-# What each part asks for, by level: at the standard level the constructors are the student's too.
-WORK = {
-    "standard": {
-        "head_work": "`AttentionHead`: its constructor (its docstring gives the layout the grader loads "
-        "its weights into) and `forward`",
-        "module_work": "`MultiHeadSelfAttention`: its constructor (the configuration check, independent "
-        "heads, the output projection, as its docstring lays them out) and `forward`",
-    },
-    "guided": {"head_work": "`AttentionHead.forward`", "module_work": "`MultiHeadSelfAttention.forward`"},
-}
+def parts(solution: str) -> tuple[Part, ...]:
+    """The notebook's parts for the solution ``solution`` (its source): the exercise's own, or
+    one part holding every definition, in the solution's order."""
+    declared = lesson_parts()
+    if declared is not None:
+        return declared.PARTS
+    names = tuple(name for name in _definitions(solution) if name != IMPORTS)
+    return (IMPORTS_PART, Part("exercise", ONE_PART_LESSON, names))
 
 
 def part_lesson(part: Part, level: str = stubs.DEFAULT_LEVEL) -> str:
-    return part.lesson.format(**WORK[level]) if "{" in part.lesson else part.lesson
-
-
-# After the exercise, before the score: the lesson's idea seen, never graded.
-TRAINING_LESSON = """\
-## What training does to the heads
-
-Your heads start out different only because their random projections differ: no head has a
-job yet. A job comes from training. Here is a task that needs two jobs at once: at every
-position, report the token one position back *and* the token at position 0, in two separate
-outputs. Your `MultiHeadSelfAttention` is trained on it with a tiny given embedding and
-read-out, twice at the same width of 16 features: with two heads of 8, and with one head of 16.
-
-* **Two heads**: each settles on one pattern, one on the previous position, the other on
-  position 0. Nothing in the code told them which; training did.
-* **One head**: it has one attention matrix, so it splits its weight between the two positions,
-  and the two tokens it fetches arrive added together. Its loss stays far above the two heads',
-  with the same width passed on: the lesson's lost retrieval pattern.
-
-{how_to_run} It takes a few seconds and counts for no points.
-"""
-# How to run the experiment: in the notebook, its cell; beside the .py file, the script.
-TRAINING_IN_THE_NOTEBOOK = "Run the cell below once your module passes its checks (it says so when it does not)."
-TRAINING_FROM_THE_PY_FILE = (
-    "Run `python exercises/train.py` once your module passes its checks (it says so when it does not); "
-    "`--heads 1` adds the one-head run, `--plot PATH` saves the pictures (it needs matplotlib)."
-)
-TRAINING_SOURCE = f"""\
-{GRADER_CELL_MARKER} experiment (not part of your submission, never graded): what training does to the heads
-try:
-    from exercises import train
-except ImportError:  # a notebook alone (Colab, a hosted Jupyter): the exercise's folder is not beside it
-    print("This experiment runs from the exercise's folder (exercises/train.py beside this notebook), "
-          "which is not here. It counts for no points: skip it.")
-else:
-    train.in_notebook(globals())
-"""
+    return part.lesson.format(**lesson_parts().WORK[level]) if "{" in part.lesson else part.lesson
 
 
 # How the student sees the score: in the notebook, the check cell below; in the .py file, the
 # grader's command. The group numbers and titles are the score table's (grader.scoring.GROUP_TITLES).
 SCORE_IN_THE_NOTEBOOK = "The cell below shows your score for all the code you have run, and what still fails."
 SCORE_IN_THE_PY_FILE = "`make grade` (or `python -m pytest grader`) shows your score, and what still fails."
+# The last lesson of an exercise that declares none of its own.
 FINAL_LESSON = """\
 ## Your score
 
-{where_the_score_is} Group 7
-(reference examples) compares your numbers with the reference solution's on fixed examples
-shipped with the grader; group 8 (reference, hidden) makes the same comparison on sizes and
-data drawn when your work is graded, so code that passes the visible checks for the right
-reasons passes it too.
-
-**An experiment.** Keep the width and use one head instead of two, for example
-`MultiHeadSelfAttention(8, 1)` against `MultiHeadSelfAttention(8, 2)` on
-`torch.randn(1, 4, 8)`. The output keeps its shape `(1, 4, 8)`: the next layer sees no
-difference in width. But there is one attention matrix instead of two, so one way of
-retrieving information fewer. (Put such an experiment under `if __name__ == "__main__":`.)
+{where_the_score_is}
 """
+
+
+def final_lesson(where_the_score_is: str) -> str:
+    declared = lesson_parts()
+    return (FINAL_LESSON if declared is None else declared.FINAL_LESSON).format(where_the_score_is=where_the_score_is)
+
+
+def training(field: str) -> str | None:
+    """The exercise's training experiment (``TRAINING_LESSON``, ``TRAINING_SOURCE``, ...), or
+    None where it has none: the notebook and LESSON.md leave it out."""
+    declared = lesson_parts()
+    return None if declared is None or declared.TRAINING_LESSON is None else getattr(declared, field)
+
 
 # The notebook's last cell. Menu names: Colab's File menu ("Download > Download .ipynb"),
 # JupyterLab's File menu ("Download"); the batch grades the downloaded file as any notebook.
@@ -276,11 +148,25 @@ Hand in this notebook as one `.ipynb` file:
 
 
 def definitions(source: str) -> dict[str, str]:
-    """The module's top-level definitions by name, plus its imports under ``IMPORTS``.
+    """The module's top-level definitions by name, plus its imports under ``IMPORTS``, each
+    placed in one of the notebook's parts.
 
     The module docstring becomes markdown and ``from __future__`` imports are dropped (a
     notebook's cells can be joined in any order; annotations need no future import in 3.11).
     """
+    found = _definitions(source)
+    placed = [name for part in parts(source) for name in part.names]
+    missing, unknown = set(found) - set(placed), set(placed) - set(found)
+    if missing or unknown:
+        raise NotebookLayoutError(
+            f"the notebook's parts do not match the solution: not placed {sorted(missing)}, "
+            f"placed but not in the solution {sorted(unknown)}"
+        )
+    return found
+
+
+def _definitions(source: str) -> dict[str, str]:
+    """The module's top-level definitions by name, its imports first under ``IMPORTS``."""
     tree = ast.parse(source)
     lines = source.splitlines()
     found: dict[str, str] = {}
@@ -298,15 +184,7 @@ def definitions(source: str) -> dict[str, str]:
             found[node.name] = text
         else:
             raise NotebookLayoutError(f"line {node.lineno}: a top-level statement the notebook cannot place")
-    placed = [name for part in PARTS for name in part.names]
-    found = {IMPORTS: _join_imports(imports), **found}
-    missing, unknown = set(found) - set(placed), set(placed) - set(found)
-    if missing or unknown:
-        raise NotebookLayoutError(
-            f"the notebook's parts do not match the solution: not placed {sorted(missing)}, "
-            f"placed but not in the solution {sorted(unknown)}"
-        )
-    return found
+    return {IMPORTS: _join_imports(imports), **found}
 
 
 def _end_of_body(lines: list[str], end: int) -> int:
@@ -437,14 +315,15 @@ def build_notebook(
     definitions(solution)  # the solution itself must fit the parts too
     cells = intro_cells(solution)
     cells.append(code("setup", setup_source(install_from=install_from), tags=(SETUP_TAG,)))
-    for part in PARTS:
+    for part in parts(solution):
         cells.append(markdown(f"lesson-{part.key}", part_lesson(part, level)))
         cells += [code(f"code-{name}", pieces[name]) for name in part.names]
         if part.names != (IMPORTS,):
             cells.append(code(f"check-{part.key}", CHECK_SOURCE, tags=(CHECK_TAG,)))
-    cells.append(markdown("lesson-training", TRAINING_LESSON.format(how_to_run=TRAINING_IN_THE_NOTEBOOK)))
-    cells.append(code("experiment-training", TRAINING_SOURCE, tags=(EXPERIMENT_TAG,)))
-    cells.append(markdown("lesson-score", FINAL_LESSON.format(where_the_score_is=SCORE_IN_THE_NOTEBOOK)))
+    if training("TRAINING_LESSON") is not None:
+        cells.append(markdown("lesson-training", training("TRAINING_LESSON").format(how_to_run=training("TRAINING_IN_THE_NOTEBOOK"))))
+        cells.append(code("experiment-training", training("TRAINING_SOURCE"), tags=(EXPERIMENT_TAG,)))
+    cells.append(markdown("lesson-score", final_lesson(SCORE_IN_THE_NOTEBOOK)))
     cells.append(code("check-score", CHECK_SOURCE, tags=(CHECK_TAG,)))
     cells.append(markdown("hand-in", HAND_IN))
     return new_notebook(cells=cells, metadata=NOTEBOOK_METADATA)
@@ -473,12 +352,12 @@ def notebook_is_current(
 
 # --- the lesson as one Markdown file, for students who work in the .py file -----------------
 
-LESSON_PATH = REPO_ROOT / "exercises" / "LESSON.md"
+LESSON_PATH = REPO_ROOT / "exercises" / EXERCISE.lesson
 LESSON_NOTICE = "<!-- Generated from the reference solution by `python -m grader notebook`: the notebook's lesson. -->\n\n"
-FOR_THE_PY_FILE = """\
-## Working in `multi_head_attention.py`
+FOR_THE_PY_FILE = f"""\
+## Working in `{EXERCISE.student_file}`
 
-This is the lesson of the notebook `multi_head_attention.ipynb`, for those who work in the
+This is the lesson of the notebook `{EXERCISE.notebook}`, for those who work in the
 `.py` file instead: write the same functions there, try them with `python exercises/example.py`,
 and grade them with `make grade` (or `python -m pytest grader`).
 """
@@ -487,9 +366,10 @@ and grade them with `make grade` (or `python -m pytest grader`).
 def lesson_markdown(solution: str, level: str = stubs.DEFAULT_LEVEL) -> str:
     """The notebook's lesson cells, in order, as one Markdown document (exercises/LESSON.md)."""
     sections = [intro_cells(solution)[0].source, FOR_THE_PY_FILE.strip("\n")]
-    sections += [part_lesson(part, level).strip("\n") for part in PARTS if part.names != (IMPORTS,)]
-    sections.append(TRAINING_LESSON.format(how_to_run=TRAINING_FROM_THE_PY_FILE).strip("\n"))
-    sections.append(FINAL_LESSON.format(where_the_score_is=SCORE_IN_THE_PY_FILE).strip("\n"))
+    sections += [part_lesson(part, level).strip("\n") for part in parts(solution) if part.names != (IMPORTS,)]
+    if training("TRAINING_LESSON") is not None:
+        sections.append(training("TRAINING_LESSON").format(how_to_run=training("TRAINING_FROM_THE_PY_FILE")).strip("\n"))
+    sections.append(final_lesson(SCORE_IN_THE_PY_FILE).strip("\n"))
     return LESSON_NOTICE + "\n\n".join(sections) + "\n"
 
 

@@ -1,14 +1,14 @@
 """The visible reference group's data: ``python -m grader examples [--check]``.
 
-Writes ``grader/exercises/multi_head_attention/reference_examples.json``: a few fixed examples (inputs, the grader's
+Writes the exercise's examples (its declaration's ``examples`` module says where and which;
+for the first exercise grader/exercises/multi_head_attention/hidden/handouts.py writes
+``reference_examples.json`` beside its data): a few fixed examples (inputs, the grader's
 weights, a mask) with the outputs and attention weights the reference solution computes for
-them, in float64. ``grader/exercises/multi_head_attention/visible/test_reference_examples.py`` compares a submission with these
+them, in float64. Its visible check ``test_reference_examples.py`` compares a submission with these
 numbers at the student's desk, so a wrong number the lesson is about (a missing scale, a mask
 applied after the softmax, the output projection missing or applied twice) costs visible
 points; the hidden group still draws its sizes and data at grading time.
 
-Inputs and weights are drawn by ``grader.exercises.multi_head_attention.data`` from fixed seeds and rounded to four decimals
-(the file stays small and readable); the expected values keep ten significant digits.
 ``--check`` regenerates the examples and compares them with the file (the expected values
 within 1e-9, as another machine's arithmetic may differ in the last digit): a test fails when
 the file is stale.
@@ -20,97 +20,26 @@ import json
 import sys
 from pathlib import Path
 
-import torch
-
-from grader.exercises.multi_head_attention import data
 from grader.reading import loading
-from grader.exercises.multi_head_attention.data import Config
 from grader.handout import stubs
+from grader.seam import registry
 
-EXAMPLES_PATH = data.REFERENCE_EXAMPLES_PATH
+EXERCISE = registry.exercise()
 COMMAND = "python -m grader examples"
-# (name, what it runs, its sizes, its mask, the seed of its data).
-# The lesson's own sizes (head_dim 4, where head_dim / 2 is sqrt(head_dim)) hide some
-# confusions: the other examples are at sizes that hide none (data.confusions_hidden_by).
-EXAMPLES = (
-    ("head-three-heads-wide", "head", data.PROPERTY_CONFIGS[0], "causal", 71),
-    ("module-lesson", "module", data.LESSON, "causal", 72),
-    ("module-four-heads-custom-mask", "module", data.PROPERTY_CONFIGS[1], "custom", 73),
-)
-SIGNIFICANT_DIGITS = 10
 CHECK_TOLERANCE = 1e-9
 
 
-def _rounded(tensor: torch.Tensor) -> torch.Tensor:
-    return (tensor.double() * 10_000).round().div(10_000).float()
-
-
-def _encoded(tensor: torch.Tensor, digits: int | None = None) -> dict:
-    values = tensor.flatten().tolist()
-    if tensor.dtype != torch.bool:
-        values = [float(f"{value:.{digits}g}") if digits else round(value, 4) for value in values]
-    return {"shape": list(tensor.shape), "values": values}
+def examples():
+    """The exercise's examples maker (its declaration's ``examples`` module), or None where it declares none."""
+    return registry.optional(EXERCISE, EXERCISE.examples)
 
 
 def build_examples(solution: Path = stubs.SOLUTION_PATH) -> dict:
     reference = loading.import_source(solution, "reference_examples_solution")
-    examples = {}
-    for name, kind, config, mask_kind, seed in EXAMPLES:
-        rng = data.generator(seed)
-        inputs = _rounded(data.random_inputs(config, rng))
-        if kind == "head":
-            parameters = {key: _rounded(value) for key, value in data.head_parameters(config, rng).items()}
-            module = reference.AttentionHead(config.model_dim, config.head_dim)
-        else:
-            parameters = {key: _rounded(value) for key, value in data.attention_parameters(config, rng).items()}
-            module = reference.MultiHeadSelfAttention(config.model_dim, config.num_heads)
-        allowed = data.causal_allowed(config.seq) if mask_kind == "causal" else data.scattered_allowed(config, rng)
-        module.load_state_dict(parameters)
-        module = module.double()
-        with torch.no_grad():
-            if kind == "head":
-                result = module(inputs.double(), allowed)
-            else:
-                result = module(inputs.double(), None if mask_kind == "causal" else allowed)
-        examples[name] = {
-            "runs": kind,
-            "config": {"batch": config.batch, "seq": config.seq, "model_dim": config.model_dim, "num_heads": config.num_heads},
-            "mask": mask_kind,
-            "inputs": _encoded(inputs),
-            "parameters": {key: _encoded(value) for key, value in parameters.items()},
-            "allowed_mask": _encoded(allowed),
-            "expected_output": _encoded(result.output, SIGNIFICANT_DIGITS),
-            "expected_weights": _encoded(result.weights, SIGNIFICANT_DIGITS),
-        }
     return {
-        "about": f"generated from solutions/multi_head_attention.py by `{COMMAND}`; do not edit",
-        "examples": examples,
-        "draws": _draws(reference),
+        "about": f"generated from solutions/{EXERCISE.solution} by `{COMMAND}`; do not edit",
+        **examples().build_examples(reference),
     }
-
-
-def _draws(reference) -> dict:
-    """The reference's weights on each visible check's own data (data.DRAWS), for every
-    configuration those checks run at: what they compare with and show beside the student's."""
-    draws = {}
-    for name, draw in data.DRAWS.items():
-        draws[name] = {}
-        for config in data.PROPERTY_CONFIGS:
-            given = data.drawn(draw, config)
-            if draw.runs == "head":
-                module = reference.AttentionHead(config.model_dim, config.head_dim)
-            else:
-                module = reference.MultiHeadSelfAttention(config.model_dim, config.num_heads)
-            module.load_state_dict(given["parameters"])
-            module = module.double()
-            with torch.no_grad():
-                inputs = given["inputs"].double()
-                if draw.runs == "module" and draw.mask == "causal":
-                    result = module(inputs)
-                else:
-                    result = module(inputs, given["allowed"])
-            draws[name][config.id] = _encoded(result.weights, SIGNIFICANT_DIGITS)
-    return draws
 
 
 def dumps(document: dict) -> str:
@@ -151,8 +80,15 @@ def _same(written, fresh, path: str = "") -> str:
     return "" if written == fresh else path
 
 
-def stale_part(solution: Path = stubs.SOLUTION_PATH, examples: Path = EXAMPLES_PATH) -> str:
+def examples_path() -> Path | None:
+    """Where the exercise's examples are written (None: it declares none)."""
+    maker = examples()
+    return None if maker is None else maker.EXAMPLES_PATH
+
+
+def stale_part(solution: Path = stubs.SOLUTION_PATH, examples: Path | None = None) -> str:
     """"" when the file holds what the solution gives now; else where it differs."""
+    examples = examples or examples_path()
     try:
         written = json.loads(examples.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -160,7 +96,8 @@ def stale_part(solution: Path = stubs.SOLUTION_PATH, examples: Path = EXAMPLES_P
     return _same(written, build_examples(solution))
 
 
-def write_examples(solution: Path = stubs.SOLUTION_PATH, examples: Path = EXAMPLES_PATH) -> Path:
+def write_examples(solution: Path = stubs.SOLUTION_PATH, examples: Path | None = None) -> Path:
+    examples = examples or examples_path()
     examples.write_text(dumps(build_examples(solution)), encoding="utf-8")
     return examples
 
@@ -170,12 +107,15 @@ def add_arguments(parser) -> None:
 
 
 def run(arguments) -> int:
+    if examples() is None:
+        print(f"exercise {EXERCISE.name!r} declares no reference examples (its declaration's examples): nothing to write or check.")
+        return 0
     if arguments.check:
         where = stale_part()
         if where:
-            print(f"{EXAMPLES_PATH.name} is stale ({where}): run `{COMMAND}`.", file=sys.stderr)
+            print(f"{examples_path().name} is stale ({where}): run `{COMMAND}`.", file=sys.stderr)
             return 1
-        print(f"{EXAMPLES_PATH.name} is up to date with the solution.")
+        print(f"{examples_path().name} is up to date with the solution.")
         return 0
     print(f"wrote {write_examples().relative_to(stubs.REPO_ROOT)}")
     return 0

@@ -1,9 +1,11 @@
 """Name the misconception: which known mistake a failing function's numbers reveal.
 
 For each function that failed a check of its own (a check calling it directly), the grader
-probes the student's function alone (grader/exercises/multi_head_attention/hidden/probes.py), then runs the reference and the known mistakes of that
-function (grader/exercises/multi_head_attention/hidden/mistakes.py), alone and in pairs, on the same data in this
-process. A function is diagnosed with a mistake (or a pair) when that mistake reproduces
+probes the student's function alone, then runs the reference and the known mistakes of that
+function, alone and in pairs, on the same data in this process. Probes, mistakes and the tables
+below are the exercise's vocabulary (its declaration's ``mistakes``: for the first exercise
+grader/exercises/multi_head_attention/hidden/vocabulary.py, which lists every name asked of
+one); an exercise that declares none is not diagnosed, and its failures keep their own messages. A function is diagnosed with a mistake (or a pair) when that mistake reproduces
 every probe and the reference does not; when the reference does not but nothing known
 does, the diagnosis says so ("unknown"), and when the reference does, there is nothing to
 say. Two different known mistakes matching is treated as "unknown" too: a guess is never
@@ -19,34 +21,30 @@ from dataclasses import dataclass, field
 import numpy
 import torch
 
-from grader.exercises.multi_head_attention import source_premises
-from grader.exercises.multi_head_attention.hidden import counterfactual, mistakes, probes
+from grader.seam import registry
 
 UNKNOWN = "unknown"
 
-# The functions each call of the Submission runs: a check that ran the module exercised every
-# function the module uses; one that only built it, the constructor and head_dimension.
-FUNCTIONS_OF_OPERATION = {
-    "head_dimension": (mistakes.HEAD_DIMENSION,),
-    "causal_mask": (mistakes.CAUSAL_MASK,),
-    "run_head": (mistakes.HEAD,),
-    "concatenate_heads": (mistakes.CONCATENATE,),
-    "run_attention": (mistakes.MODULE, mistakes.HEAD, mistakes.CONCATENATE, mistakes.CAUSAL_MASK, mistakes.HEAD_DIMENSION),
-    **{operation: (mistakes.MODULE, mistakes.HEAD_DIMENSION) for operation in ("construct_attention", "initial_parameters")},
-}
-# The calls probing a function makes (the module's include its parts): a function none of
-# whose calls ever ran out of time is safe to probe; one that looped is left alone.
-OPERATIONS_OF_FUNCTION = {
-    mistakes.HEAD_DIMENSION: {"head_dimension"},
-    mistakes.CAUSAL_MASK: {"causal_mask"},
-    mistakes.HEAD: {"run_head"},
-    mistakes.CONCATENATE: {"concatenate_heads"},
-    mistakes.MODULE: {"run_attention", "initial_parameters", "head_dimension", "run_head", "concatenate_heads", "causal_mask"},
-}
-# The function a check is about, when nothing else explains its failure.
-PRIMARY_OPERATION_ORDER = (
-    "run_attention", "construct_attention", "initial_parameters", "run_head", "concatenate_heads", "causal_mask", "head_dimension",
-)
+
+
+def vocabulary():
+    """The vocabulary of known mistakes of the exercise this process grades (its declaration's
+    ``mistakes`` module), or None where it declares none."""
+    declaration = registry.exercise()
+    return registry.optional(declaration, declaration.mistakes)
+
+
+def _vocabulary():
+    known = vocabulary()
+    if known is None:
+        raise LookupError(f"exercise {registry.exercise().name!r} declares no vocabulary of mistakes: nothing to diagnose")
+    return known
+
+
+def _seed(grading_seed: int | None) -> int:
+    """The grading seed, or the vocabulary's own for callers without a grading session."""
+    return _vocabulary().DEFAULT_SEED if grading_seed is None else grading_seed
+
 
 # float64 probes: valid rewrites agree to ~1e-15; known mistakes miss by 1e-2 or more. A
 # submission that computes in float32 anyway is compared at the grader's float32 tolerance.
@@ -81,17 +79,18 @@ class Diagnosis:
     def entries(self, code: str = "") -> list[dict]:
         """The results' form (plain data): one entry per mistake, ``"unknown"`` when nothing matched.
         ``code``: the student's source (``student_code``), for the parts of a fix said only where
-        the code shows their premise (grader/exercises/multi_head_attention/hidden/mistakes.py ``fix_where``)."""
+        the code shows their premise (the vocabulary's mistakes' ``fix_where``)."""
         if not self.mistakes:
             return [{
                 "function": self.function, "mistake": UNKNOWN, "title": "a mistake that matches none of the known ones",
                 "explains": [], "first_failing_check": self.first_failing_check,
                 **({"first_failing_probe": self.first_failing_probe} if self.first_failing_probe and not self.first_failing_check else {}),
             }]
+        by_id = _vocabulary().BY_ID
         return [
             {
-                "function": self.function, "mistake": id, "title": mistakes.BY_ID[id].title,
-                "why": mistakes.BY_ID[id].why, "fix": mistakes.BY_ID[id].fix_for(code), "explains": list(self.explains),
+                "function": self.function, "mistake": id, "title": by_id[id].title,
+                "why": by_id[id].why, "fix": by_id[id].fix_for(code), "explains": list(self.explains),
                 **({"seen": self.seen[id]} if self.seen.get(id) else {}),
                 **({"unreplayable": list(self.unreplayable)} if self.unreplayable else {}),
             }
@@ -101,7 +100,7 @@ class Diagnosis:
 
 def student_code(path) -> str:
     """The Python code of a submission's file, read as text (never run here)."""
-    return source_premises.student_code(path)
+    return _vocabulary().student_code(path)
 
 
 # --- comparing outcomes --------------------------------------------------------------------------
@@ -153,6 +152,7 @@ def _float64(tensor: torch.Tensor):
 def candidates(function: str) -> tuple[list, list]:
     """Every known mistake of ``function`` in each of its forms, then every pair of two
     mistakes that change different steps: (ids, steps)."""
+    mistakes = _vocabulary()
     reference = mistakes.REFERENCE_STEPS[function]
     known = mistakes.of_function(function)
     singles = [((m.id,), reference | form) for m in known for form in m.forms_in(function)]
@@ -175,6 +175,7 @@ MAX_TRIPLES = 200
 def triples(function: str) -> list:
     """Every three mistakes of ``function`` that change different steps, in each of their forms,
     or [] where they would be more than MAX_TRIPLES: (ids, steps)."""
+    mistakes = _vocabulary()
     reference = mistakes.REFERENCE_STEPS[function]
     known = mistakes.of_function(function)
     disjoint = [
@@ -211,23 +212,20 @@ class Verdict:
     first_differing: object = None
 
 
-def diagnose_function(function: str, submission, grading_seed: int = probes.DEFAULT_SEED) -> tuple[str, ...] | None:
+def diagnose_function(function: str, submission, grading_seed: int | None = None) -> tuple[str, ...] | None:
     """``None`` when the function behaves as the reference on every probe; the ids of the
     known mistake (or pair) it matches; ``()`` when it matches none, or several."""
     return probe_function(function, submission, grading_seed).ids
 
 
-def probe_function(function: str, submission, grading_seed: int = probes.DEFAULT_SEED) -> Verdict:
+def probe_function(function: str, submission, grading_seed: int | None = None) -> Verdict:
     """``diagnose_function``'s verdict, with the evidence it was reached on."""
-    function_probes = probes.for_seed(grading_seed)[function]
-    contexts = [{}]
-    if function == mistakes.MODULE:
-        if not probes.module_is_isolable(submission, grading_seed):
-            raise probes.Unusable("head_dimension")
-        # The module on the student's own parts; failing that, on their heads with the
-        # reference's mask and concatenation (a module need not call the student's helpers).
-        own = {probe: probe.parts(submission) for probe in function_probes if hasattr(probe, "parts")}
-        contexts = [own, {probe: parts.with_reference_helpers() for probe, parts in own.items()}]
+    mistakes = _vocabulary()
+    grading_seed = _seed(grading_seed)
+    function_probes = mistakes.probes_for_seed(grading_seed)[function]
+    # The settings the candidates are tried in (a module on the student's own parts, then on
+    # the reference's helpers); raises Unusable where the function cannot be judged alone.
+    contexts = mistakes.contexts(function, submission, grading_seed, function_probes)
     observed = [probe.student(submission) for probe in function_probes]
     reference_outcomes: dict[int, list] = {}  # per context: the reference's outcomes, computed once
 
@@ -272,7 +270,7 @@ def _licensed(function_probes, observed: list, candidate: list, reference: list)
     value) on some probe. A function that only ever crashes shows that it crashes, not which
     misconception it holds; one that answers the custom mask and crashes on the default one,
     as a mask of the wrong size does, shows both."""
-    answered = {type(probe) for probe, seen in zip(function_probes, observed) if not probes.is_crash(seen)}
+    answered = {type(probe) for probe, seen in zip(function_probes, observed) if not _vocabulary().is_crash(seen)}
     return any(
         type(probe) in answered
         for probe, outcome, expected in zip(function_probes, candidate, reference)
@@ -285,7 +283,7 @@ def _by_signature(function: str, function_probes, observed: list) -> tuple[str, 
     no implementation of it reproduced them exactly (the misconception written another way)."""
     held = [
         mistake.id
-        for mistake in mistakes.of_function(function)
+        for mistake in _vocabulary().of_function(function)
         if mistake.signature is not None and mistake.function == function
         and all(mistake.signature(probe.data(), seen) for probe, seen in zip(function_probes, observed))
     ]
@@ -296,25 +294,27 @@ def _by_signature(function: str, function_probes, observed: list) -> tuple[str, 
 
 
 def functions_used(check: FailedCheck) -> set[str]:
-    return {f for operation in check.operations for f in FUNCTIONS_OF_OPERATION.get(operation, ())}
+    """The functions the calls of a check run (the vocabulary's ``FUNCTIONS_OF_OPERATION``)."""
+    table = _vocabulary().FUNCTIONS_OF_OPERATION
+    return {f for operation in check.operations for f in table.get(operation, ())}
 
 
 def primary_function(check: FailedCheck) -> str | None:
-    for operation in PRIMARY_OPERATION_ORDER:
+    mistakes = _vocabulary()
+    for operation in mistakes.PRIMARY_OPERATION_ORDER:
         if operation in check.operations:
-            return FUNCTIONS_OF_OPERATION[operation][0]
+            return mistakes.FUNCTIONS_OF_OPERATION[operation][0]
     return None
 
 
-# The functions a layout slip keeps the grader from probing: their probes load its weights.
-LAYOUT_HIDES = {
-    "AttentionHead.__init__": {mistakes.HEAD, mistakes.MODULE},
-    "MultiHeadSelfAttention.__init__": {mistakes.MODULE},
-}
+def layout_hides(function: str) -> set[str]:
+    """The functions a layout slip in ``function`` keeps the grader from probing (their probes
+    load its weights): the vocabulary's ``LAYOUT_HIDES``."""
+    return set(_vocabulary().LAYOUT_HIDES.get(function, set()))
 
 
 def diagnose(
-    submission, failed: list[FailedCheck], grading_seed: int = probes.DEFAULT_SEED, also_suspect: set[str] = frozenset()
+    submission, failed: list[FailedCheck], grading_seed: int | None = None, also_suspect: set[str] = frozenset()
 ) -> list[Diagnosis]:
     """One diagnosis per function that is wrong, in the lesson's order; [] when none is. What
     each known one explains is for ``attribute`` to find, by counterfactual.
@@ -323,18 +323,20 @@ def diagnose(
     costs nothing), and ``also_suspect``: those behind checks a layout slip explains: a module check also fails for a wrong head, but then the head's own
     checks fail too, and the module's probes, built on the student's own heads, stay quiet.
     """
+    mistakes = _vocabulary()
+    grading_seed = _seed(grading_seed)
     suspects = {primary_function(check) for check in failed} | set(also_suspect)
     verdicts: dict[str, Verdict] = {}
     skipped = set()
     for function in mistakes.FUNCTIONS:
         if function not in suspects:
             continue
-        if any(submission.timeouts.get(operation) for operation in OPERATIONS_OF_FUNCTION[function]):
+        if any(submission.timeouts.get(operation) for operation in mistakes.OPERATIONS_OF_FUNCTION[function]):
             skipped.add(function)  # it ran out of time in a check: probing it would too
             continue
         try:
             verdict = probe_function(function, submission, grading_seed)
-        except probes.Unusable:
+        except mistakes.Unusable:
             skipped.add(function)  # not written yet (the score table says so), or not separable
             continue
         if verdict.ids is not None:
@@ -371,7 +373,7 @@ def where_to_look(diagnosis: Diagnosis, failed: list[FailedCheck], verdict: Verd
         diagnosis.first_failing_probe = verdict.first_differing.described()
         return
     through = next((check.name for check in failed if function in functions_used(check)), "")
-    if through and counterfactual.module_calls(submission, function, grading_seed):
+    if through and _vocabulary().module_calls(submission, function, grading_seed):
         diagnosis.first_failing_check = through
 
 
@@ -379,12 +381,13 @@ def attribute(
     submission, diagnoses: list[Diagnosis], failed: list[FailedCheck], passes: Callable[[str, object], bool | None]
 ) -> None:
     """Fill each known diagnosis's ``explains``: the failing checks that use its function and
-    pass when that one function is replaced by the reference's (grader/exercises/multi_head_attention/hidden/counterfactual.py).
+    pass when that one function is replaced by the reference's (the vocabulary's ``Replaced``).
     ``passes(check name, submission with one function replaced)``: does the check pass then?
     (None: the counterfactual could not be run, ``unreplayable``.) A check no single
     replacement makes pass is in no list, and keeps its own message."""
     if any(submission.timeouts.values()):
         return  # a loop met in the checks would be met again: nothing is shown to be explained
+    counterfactual = _vocabulary()
     calls = [0]  # one budget of worker calls for every replacement of this submission
     for diagnosis in diagnoses:
         if not diagnosis.known or diagnosis.function not in counterfactual.REPLACEABLE:

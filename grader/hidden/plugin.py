@@ -21,6 +21,7 @@ from grader.feedback import diagnosis_text, root_causes
 from grader.hidden import diagnosis
 from grader.hidden.unproven import Unproven
 from grader.scoring import NOT_WRITTEN
+from grader.seam import registry
 from grader.submission import InProcessBackend
 from grader.timeouts import CallTimedOut
 
@@ -37,6 +38,7 @@ class DiagnosisPlugin:
         self.keys: dict[str, tuple[str, str]] = {}  # nodeid -> (submission, test name)
         self.failed_reports: dict[tuple[str, str], list[pytest.TestReport]] = {}
         self.calls: dict[tuple[str, str], tuple] = {}  # (test function, its arguments): to run a check again
+        self.said_undiagnosed = False
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item):
@@ -79,6 +81,9 @@ class DiagnosisPlugin:
             if test.outcome == "failed" and not NOT_WRITTEN.match(test.message.strip())
         }
         failed = [check for name, check in checks.items() if name not in explained_already]
+        if checks and diagnosis.vocabulary() is None:
+            self._say_undiagnosed()
+            return
         # A layout slip explains the checks that meet the module as built, as far as the layout
         # goes: the other functions those checks use are probed too, and a check that uses one
         # found wrong would fail with the layout fixed, so it is the layout's no longer.
@@ -87,7 +92,7 @@ class DiagnosisPlugin:
             function
             for entry in layouts
             for name in entry["explains"] if name in checks
-            for function in diagnosis.functions_used(checks[name]) - diagnosis.LAYOUT_HIDES.get(entry["function"], set())
+            for function in diagnosis.functions_used(checks[name]) - diagnosis.layout_hides(entry["function"])
         }
         if not failed and not behind_layout:
             return
@@ -128,6 +133,14 @@ class DiagnosisPlugin:
             for report in self.failed_reports.get((result.submission, test_name), []):
                 report.longrepr = f"{diagnosis_text.compact_message(report.longreprtext)}  [explained by the diagnosis above]"
 
+
+    def _say_undiagnosed(self) -> None:
+        """An exercise without a vocabulary of mistakes is graded, not diagnosed: said once, in
+        the grader's log, so that an instructor wondering where the diagnoses went reads why."""
+        if not self.said_undiagnosed:
+            self.said_undiagnosed = True
+            log.warning("%s declares no vocabulary of mistakes (its declaration's mistakes): failed checks keep their own messages, none is diagnosed",
+                        registry.exercise().name)
 
     def _passes(self, submission: str, test_name: str, replaced) -> bool | None:
         """Does the check pass when run again on ``replaced`` (the submission with one function

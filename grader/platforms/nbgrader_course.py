@@ -159,7 +159,7 @@ def build_source_notebook(
     root_place = f'Path(os.environ.get("{ROOT_VARIABLE}", {str(root)!r}))'
     cells = [notebook.intro_cells(solution)[0], notebook.markdown("how-it-works", HOW_IT_WORKS)]
     cells.append(notebook.code("setup", notebook.setup_source((root_place,), install_from), tags=(notebook.SETUP_TAG,), **_nbgrader("setup", locked=True)))
-    for part in notebook.PARTS:
+    for part in notebook.parts(solution):
         cells.append(notebook.markdown(f"lesson-{part.key}", notebook.part_lesson(part, level)))
         for name in part.names:
             text = pieces[name]

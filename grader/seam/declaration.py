@@ -38,6 +38,21 @@ class Declaration:
     operations: str  # the module of every call the worker may make on the student's objects
     handle: str  # the grader's handle on one submission: "module.Class", a subclass of grader.submission.Submission
     data: str  # the module every input the checks draw comes from (its purposes, one stream each)
+    # What an exercise has only if its authors wrote it (None: the engine does without, and says so):
+    # the module, under hidden/, of its vocabulary of known mistakes, its probes and the tables the
+    # diagnosis reads (grader/hidden/diagnosis.py names what it asks of it): "hidden.vocabulary".
+    mistakes: str | None = None
+    # The module, shipped, of what the root causes found at a desk read (grader/feedback/root_causes.py
+    # names it): whose layout a slip is, the calls that build or draw, the randomness question: "causes".
+    causes: str | None = None
+    # Modules, under hidden/, of what the hand-out tools make from the solution: the visible
+    # reference group's examples (grader/handout/reference_examples.py) and the behaviour scan's
+    # case (grader/handout/behaviour_scan.py): "hidden.handouts" for both.
+    examples: str | None = None
+    scan: str | None = None
+    # The module, shipped, of the lesson cut into the notebook's parts (grader/handout/notebook.py
+    # names what it reads: PARTS, WORK, TRAINING_*, FINAL_LESSON): "lesson_parts".
+    lesson_parts: str | None = None
     package: Path = Path()  # set by the registry: where the exercise's package lives
 
     def __post_init__(self) -> None:

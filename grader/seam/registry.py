@@ -78,6 +78,12 @@ def module(declaration: Declaration, part: str):
     return importlib.import_module(f"{PACKAGE}.{declaration.name}.{part}")
 
 
+def optional(declaration: Declaration, part: str | None):
+    """One of the modules an exercise may declare or not (``declaration.mistakes``): None where
+    it declares none, and the engine does without it."""
+    return None if part is None else module(declaration, part)
+
+
 def operations(name: str | None = None):
     """The module of calls the worker may make on a student's objects for ``name``."""
     declaration = exercise(name)

@@ -31,4 +31,9 @@ DECLARATION = Declaration(
     operations="operations",
     handle="handle.AttentionSubmission",
     data="data",
+    mistakes="hidden.vocabulary",
+    causes="causes",
+    examples="hidden.handouts",
+    scan="hidden.handouts",
+    lesson_parts="lesson_parts",
 )

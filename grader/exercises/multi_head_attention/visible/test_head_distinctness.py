@@ -7,7 +7,7 @@ import itertools
 import pytest
 import torch
 
-from grader.exercises.multi_head_attention import checks, data, operations
+from grader.exercises.multi_head_attention import causes, checks, data, operations
 from grader.feedback import root_causes
 from grader.exercises.multi_head_attention import premises, source_premises
 from grader.exercises.multi_head_attention.data import LESSON, Config
@@ -90,7 +90,7 @@ def test_each_head_has_its_own_query_key_and_value_projections(submission):
             f"{graded_around(missing, extra, reshaped, parameters)}\n"
             f"  expected: {operations.names_and_shapes(list(expected), {n: torch.empty(shape) for n, shape in expected.items()})}\n"
             f"  got:      {'; '.join(got)}\n"
-            f"  fix:      {root_causes.LAYOUT_FIX}",
+            f"  fix:      {causes.LAYOUT_FIX}",
             found={name: tuple(value.shape) for name, value in parameters.items()},
             expected=expected,
         )
