@@ -89,6 +89,7 @@ from grader.term.status import NO_RESULT, NOT_GRADED_IN_THIS_RUN, status_of
 from grader.sandbox import processes
 from grader.feedback.markdown import render_markdown
 from grader.scoring import GROUPS, SubmissionResult
+from grader.seam import registry
 
 log = logging.getLogger("grader.batch")
 
@@ -898,6 +899,7 @@ def _manifest_entry(entry: intake.Entry) -> dict:
 
 
 _SAID_EDITED: set[str] = set()
+_SAID_OTHER_EXERCISE: set[str] = set()
 
 
 def _has_result(out: Path, student_id: str, content_hash: str, written_since: float = 0.0, seed: int | None = None) -> bool:
@@ -911,6 +913,15 @@ def _has_result(out: Path, student_id: str, content_hash: str, written_since: fl
     except (OSError, ValueError):
         return False
     if not isinstance(document, dict):
+        return False
+    if document.get("exercise") != registry.exercise().name:
+        # Another exercise's result (or one from before results recorded theirs): never kept.
+        if student_id not in _SAID_OTHER_EXERCISE:
+            _SAID_OTHER_EXERCISE.add(student_id)
+            log.warning(
+                "%s: its result is of the exercise %r, not %s: graded again",
+                untrusted.printable(student_id), document.get("exercise"), registry.exercise().name,
+            )
         return False
     if problem := grade_trail.check_graded(document):
         if student_id not in _SAID_EDITED:
