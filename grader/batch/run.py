@@ -8,7 +8,7 @@ moment that student is graded. This process watches the results arrive (progress
 then assembles the gradebook.
 
     OUT/gradebook.csv        submission,score (the final one),max_score,raw_score,late_penalty,override,status,
-                             <one column per group>,diagnoses (mistake ids),late,override_reason,comment
+                             <one column per group>,diagnoses (mistake ids),late,override_reason,comment,exercise
     OUT/results.json         every test of every submission, each student's trail, the grading seed, the version
     OUT/results/<id>.json    one per student, written as soon as it is graded (the tests' score)
     OUT/feedback/<id>.md     what the student reads: their final score and its trail, then the checks
@@ -997,11 +997,12 @@ def _write_class_files(
     writer = csv.writer(table)
     writer.writerow([
         "submission", "score", "max_score", "raw_score", "late_penalty", "override", "status", *groups, "diagnoses",
-        "late", "override_reason", "comment",
+        "late", "override_reason", "comment", "exercise",
     ])
+    exercise = registry.exercise().name  # every row's: one run grades one exercise
     for student_id in sorted(documents.keys() | not_graded.keys()):
         if student_id in not_graded:  # a row all the same: the grader failed, or --only named others, and says which
-            row = [student_id, "", "", "", "", "", not_graded[student_id]["status"], *([""] * len(groups)), "", "", "", ""]
+            row = [student_id, "", "", "", "", "", not_graded[student_id]["status"], *([""] * len(groups)), "", "", "", "", exercise]
         else:
             document = documents[student_id]
             points = document.get("groups", {})
@@ -1010,7 +1011,7 @@ def _write_class_files(
             row = [
                 student_id, document["score"], document["max_score"], document["raw_score"], late.get("penalty", ""),
                 override.get("score", ""), document["status"], *earned, _diagnosed_ids(document),
-                late.get("note", ""), override.get("reason", ""), document.get("comment", ""),
+                late.get("note", ""), override.get("reason", ""), document.get("comment", ""), exercise,
             ]
         writer.writerow([untrusted.csv_cell(cell) for cell in row])  # no formula, no escape sequence
     files.write("gradebook.csv", table.getvalue())
