@@ -110,7 +110,7 @@ def group_points(repo_root: Path = REPO_ROOT) -> dict[str, int]:
         finished = subprocess.run(
             [
                 sys.executable, "-m", "pytest", "grader", "--collect-only", "-q", "-p", "no:cacheprovider",
-                "-p", "pytest_timeout", "--results-json", str(results_path),
+                "-p", "pytest_timeout", "--results-json", str(results_path), "--exercise", EXERCISE.name,
             ],
             cwd=repo_root, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300,
             env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
