@@ -67,12 +67,13 @@ def _declaration(name: str | None) -> Declaration:
     return _placed(declared, EXERCISES / name)
 
 
-def holding() -> str:
-    """What this grader holds, for a message refusing a name: each exercise's name and title."""
-    known = names()
-    if not known:
+def holding(declarations=None) -> str:
+    """What this grader holds (or ``declarations``), for a message refusing a name: each
+    exercise's name and title."""
+    held = sorted(declarations if declarations is not None else (_declaration(name) for name in names()), key=lambda d: d.name)
+    if not held:
         return "this grader holds no exercise"
-    return "this grader holds " + ", ".join(f"{name} ({_declaration(name).title})" for name in known)
+    return "this grader holds " + ", ".join(f"{d.name} ({d.title})" for d in held)
 
 
 def choose(name: str) -> Declaration:
@@ -99,16 +100,6 @@ def _graded_already() -> str | None:
     scoring = sys.modules.get("grader.scoring")
     exercise = getattr(scoring, "EXERCISE", None)
     return getattr(exercise, "name", None)
-
-
-def of_student_file(file_name: str) -> Declaration | None:
-    """The exercise whose student file or notebook is named ``file_name`` (the file a student
-    works in: ``exercises/<student_file>``), or None when no exercise's is."""
-    for name in names():
-        declaration = _declaration(name)
-        if file_name in (declaration.student_file, declaration.notebook):
-            return declaration
-    return None
 
 
 def _placed(declared: Declaration, package: Path) -> Declaration:

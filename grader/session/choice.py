@@ -40,12 +40,13 @@ class ChoiceRefused(pytest.UsageError):
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.getgroup("grader").addoption(
+    # The group's title is given here: this plugin is registered first (grader/session/targets.py adds to it).
+    parser.getgroup("grader", "the grader").addoption(
         "--exercise",
         metavar="NAME",
         default=None,
-        help=f"the exercise to grade ({', '.join(registry.names())}); default: the one whose file "
-        f"--submission names, else ${registry.CHOSEN}, else the course's first",
+        help=f"the exercise to grade ({', '.join(registry.names())}); default: ${registry.CHOSEN}, else the one whose file "
+        "--submission names, else the course's first",
     )
 
 
@@ -74,7 +75,7 @@ def chosen(named: str | None, from_environment: str | None, submissions: Iterabl
         raise ChoiceRefused(f"--exercise {named} and {registry.CHOSEN}={from_environment} name different exercises: name one")
     name = named or from_environment
     if name is not None and name not in known:
-        raise ChoiceRefused(f"no exercise named {name!r}: {_holding(known)}")
+        raise ChoiceRefused(f"no exercise named {name!r}: {registry.holding(known.values())}")
     found = {path: belongs for path in submissions if (belongs := _exercise_of(Path(path), known.values())) is not None}
     if name is None:
         if len({d.name for d in found.values()}) > 1:
@@ -100,10 +101,6 @@ def _exercise_of(path: Path, declarations: Iterable[Declaration]) -> Declaration
         held = [d for d in declarations if any((path / name).is_file() for name in (d.student_file, d.notebook))]
         return held[0] if len(held) == 1 else None
     return next((d for d in declarations if path.name in (d.student_file, d.notebook)), None)
-
-
-def _holding(known: dict[str, Declaration]) -> str:
-    return "this grader holds " + ", ".join(f"{name} ({d.title})" for name, d in sorted(known.items()))
 
 
 @pytest.hookimpl(tryfirst=True)

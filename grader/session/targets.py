@@ -50,7 +50,7 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     # inside grader/ only (its confcutdir check, narrowed; pytest is pinned).
     considered = pluginmanager._is_in_confcutdir
     pluginmanager._is_in_confcutdir = lambda path: considered(path) and Path(path).is_relative_to(GRADER_DIR)
-    group = parser.getgroup("grader", "multi-head attention grader")
+    group = parser.getgroup("grader", "the grader")  # made by grader/session/choice.py, registered first
     group.addoption(
         "--submission",
         action="append",
