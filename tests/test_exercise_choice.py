@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,9 +19,10 @@ import pytest
 from grader.seam import registry
 from grader.seam.declaration import Declaration, Group
 from grader.session import choice
-from grading import REPO_ROOT
+from grading import REPO_ROOT, command_in, grade
 
 FIRST = registry.exercise(registry.course_order()[0])
+SECOND = registry.exercise(registry.course_order()[1])  # the course's next exercise: another file, other checks
 
 
 def scratch(name: str = "scratch") -> Declaration:
@@ -38,16 +40,26 @@ BOTH = (FIRST, scratch())
 
 
 def test_pytest_grader_refuses_an_unknown_exercise_naming_those_it_holds_without_a_traceback():
-    for extra, environment in ((["--exercise", "no_such_exercise"], {}), ([], {registry.CHOSEN: "no_such_exercise"})):
-        completed = subprocess.run(
-            [sys.executable, "-m", "pytest", "grader", "-q", "-p", "no:cacheprovider", *extra],
-            cwd=REPO_ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300,
-            env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **environment},
-        )
-        said = completed.stdout + completed.stderr
-        assert completed.returncode == pytest.ExitCode.USAGE_ERROR, said
-        assert f"no exercise named 'no_such_exercise': this grader holds {FIRST.name} ({FIRST.title})" in said, said
-        assert "Traceback" not in said, said
+    # One process (a torch import): GRADER_EXERCISE takes the same way (choice.chosen, below).
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", "grader", "-q", "-p", "no:cacheprovider", "--exercise", "no_such_exercise"],
+        cwd=REPO_ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+    )
+    said = completed.stdout + completed.stderr
+    assert completed.returncode == pytest.ExitCode.USAGE_ERROR, said
+    assert f"no exercise named 'no_such_exercise': {registry.holding()}" in said, said
+    assert "Traceback" not in said, said
+    with pytest.raises(choice.ChoiceRefused, match="no exercise named 'no_such_exercise'"):
+        choice.chosen(None, "no_such_exercise", [])
+
+
+def test_pytest_grader_grades_the_exercise_whose_file_it_is_given_with_its_own_checks_only(tmp_path, monkeypatch):
+    monkeypatch.delenv(registry.CHOSEN, raising=False)  # nothing named: the file says which
+    run = grade([REPO_ROOT / "solutions" / SECOND.student_file], tmp_path)
+    (result,) = run.results.values()
+    assert result["score"] == result["max_score"] > 0, run.output[-3000:]
+    assert set(result["groups"]) == {group.name for group in SECOND.groups}
 
 
 def test_the_exercise_is_found_from_the_file_the_student_works_in(tmp_path):
@@ -83,17 +95,6 @@ def test_a_choice_that_contradicts_itself_or_the_students_file_is_refused(tmp_pa
         choice.chosen("nope", None, [], BOTH)
 
 
-def test_a_session_collects_the_chosen_exercises_checks_only(tmp_path, monkeypatch):
-    for name in (FIRST.name, "scratch"):
-        (tmp_path / name / "visible").mkdir(parents=True)
-        (tmp_path / name / "declaration.py").write_text("")
-    monkeypatch.setattr(choice, "EXERCISES_FOLDER", tmp_path)
-    assert choice.pytest_ignore_collect(tmp_path / "scratch" / "visible" / "test_shapes.py") is True
-    assert choice.pytest_ignore_collect(tmp_path / "scratch") is True
-    assert choice.pytest_ignore_collect(tmp_path / FIRST.name / "visible" / "test_shapes.py") is None
-    assert choice.pytest_ignore_collect(tmp_path) is None
-
-
 def test_a_process_that_grades_one_exercise_refuses_to_be_switched_to_another(monkeypatch):
     from grader import scoring
 
@@ -113,9 +114,9 @@ def test_a_command_refuses_an_unknown_exercise_named_or_in_the_course_file(tmp_p
 
     monkeypatch.chdir(tmp_path)
     assert main(["stubs", "--check", "--exercise", "no_such_exercise"]) == 2
-    assert f"error: no exercise named 'no_such_exercise': this grader holds {FIRST.name} ({FIRST.title})" in capsys.readouterr().err
+    assert f"error: no exercise named 'no_such_exercise': {registry.holding()}" in capsys.readouterr().err
     (tmp_path / "course.toml").write_text('[assignment]\nexercise = "no_such_exercise"\n')
-    with pytest.raises(course.CourseError, match=rf"course.toml:2: \[assignment\] exercise must be the name of an exercise \(this grader holds {FIRST.name}"):
+    with pytest.raises(course.CourseError, match=r"course.toml:2: \[assignment\] exercise must be the name of an exercise \(" + re.escape(registry.holding())):
         course.load(tmp_path / "course.toml")
     (tmp_path / "course.toml").write_text(f'[assignment]\nexercise = "{FIRST.name}"\n')
     assert course.load(tmp_path / "course.toml").get("assignment", "exercise") == FIRST.name
@@ -152,6 +153,28 @@ def test_the_grade_trail_and_the_class_file_refuse_a_result_of_another_exercise(
         grade_trail.graded({"exercise": "scratch", "tests": [{"name": "test_x", "group": "secret"}]})
     with pytest.raises(ValueError, match=f"the class was graded for the exercise 'scratch', not {FIRST.name}"):
         class_results.checked({"exercise": "scratch", "submissions": {}}, tmp_path / "results.json")
+
+
+@pytest.mark.slow
+def test_a_batch_for_another_exercise_grades_everyone_again_and_its_report_says_which(tmp_path):
+    """Once, a batch run again for another exercise kept the first one's results."""
+    submissions, out = tmp_path / "submissions", tmp_path / "out"
+    submissions.mkdir()
+    (submissions / "alice.py").write_text((REPO_ROOT / "solutions" / SECOND.solution).read_text())
+    first = command_in(tmp_path, "batch", str(submissions), "--out", str(out), "--exercise", SECOND.name, "--grading-seed", "5", "--quiet")
+    assert first.returncode == 0, first.stdout + first.stderr
+    document = json.loads((out / "results.json").read_text())
+    assert document["exercise"] == document["submissions"]["alice"]["exercise"] == SECOND.name
+    assert document["submissions"]["alice"]["score"] == document["submissions"]["alice"]["max_score"] > 0
+    assert f"{SECOND.title} (<code>{SECOND.name}</code>)" in (out / "report.html").read_text()
+    again = command_in(tmp_path, "batch", str(submissions), "--out", str(out), "--exercise", FIRST.name, "--grading-seed", "5", "--quiet")
+    said = again.stdout + again.stderr + (out / "batch.log").read_text()
+    assert f"alice: its result is of the exercise '{SECOND.name}', not {FIRST.name}: graded again" in said, said
+    regraded = json.loads((out / "results.json").read_text())["submissions"]["alice"]
+    assert regraded["exercise"] == FIRST.name and set(regraded["groups"]) <= {group.name for group in FIRST.groups}
+    # The report of the first exercise's results refuses to be read as the second's.
+    refused = command_in(tmp_path, "report", str(out), "--exercise", SECOND.name)
+    assert refused.returncode == 2 and f"run the command with --exercise {FIRST.name}" in refused.stderr
 
 
 def test_a_result_records_its_exercise(tmp_path):

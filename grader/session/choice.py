@@ -17,7 +17,8 @@ which imports ``pytest_plugins`` (pytest-dev/pytest, src/_pytest/config/__init__
 installed plugins only ("This hook is not called for conftest files", its hookspec in
 src/_pytest/hookspec.py). The options are read from the raw command line
 (``config.invocation_params.args``) because pytest has not parsed its own yet; ``pytest_configure``
-checks the parsed ones agree (``PYTEST_ADDOPTS`` is seen only there).
+checks the parsed ones agree (``PYTEST_ADDOPTS`` is seen only there). grader/session/targets.py
+collects the chosen exercise's checks only.
 """
 
 from __future__ import annotations
@@ -31,9 +32,6 @@ import pytest
 
 from grader.seam import registry
 from grader.seam.declaration import Declaration
-
-EXERCISES_FOLDER = Path(__file__).resolve().parents[1] / "exercises"
-
 
 class ChoiceRefused(pytest.UsageError):
     """The session cannot tell, or was told wrongly, which exercise to grade."""
@@ -112,13 +110,3 @@ def pytest_configure(config: pytest.Config) -> None:
     if named and named != graded.name:
         raise ChoiceRefused(f"--exercise {named} came too late (from PYTEST_ADDOPTS or addopts?): this session grades {graded.name}; "
                             f"name it on the command line, or set {registry.CHOSEN}={named}")
-
-
-def pytest_ignore_collect(collection_path: Path) -> bool | None:
-    """Only the chosen exercise's checks: another exercise's package holds checks of the same
-    group names, for another student file."""
-    if collection_path.is_relative_to(EXERCISES_FOLDER) and collection_path != EXERCISES_FOLDER:
-        package = collection_path.relative_to(EXERCISES_FOLDER).parts[0]
-        if (EXERCISES_FOLDER / package / "declaration.py").is_file() and package != registry.exercise().name:
-            return True
-    return None
