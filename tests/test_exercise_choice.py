@@ -206,6 +206,18 @@ def test_the_release_leaves_the_other_exercises_files_home(monkeypatch):
     assert ignored == {FIRST.student_file, FIRST.notebook, "x.pyc"}
 
 
+@pytest.mark.slow
+def test_a_release_of_the_second_exercise_holds_its_files_and_grades_it_when_nothing_is_named(tmp_path, monkeypatch):
+    monkeypatch.delenv(registry.CHOSEN, raising=False)
+    built = command_in(tmp_path, "release", str(tmp_path / "release"), "--exercise", SECOND.name)
+    assert built.returncode == 0, built.stdout + built.stderr
+    handed = {path.name for path in (tmp_path / "release" / "exercises").iterdir()}
+    assert {SECOND.student_file, SECOND.lesson} <= handed and not {FIRST.student_file, FIRST.notebook} & handed
+    run = grade([], tmp_path, cwd=tmp_path / "release")  # pytest grader: exercises/, the stub
+    (result,) = run.results.values()
+    assert set(result["groups"]) == {group.name for group in SECOND.groups if not group.hidden} and result["score"] == 0
+
+
 def test_a_platforms_run_script_grades_the_exercise_it_was_built_for(tmp_path, monkeypatch):
     from grader.platforms import autograder, classroom50_autograder
 

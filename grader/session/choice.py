@@ -55,12 +55,19 @@ def choose_from_the_command_line(config: pytest.Config) -> Declaration:
     return registry.choose(chosen(named, os.environ.get(registry.CHOSEN) or None, submissions).name)
 
 
+# What ``pytest grader`` grades when no file is named (grader/session/targets.py's DEFAULT_SUBMISSION):
+# in a student release, the released exercise's files only.
+DEFAULT_SUBMISSION = Path(__file__).resolve().parents[2] / "exercises"
+
+
 def _read(args: Sequence[str]) -> tuple[str | None, list[str]]:
     reader = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     reader.add_argument("--exercise", default=None)
     reader.add_argument("--submission", action="append", default=[])
+    reader.add_argument("--manifest", default=None)  # the batch's: its exercise is named (GRADER_EXERCISE)
     known, _ = reader.parse_known_args([str(arg) for arg in args])
-    return known.exercise, known.submission
+    submissions = known.submission or ([] if known.manifest else [str(DEFAULT_SUBMISSION)])
+    return known.exercise, submissions
 
 
 def chosen(named: str | None, from_environment: str | None, submissions: Iterable[str],
