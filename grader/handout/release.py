@@ -29,11 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 WHOLE_FOLDERS = ("exercises",)
 OWN_FILES_ONLY = (
     "grader", *(f"grader/{name}" for name in STUDENT_SUBPACKAGES),
-    # Every exercise's package and visible checks, not the released one's alone: the student's
-    # grader still imports the first exercise's data (grader/feedback/root_causes.py, on its way
-    # to reaching it through its declaration). What students work in, exercises/, is the
-    # released exercise's only (_never_copied_for).
-    *(f"grader/{folder}" for name in registry.names() for folder in registry.student_folders(name)),
+    *(f"grader/{folder}" for folder in registry.student_folders()),  # the exercise released, its package and visible checks
 )
 # source: name in the release. student.gitignore keeps .venv, caches and results out of a
 # student's repository (the release is also Classroom 50's template repository).
@@ -146,12 +142,12 @@ def write_release(out_dir: Path, level: str = stubs.DEFAULT_LEVEL, install_from:
         stubs.make_stub(solution.read_text(encoding="utf-8"), level), encoding="utf-8"
     )
     released = registry.exercise()
-    # The notebook and the lesson generated where grader/handout/notebook.py makes this exercise's;
-    # another exercise's lesson is its own file in exercises/ (copied above), its notebook not yet made.
-    if notebook.NOTEBOOK_PATH.name == released.notebook:
-        (out_dir / "exercises" / released.notebook).write_text(
-            notebook.notebook_text(level=level, install_from=install_from), encoding="utf-8"
-        )
+    (out_dir / "exercises" / released.notebook).write_text(
+        notebook.notebook_text(level=level, install_from=install_from), encoding="utf-8"
+    )
+    # The lesson page generated where the exercise's lesson is cut into parts (its declaration's
+    # lesson_parts); otherwise it is the exercise's own page in exercises/, copied above as written.
+    if notebook.lesson_parts() is not None:
         (out_dir / "exercises" / released.lesson).write_text(notebook.lesson_text(level=level), encoding="utf-8")
     (out_dir / "grader" / stubs.LEVEL_FILE.name).write_text(level + "\n", encoding="utf-8")
     visible, hidden = scoring.visible_and_hidden_points()  # from the checks' markers

@@ -33,6 +33,7 @@ import pytest
 from grader.seam import registry
 from grader.seam.declaration import Declaration
 
+
 class ChoiceRefused(pytest.UsageError):
     """The session cannot tell, or was told wrongly, which exercise to grade."""
 
