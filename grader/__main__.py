@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import shlex
 import sys
 from dataclasses import dataclass
@@ -19,7 +20,6 @@ from pathlib import Path
 from grader.seam import registry
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-EXERCISE = registry.exercise()  # the exercise the maintenance commands regenerate
 
 
 @dataclass(frozen=True)
@@ -79,16 +79,18 @@ COMMANDS = (
             "write a batch's grades as a CSV for Canvas's gradebook import (or plain)",
             "python -m grader export build/marks --roster roster.csv --assignment 'Homework 3 (12345)' --out grades.csv"),
     Command("stubs", "grader.handout.stubs", "maintenance",
-            f"regenerate exercises/{EXERCISE.student_file} from solutions/",
+            "regenerate the exercise's file in exercises/ from solutions/",
             "python -m grader stubs --check"),
     Command("notebook", "grader.handout.notebook", "maintenance",
-            f"regenerate exercises/{EXERCISE.notebook} (and {EXERCISE.lesson}) from solutions/",
+            "regenerate the exercise's notebook in exercises/ (and its lesson) from solutions/",
             "python -m grader notebook --check"),
     Command("examples", "grader.handout.reference_examples", "maintenance",
-            f"regenerate grader/exercises/{EXERCISE.name}/reference_examples.json from solutions/",
+            "regenerate the exercise's reference_examples.json (grader/exercises/NAME/) from solutions/",
             "python -m grader examples --check"),
 )
 BY_NAME = {command.name: command for command in COMMANDS}
+# The commands that work on one exercise (--exercise): all but the course file's and the sandbox's.
+FOR_AN_EXERCISE = frozenset(BY_NAME) - {"course", "sandbox"}
 
 
 def index() -> str:
@@ -137,6 +139,8 @@ def parser_for(argv: list[str]) -> argparse.ArgumentParser:
         if command.name == chosen:
             module = importlib.import_module(command.module)
             module.add_arguments(command_parser)
+            if command.name in FOR_AN_EXERCISE:
+                _add_exercise_option(command_parser)
             command_parser.set_defaults(run=module.run)
             _read_course(command.name, command_parser, argv, parser)
     return parser
@@ -161,8 +165,71 @@ def _read_course(name: str, command_parser, argv: list[str], parser) -> None:
         print(f"note: {note}", file=sys.stderr)
 
 
+def _add_exercise_option(parser) -> None:
+    # Read (and the exercise chosen) by choose_the_exercise, before the command's module was
+    # imported; declared here so that argparse takes it and --help shows it.
+    parser.add_argument(
+        "--exercise", metavar="NAME", default=registry.exercise().name,
+        help=f"the exercise ({', '.join(registry.names())}); default: the course file's [assignment] exercise, "
+        f"else ${registry.CHOSEN}, else the course's first (now: %(default)s)",
+    )
+
+
+def exercise_named_in(argv: list[str]) -> str | None:
+    """``--exercise NAME`` read ahead of argparse: the command's modules read the choice when
+    they are imported (grader/seam/registry.py), before its arguments are parsed."""
+    for index, word in enumerate(argv):
+        if word == "--exercise" and index + 1 < len(argv):
+            return argv[index + 1]
+        if word.startswith("--exercise="):
+            return word.split("=", 1)[1]
+    return None
+
+
+def choose_the_exercise(argv: list[str]) -> None:
+    """The exercise of the command in ``argv``: ``--exercise``, else the course file's
+    ``[assignment] exercise``, else ``GRADER_EXERCISE``, else the course's first; chosen for this
+    process and every one it starts (a batch's shards, their workers). Raises UnknownExercise."""
+    chosen = next((word for word in argv if word in BY_NAME), None)
+    if chosen not in FOR_AN_EXERCISE:
+        return
+    name = exercise_named_in(argv) or _course_exercise(argv)
+    if name is not None:
+        registry.choose(name)
+    else:
+        registry.exercise()  # GRADER_EXERCISE, if set, must name an exercise this grader holds
+
+
+def _course_exercise(argv: list[str]) -> str | None:
+    """The course file's ``[assignment] exercise`` (checked there: grader/term/course.py), which a
+    ``GRADER_EXERCISE`` naming another exercise contradicts."""
+    try:
+        course = importlib.import_module("grader.term.course")
+    except ModuleNotFoundError:  # the student release: no course file there
+        return None
+    path = course.find(course.course_path_in(argv))
+    if path is None:
+        return None
+    try:
+        name = course.load(path).get("assignment", "exercise")
+    except course.CourseError:  # said by the command's own reading of it, with its other settings (_read_course)
+        return None
+    environment = os.environ.get(registry.CHOSEN)
+    if name is not None and environment and environment != name:
+        raise registry.UnknownExercise(
+            f"{path} sets [assignment] exercise = {name!r} but {registry.CHOSEN}={environment}: "
+            f"name the exercise with --exercise, or unset {registry.CHOSEN}"
+        )
+    return name
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        choose_the_exercise(argv)
+    except registry.UnknownExercise as error:
+        sys.stderr.write(f"error: {error}\n")
+        return 2
     try:
         parser = parser_for(argv)
     except ModuleNotFoundError as error:

@@ -23,9 +23,18 @@ shadowing.stop_if_shadowed(Path(__file__).resolve().parent)
 import torch  # noqa: E402
 
 from grader import timeouts  # noqa: E402
-from grader.session import PLUGINS  # noqa: E402
+from grader.session import PLUGINS, choice  # noqa: E402
 
-pytest_plugins = list(PLUGINS)
+# Imported by pytest once this module is registered: after pytest_plugin_registered below.
+pytest_plugins = ["grader.session.choice", *PLUGINS]
+
+
+def pytest_plugin_registered(plugin, manager) -> None:
+    # Called for this conftest with each plugin registered before it, the session's Config
+    # among them, before the plugins above are imported: the exercise is chosen then, before
+    # any module that reads it (grader/session/choice.py says where pytest does this).
+    if isinstance(plugin, pytest.Config):
+        choice.choose_from_the_command_line(plugin)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -231,6 +231,7 @@ def run_grader(code: str, seed: int | None = None, isolate: bool = False, notebo
         command = [
             sys.executable, "-m", "pytest", "grader", "-q", "-p", "no:cacheprovider", "-p", "pytest_timeout",
             "--submission", str(source), "--results-json", str(results_path),
+            "--exercise", scoring.EXERCISE.name,  # the exercise this kernel's checks are of, whatever its environment says now
         ]
         if isolate:
             command += ["--isolate", "--sandbox", "process"]

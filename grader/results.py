@@ -14,6 +14,7 @@ from pathlib import Path
 
 from grader import __version__
 from grader.feedback.markdown import render_markdown
+from grader.seam import registry
 from grader.untrusted import file_stem
 
 
@@ -72,6 +73,7 @@ def write_submission_result(
 ) -> None:
     """One submission's result and feedback, written the moment it is graded."""
     document = result.to_dict() | {
+        "exercise": registry.exercise().name,  # a result of one exercise is never taken for another's
         "grader_version": __version__,
         "scaffolding": scaffolding,
         "grading_seed": grading_seed,
@@ -94,6 +96,7 @@ def write_class_results(
     adds, such as the assignment, the date and the entries left without a result;
     ``scaffolding``: the level of the exercise the students were given, grader/handout/stubs.py)."""
     document = {
+        "exercise": registry.exercise().name,
         "grader_version": __version__,
         "scaffolding": scaffolding,
         "grading_seed": grading_seed,

@@ -22,6 +22,7 @@ import catalogue
 from grader.class_view import class_results
 from grader.batch import shard
 from grader.sandbox import processes
+from grader.seam import registry
 from grading import BATCH_EVENT_CAP_SECONDS, INTERRUPTIBLE_CLASS_SIZE, QUICK_CALL_LIMIT, REPO_ROOT, SLOW_CALL_LIMIT
 from grading import as_a_terminals_job, grade, interruptible_class, wait_for_results
 
@@ -81,7 +82,8 @@ def test_the_gradebook_has_one_sorted_row_per_student_and_a_column_per_group(gra
     assert scores["alice"] == scores["frank"] == 100
     assert scores["bob"] == scores["dave"] == scores["erin"] == 0
     assert 0 < scores["carol"] < 100
-    assert header.endswith(",diagnoses,late,override_reason,comment")
+    assert header.endswith(",diagnoses,late,override_reason,comment,exercise")
+    assert {row["exercise"] for row in rows} == {registry.exercise().name}  # each row says which exercise it grades
     assert {row["submission"]: row["diagnoses"] for row in rows}["carol"] == "softmax_over_queries"
     assert {row["submission"]: row["diagnoses"] for row in rows}["alice"] == ""
     assert {row["submission"]: row["status"] for row in rows} == {  # every 0 says why

@@ -277,7 +277,10 @@ def test_an_error_raised_again_at_the_same_line_is_said_in_full_once(pytester, s
 
 def test_the_header_says_what_is_graded_on_which_seed_and_where_the_code_runs(pytester, student):
     config = pytester.parseconfigure(*plugins("targets", "sandbox", "summary"), f"--submission={student.parent}", "--grading-seed=5")
-    assert summary.pytest_report_header(config) == [f"grading: {student.parent}", "grading seed: 5", "student code runs: in-process"]
+    exercise = registry.exercise()
+    assert summary.pytest_report_header(config) == [
+        f"exercise: {exercise.title} ({exercise.name})", f"grading: {student.parent}", "grading seed: 5", "student code runs: in-process",
+    ]
 
 
 @pytest.mark.parametrize(("kind", "message", "said"), [

@@ -8,7 +8,7 @@ moment that student is graded. This process watches the results arrive (progress
 then assembles the gradebook.
 
     OUT/gradebook.csv        submission,score (the final one),max_score,raw_score,late_penalty,override,status,
-                             <one column per group>,diagnoses (mistake ids),late,override_reason,comment
+                             <one column per group>,diagnoses (mistake ids),late,override_reason,comment,exercise
     OUT/results.json         every test of every submission, each student's trail, the grading seed, the version
     OUT/results/<id>.json    one per student, written as soon as it is graded (the tests' score)
     OUT/feedback/<id>.md     what the student reads: their final score and its trail, then the checks
@@ -89,6 +89,7 @@ from grader.term.status import NO_RESULT, NOT_GRADED_IN_THIS_RUN, status_of
 from grader.sandbox import processes
 from grader.feedback.markdown import render_markdown
 from grader.scoring import GROUPS, SubmissionResult
+from grader.seam import registry
 
 log = logging.getLogger("grader.batch")
 
@@ -898,6 +899,7 @@ def _manifest_entry(entry: intake.Entry) -> dict:
 
 
 _SAID_EDITED: set[str] = set()
+_SAID_OTHER_EXERCISE: set[str] = set()
 
 
 def _has_result(out: Path, student_id: str, content_hash: str, written_since: float = 0.0, seed: int | None = None) -> bool:
@@ -911,6 +913,15 @@ def _has_result(out: Path, student_id: str, content_hash: str, written_since: fl
     except (OSError, ValueError):
         return False
     if not isinstance(document, dict):
+        return False
+    if document.get("exercise") != registry.exercise().name:
+        # Another exercise's result (or one from before results recorded theirs): never kept.
+        if student_id not in _SAID_OTHER_EXERCISE:
+            _SAID_OTHER_EXERCISE.add(student_id)
+            log.warning(
+                "%s: its result is of the exercise %r, not %s: graded again",
+                untrusted.printable(student_id), document.get("exercise"), registry.exercise().name,
+            )
         return False
     if problem := grade_trail.check_graded(document):
         if student_id not in _SAID_EDITED:
@@ -986,11 +997,12 @@ def _write_class_files(
     writer = csv.writer(table)
     writer.writerow([
         "submission", "score", "max_score", "raw_score", "late_penalty", "override", "status", *groups, "diagnoses",
-        "late", "override_reason", "comment",
+        "late", "override_reason", "comment", "exercise",
     ])
+    exercise = registry.exercise().name  # every row's: one run grades one exercise
     for student_id in sorted(documents.keys() | not_graded.keys()):
         if student_id in not_graded:  # a row all the same: the grader failed, or --only named others, and says which
-            row = [student_id, "", "", "", "", "", not_graded[student_id]["status"], *([""] * len(groups)), "", "", "", ""]
+            row = [student_id, "", "", "", "", "", not_graded[student_id]["status"], *([""] * len(groups)), "", "", "", "", exercise]
         else:
             document = documents[student_id]
             points = document.get("groups", {})
@@ -999,7 +1011,7 @@ def _write_class_files(
             row = [
                 student_id, document["score"], document["max_score"], document["raw_score"], late.get("penalty", ""),
                 override.get("score", ""), document["status"], *earned, _diagnosed_ids(document),
-                late.get("note", ""), override.get("reason", ""), document.get("comment", ""),
+                late.get("note", ""), override.get("reason", ""), document.get("comment", ""), exercise,
             ]
         writer.writerow([untrusted.csv_cell(cell) for cell in row])  # no formula, no escape sequence
     files.write("gradebook.csv", table.getvalue())

@@ -12,6 +12,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from grader.seam import registry
 from grader.term import course_inputs, grade_trail
 from grader.feedback.diagnosis_text import check_name
 from grader.scoring import TEST_FIELDS
@@ -176,6 +177,22 @@ def adjustments_for(document: dict, course) -> course_inputs.Adjustments:
     return course_inputs.adjustments(course, ids)
 
 
+def _refuse_another_exercise(document: dict, submissions: dict, path: Path) -> None:
+    """The class file, and each result in it, must be of the exercise this process grades: its
+    checks, points and titles are the ones every figure is derived with (a file written before
+    results recorded their exercise names none, and is taken as it is)."""
+    graded = registry.exercise()
+    recorded = [("the class", document.get("exercise"))]
+    recorded += [(f"submission {sid!r}", result.get("exercise")) for sid, result in submissions.items() if isinstance(result, dict)]
+    for whose, exercise in recorded:
+        if exercise is not None and exercise != graded.name:
+            known = exercise in registry.names()
+            raise ValueError(
+                f"{path}: {whose} was graded for the exercise {exercise!r}, not {graded.name} ({graded.title}): "
+                + (f"run the command with --exercise {exercise}" if known else f"{registry.holding()}; regrade it with `python -m grader batch --force`")
+            )
+
+
 def checked(document: dict, path: Path, adjustments: course_inputs.Adjustments | None = None) -> dict:
     """``read_class_results`` on a class file already parsed (``path``: where it was read, for the
     messages), with the course's ``adjustments`` (``adjustments_for``; None: no course file);
@@ -185,6 +202,7 @@ def checked(document: dict, path: Path, adjustments: course_inputs.Adjustments |
     submissions = document.get("submissions") if isinstance(document, dict) else None
     if not isinstance(submissions, dict):
         raise ValueError(f"{path} holds no \"submissions\" object: is it a batch's results.json?")
+    _refuse_another_exercise(document, submissions, path)
     for sid, result in submissions.items():
         where = f"{path}: submission {sid!r}"
         if not isinstance(result, dict):

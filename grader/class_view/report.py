@@ -30,6 +30,7 @@ from grader.class_view.class_files import ClassFiles, finish_interrupted
 from grader.class_view.class_statistics import UNKNOWN, ClassStatistics, ItemStatistics, Misconception, class_statistics
 from grader.term.status import NOT_GRADED_IN_THIS_RUN, status_of
 from grader.scoring import GROUP_TITLES, GROUPS
+from grader.seam import registry
 
 MATCH_FILE = "export.json"  # the roster matching of the last `python -m grader export` (grader/lms/export.py)
 
@@ -185,6 +186,12 @@ def render_report(document: dict, assignment: str, date: str, match: dict | None
 # --- sections ---------------------------------------------------------------------------
 
 
+def _exercise_of(match: dict) -> str:
+    """The exercise an export was of, as it recorded it (an export before exercises were recorded: none)."""
+    name = match.get("exercise")
+    return f" ({_text(registry.exercise(name).title)})" if name in registry.names() else ""
+
+
 def _header(document: dict, assignment: str, date: str) -> str:
     submissions = document.get("submissions", {})
     refused = sorted(class_results.student_name(sid, result) for sid, result in submissions.items() if result.get("intake_problem"))
@@ -202,7 +209,9 @@ def _header(document: dict, assignment: str, date: str) -> str:
     if not_graded:
         names = sorted(class_results.student_name(sid, result) for sid, result in not_graded.items())
         failures = f'<span class="warning">{len(not_graded)}: {_text(", ".join(names))} (no result; see batch.log)</span>'
+    exercise = registry.exercise()  # the class file's own, checked when it was read (class_results.checked)
     facts = {
+        "exercise": f"{_text(exercise.title)} (<code>{_text(exercise.name)}</code>)",
         "date": _text(date),
         "grader version": _text(document.get("grader_version", "?")),
         "grading seed": _text(document.get("grading_seed", "?")),
@@ -335,7 +344,7 @@ def _match_section(match: dict) -> str:
     ) or "<li>none</li>"
     return f"""<section id="roster"><h2>Roster</h2>
 <p>At the last export ({_text(match.get("exported_at", "?"))}, {_text(match.get("file", ""))}), {_text(match.get("roster", "the roster"))}
-matched {_text(match.get("matched", 0))} submissions for {_text(match.get("assignment", ""))} (<code>python -m grader export</code> again after regrading).</p>
+matched {_text(match.get("matched", 0))} submissions for {_text(match.get("assignment", ""))}{_exercise_of(match)} (<code>python -m grader export</code> again after regrading).</p>
 <h3>On the roster, without a submission ({len(missing)})</h3><ul id="roster-without-submission">{missing_items}</ul>
 <h3>Submissions not on the roster ({len(unknown)})</h3><ul id="submissions-not-on-roster">{unknown_items}</ul></section>"""
 

@@ -1,6 +1,6 @@
 """The student release: ``python -m grader release OUT_DIR``.
 
-What students receive: the stubs, the focused example, the notebook and the lesson, generated
+What students receive, of one exercise (``--exercise``; python -m grader chooses it): its stubs, the focused example, the notebook and the lesson, generated
 at the chosen scaffolding level (``--level standard|guided``, recorded in
 ``grader/scaffolding.txt`` and from there in every results file), the visible grader (the
 grader package's own modules, none of its instructor subpackages), a README written for
@@ -29,7 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 WHOLE_FOLDERS = ("exercises",)
 OWN_FILES_ONLY = (
     "grader", *(f"grader/{name}" for name in STUDENT_SUBPACKAGES),
-    *(f"grader/{folder}" for name in registry.names() for folder in registry.student_folders(name)),  # each exercise's
+    *(f"grader/{folder}" for folder in registry.student_folders()),  # the exercise released, its package and visible checks
 )
 # source: name in the release. student.gitignore keeps .venv, caches and results out of a
 # student's repository (the release is also Classroom 50's template repository).
@@ -93,6 +93,24 @@ CONSTRUCTORS = {
 }
 
 
+def _never_copied_for(released):
+    """What of exercises/ stays home besides caches: the other exercises' files (each one's
+    student file, notebook and lesson, where not the released exercise's own)."""
+    own = {released.student_file, released.notebook, released.lesson}
+    others: set[str] = set()
+    for name in registry.names():
+        if name != released.name:
+            other = registry.exercise(name)
+            others |= {other.student_file, other.notebook, other.lesson}
+    others -= own
+
+    def ignored(folder: str, names: list[str]) -> set[str]:
+        top = Path(folder).resolve() == (REPO_ROOT / "exercises").resolve()
+        return set(NEVER_COPIED(folder, names)) | ({name for name in names if name in others} if top else set())
+
+    return ignored
+
+
 def own_files() -> list[tuple[str, Path]]:
     """The student grader's files: each folder of ``OWN_FILES_ONLY``'s own files, none of its
     subfolders, as (path in the release, path here). The release copies them; the student
@@ -111,7 +129,7 @@ def write_release(out_dir: Path, level: str = stubs.DEFAULT_LEVEL, install_from:
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
     for name in WHOLE_FOLDERS:
-        shutil.copytree(REPO_ROOT / name, out_dir / name, ignore=NEVER_COPIED)
+        shutil.copytree(REPO_ROOT / name, out_dir / name, ignore=_never_copied_for(registry.exercise()))
     for relative, path in own_files():
         (out_dir / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, out_dir / relative)
@@ -123,10 +141,14 @@ def write_release(out_dir: Path, level: str = stubs.DEFAULT_LEVEL, install_from:
     (out_dir / "exercises" / stubs.EXERCISE_PATH.name).write_text(
         stubs.make_stub(solution.read_text(encoding="utf-8"), level), encoding="utf-8"
     )
-    (out_dir / "exercises" / notebook.NOTEBOOK_PATH.name).write_text(
+    released = registry.exercise()
+    (out_dir / "exercises" / released.notebook).write_text(
         notebook.notebook_text(level=level, install_from=install_from), encoding="utf-8"
     )
-    (out_dir / "exercises" / notebook.LESSON_PATH.name).write_text(notebook.lesson_text(level=level), encoding="utf-8")
+    # The lesson page generated where the exercise's lesson is cut into parts (its declaration's
+    # lesson_parts); otherwise it is the exercise's own page in exercises/, copied above as written.
+    if notebook.lesson_parts() is not None:
+        (out_dir / "exercises" / released.lesson).write_text(notebook.lesson_text(level=level), encoding="utf-8")
     (out_dir / "grader" / stubs.LEVEL_FILE.name).write_text(level + "\n", encoding="utf-8")
     visible, hidden = scoring.visible_and_hidden_points()  # from the checks' markers
     exercise = registry.exercise()

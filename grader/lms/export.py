@@ -52,6 +52,7 @@ from grader.lms.canvas import canvas_csv  # noqa: F401 - the gradebook import, a
 from grader.lms.cells import neutralise, number, scaled
 from grader.term import identity, roster
 from grader.scoring import GROUP_TITLES, GROUPS
+from grader.seam import registry
 from grader.term.status import NOT_GRADED_IN_THIS_RUN
 
 MATCH_FILE = "export.json"  # read by grader/class_view/report.py
@@ -246,6 +247,7 @@ def trail_cells(document: dict, points: float) -> list[str]:
 def match_record(found: identity.Match, arguments: argparse.Namespace, submissions: dict[str, dict]) -> dict:
     return {
         "assignment": arguments.assignment,
+        "exercise": registry.exercise().name,  # the exercise whose grades these are (the class file's, checked)
         "roster": arguments.roster.name,
         "file": arguments.file.name,
         "exported_at": time.strftime("%Y-%m-%d %H:%M %Z"),

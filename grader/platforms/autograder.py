@@ -28,10 +28,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import tempfile
 from pathlib import Path
 
 from grader import settings
+from grader.seam import registry
 from grader.scoring import HIDDEN_GROUP
 from grader.feedback import diagnosis_text
 
@@ -67,6 +69,9 @@ if [ -z "${{PYTHON:-}}" ]; then
 fi
 cd "$ROOT/{code_folder}" || exit 1
 export {root_variable}="$ROOT"
+# The exercise this bundle was built for (python -m grader ... --exercise): whatever the
+# platform's environment says, this script grades that one.
+export {exercise_variable}={exercise}
 exec "$PYTHON" -m {module}{arguments}
 """
 
@@ -421,6 +426,7 @@ def entrypoint(
     return ENTRYPOINT.format(
         comment=comment.rstrip("\n"), venv=VENV, root_variable=root_variable, default_root=default_root,
         code_folder=code_folder, module=module, arguments=f" {arguments}" if arguments else "",
+        exercise_variable=registry.CHOSEN, exercise=shlex.quote(registry.exercise().name),
     )
 
 

@@ -19,7 +19,7 @@ Building (the instructor's machine) writes::
         autograder.py             the entrypoint (grader/platforms/classroom50_autograder.py)
         grader/, solutions/       the whole grader, hidden tests included, and the reference
         requirements.txt          the pinned versions it installs on the runner
-        classroom50.json          this build's settings (how the hidden group is shown)
+        classroom50.json          this build's settings (how the hidden group is shown, which exercise)
     OUT_DIR/runtime.json          the assignment's runtime block: Python 3.12, bubblewrap
     OUT_DIR/template/             the assignment's template repository (the student release)
     OUT_DIR/README.md             the steps, with gh teacher's commands
@@ -148,7 +148,9 @@ def write_config(out_dir: Path, *, slug: str = DEFAULT_SLUG, hidden: str = "tota
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
     shutil.copyfile(ENTRYPOINT, bundle / "autograder.py")
-    (bundle / SETTINGS_FILE).write_text(json.dumps({"hidden": hidden}, indent=2) + "\n", encoding="utf-8")
+    # The exercise it was built for: autograder.py grades that one (classroom50_autograder.py).
+    settings = {"hidden": hidden, "exercise": registry.exercise().name}
+    (bundle / SETTINGS_FILE).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     (out_dir / "runtime.json").write_text(json.dumps(RUNTIME, indent=2) + "\n", encoding="utf-8")
     template = release.write_release(out_dir / "template")
     readme = template / "README.md"

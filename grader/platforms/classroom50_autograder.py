@@ -69,6 +69,8 @@ from grader.untrusted import printable
 BUNDLE = Path(__file__).resolve().parent
 PYTHON_VARIABLE = "MHA_GRADER_PYTHON"
 SUDO_VARIABLE = "MHA_GRADER_SUDO"
+EXERCISE_VARIABLE = "GRADER_EXERCISE"  # grader/seam/registry.py's CHOSEN (this file imports little of the grader)
+SETTINGS_FILE = "classroom50.json"  # grader/platforms/classroom50.py's, beside this file in the bundle
 PASSED_ON = ("GRADER_SANDBOX", "GRADER_CALL_TIMEOUT")  # the grading's own settings, kept through sudo
 CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"  # autograder.py's (not importable here)
 # The file names the runner reads (runner.py: RESULT_FILENAME, RELEASE_BODY_FILENAME).
@@ -203,6 +205,12 @@ def as_root(command: list[str], log: ActionsLog) -> list[str]:
     return command
 
 
+def built_for() -> str:
+    """The exercise this bundle grades, as ``python -m grader classroom50`` wrote it in its
+    settings (classroom50.json beside this file)."""
+    return str(json.loads((BUNDLE / SETTINGS_FILE).read_text(encoding="utf-8"))["exercise"])
+
+
 def metadata() -> dict[str, str]:
     return {name: os.environ.get(name, "") for name in METADATA}
 
@@ -254,7 +262,10 @@ def grade_checkout(checkout: Path, log: ActionsLog) -> int:
         with tempfile.TemporaryDirectory(prefix="mha-classroom50-") as private:
             out = Path(private)
             (out / "metadata.json").write_text(json.dumps(metadata()), encoding="utf-8")
-            grading = [python, "-s", "-E", "-m", "grader.platforms.classroom50", "--checkout", str(checkout), "--out", str(out)]
+            # The exercise this bundle was built for (its classroom50.json), whatever the runner's
+            # environment says: the grading's modules read it when they are imported.
+            grading = ["env", f"{EXERCISE_VARIABLE}={built_for()}", python, "-s", "-E", "-m", "grader.platforms.classroom50",
+                       "--checkout", str(checkout), "--out", str(out)]
             completed = captured(as_root(grading, log), cwd=BUNDLE)
             written = out / "log.txt"
             log.relay(written.read_text(encoding="utf-8", errors="replace") if written.is_file() else "")

@@ -38,6 +38,7 @@ from grader import notebook_checks
 from grader.handout import notebook, stubs
 from grader.reading.notebooks import is_grader_cell
 from grader.scoring import EXERCISE, GROUP_TITLES, GROUPS, HIDDEN_TESTS
+from grader.seam import registry
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = EXERCISE.name  # the assignment is the exercise, by its name
@@ -89,6 +90,8 @@ os.environ.setdefault("{root_variable}", {root!r})
 # The seed of the data the hidden checks draw, drawn when the course was written: every
 # student is graded on the same data, and a rerun gives the same marks (as one batch run does).
 os.environ.setdefault("{seed_variable}", "{seed}")
+# The exercise this course grades (grader/exercises/{assignment}): the kernel's checks grade it.
+os.environ["{exercise_variable}"] = "{assignment}"
 
 c.CourseDirectory.course_id = "{assignment}"
 c.ClearSolutions.code_stub = {{"python": {code_stub!r}}}
@@ -107,7 +110,7 @@ def group_points(repo_root: Path = REPO_ROOT) -> dict[str, int]:
         finished = subprocess.run(
             [
                 sys.executable, "-m", "pytest", "grader", "--collect-only", "-q", "-p", "no:cacheprovider",
-                "-p", "pytest_timeout", "--results-json", str(results_path),
+                "-p", "pytest_timeout", "--results-json", str(results_path), "--exercise", EXERCISE.name,
             ],
             cwd=repo_root, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300,
             env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
@@ -193,6 +196,7 @@ def write_course(
         bin_folder=Path(sys.executable).parent, assignment=ASSIGNMENT, root_variable=ROOT_VARIABLE,
         root=str(repo_root), code_stub=CODE_STUB, seed_variable=notebook_checks.SEED_VARIABLE,
         seed=secrets.randbelow(2**31),
+        exercise_variable=registry.CHOSEN,
     )
     (course_dir / "nbgrader_config.py").write_text(config, encoding="utf-8")
     return course_dir

@@ -175,7 +175,10 @@ class WorkerProcess:
     @staticmethod
     def _environment(pythonpath: str, temporary: str) -> dict[str, str]:
         """The worker's whole environment, exec'd or warm: nothing of the grader's."""
-        return {"PATH": "/usr/bin:/bin", "PYTHONPATH": pythonpath, "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp", "TMPDIR": temporary}
+        # The exercise chosen (grader/seam/registry.py): the worker imports its operations; the
+        # worker's child, which runs the student's code, gets none of this environment.
+        return {"PATH": "/usr/bin:/bin", "PYTHONPATH": pythonpath, "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp", "TMPDIR": temporary,
+                registry.CHOSEN: registry.exercise().name}
 
     def _adopt_a_warm_worker(self, limits: Limits) -> bool:
         """Start the worker this process forked warm (fork_warm_worker), if it did; False when
@@ -254,7 +257,8 @@ _WARM_WORKERS: list[WarmWorker] = []
 WARM_WORKER_FLAG = "--warm-worker"
 # The environment a shard starts in when it forks a warm worker: where programs and Python's
 # packages are, the locale; never the batch's credentials (CI tokens and the like).
-START_ENVIRONMENT = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONPATH", "PYTHONHOME", "TMPDIR", "TZ")
+# And the exercise chosen: the warm worker imports its operations before it is started.
+START_ENVIRONMENT = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONPATH", "PYTHONHOME", "TMPDIR", "TZ", registry.CHOSEN)
 
 
 class WarmWorker:

@@ -79,6 +79,10 @@ def _is_folder(entry: str, folder: Path) -> bool:
         return False
 
 
+# The chosen exercise's operations module (serve_the_grader reads it, before the first fork).
+OPERATIONS = None
+
+
 def serve_the_grader(control: socket.socket, limits: dict) -> None:
     # Nothing a child leaves in a writable folder may shadow a module a later child imports.
     sys.path[:] = [entry for entry in sys.path if entry not in ("", ".", os.getcwd(), tempfile.gettempdir())]
@@ -93,6 +97,13 @@ def serve_the_grader(control: socket.socket, limits: dict) -> None:
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of a child become ours to kill
     # Everything imported so far is permanent: keep the garbage collector out of it, so a
     # child does not copy every page of the interpreter's heap by merely scanning it.
+    # The exercise's operations, for the exercise the grader chose (GRADER_EXERCISE, in the
+    # environment it gave this worker): read now, before any child runs student code, so that
+    # the child's cleared environment, or anything a student's code does, cannot change it.
+    global OPERATIONS
+    from grader.seam import registry
+
+    OPERATIONS = registry.operations()
     gc.freeze()
     spare = Spare(control, limits)
     wire.send(control, {"event": "ready", "pid": os.getpid()})
@@ -487,7 +498,7 @@ def serve(channel: socket.socket, source: Path, cells: list[tuple[int, int]] | N
     from grader.reading import loading
     from grader.feedback.errors import ErrorDescription, describe_exception
 
-    operations = registry.operations()
+    operations = OPERATIONS if OPERATIONS is not None else registry.operations()
     # The generators start where a desk's submission starts them (grader/submission.py
     # ``InProcessBackend.open``), not where the worker's fork left them (torch seeds itself at
     # random in each process): code that draws without a seed reads the same numbers every run.

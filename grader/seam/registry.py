@@ -60,11 +60,46 @@ def _declaration(name: str | None) -> Declaration:
             raise UnknownExercise("this grader holds no exercise")
         name = order[0]
     if name not in known:
-        raise UnknownExercise(f"no exercise named {name!r}: this grader holds {', '.join(known) or 'none'}")
+        raise UnknownExercise(f"no exercise named {name!r}: {holding()}")
     declared = importlib.import_module(f"{PACKAGE}.{name}.declaration").DECLARATION
     if declared.name != name:
         raise UnknownExercise(f"grader/exercises/{name}/declaration.py declares {declared.name!r}, not {name!r}")
     return _placed(declared, EXERCISES / name)
+
+
+def holding(declarations=None) -> str:
+    """What this grader holds (or ``declarations``), for a message refusing a name: each
+    exercise's name and title."""
+    held = sorted(declarations if declarations is not None else (_declaration(name) for name in names()), key=lambda d: d.name)
+    if not held:
+        return "this grader holds no exercise"
+    return "this grader holds " + ", ".join(f"{d.name} ({d.title})" for d in held)
+
+
+def choose(name: str) -> Declaration:
+    """Choose ``name`` as the exercise this process, and every process it starts, grades
+    (``GRADER_EXERCISE``); before the engine's modules are imported, which read it once
+    (grader/scoring.py and the others: one process grades one exercise). An unknown name, or
+    another exercise than the one this process already grades, is refused."""
+    declaration = _declaration(name)  # UnknownExercise, with the names held, before anything changes
+    graded = _graded_already()
+    if graded is not None and graded != declaration.name:
+        raise UnknownExercise(
+            f"this process already grades {graded}, not {declaration.name}: "
+            f"choose the exercise before the grader's modules are imported (a new process)"
+        )
+    os.environ[CHOSEN] = declaration.name
+    return declaration
+
+
+def _graded_already() -> str | None:
+    """The exercise the engine's modules were imported for, if they were (grader/scoring.py
+    reads the choice when it is imported)."""
+    import sys
+
+    scoring = sys.modules.get("grader.scoring")
+    exercise = getattr(scoring, "EXERCISE", None)
+    return getattr(exercise, "name", None)
 
 
 def _placed(declared: Declaration, package: Path) -> Declaration:

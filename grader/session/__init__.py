@@ -3,6 +3,8 @@
 grader/conftest.py registers them (``pytest_plugins = PLUGINS``), in this order (each after the
 modules it imports, which pytest can then still prepare as plugins):
 
+* ``choice.py``      which exercise is graded, chosen before the others are imported (it imports
+  only the seam): ``--exercise``, ``GRADER_EXERCISE`` or the file the student works in;
 * ``scoreboard.py``  each check's outcome into its record, and the score table;
 * ``targets.py``     which files are graded: the options, ``--submission`` and ``--manifest``, a
   notebook's code staged as a file, the tests parametrized and ordered by submission;

@@ -17,6 +17,7 @@ from grader.session.sandbox import sandbox_key
 from grader.session.scoreboard import scoreboard_key
 from grader.session.targets import Target, targets_key
 from grader.feedback.evidence import StudentCodeError
+from grader.seam import registry
 from grader.submission import Submission
 
 
@@ -25,7 +26,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     # What the user named (a notebook, or its folder), never the staged copy of a notebook's code.
     shown = ", ".join(str(t.given or t.path) for t in list(targets.values())[:3]) + (" ..." if len(targets) > 3 else "")
     sandbox, fallback = config.stash[sandbox_key]
-    lines = [f"grading: {shown}", f"grading seed: {config.getoption('grading_seed')}", f"student code runs: {sandbox}"]
+    exercise = registry.exercise()  # chosen before the session's modules were imported (grader/session/choice.py)
+    lines = [f"exercise: {exercise.title} ({exercise.name})", f"grading: {shown}", f"grading seed: {config.getoption('grading_seed')}",
+             f"student code runs: {sandbox}"]
     if len(targets) == 1 and (target := next(iter(targets.values()))).graded_file.endswith(".ipynb"):
         lines.append(f"graded file: {target.graded_file} (the notebook holds the work; see `choose_work` in grader/reading/loading.py)")
     return lines + ([f"note: {fallback}"] if fallback else [])

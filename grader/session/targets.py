@@ -22,11 +22,12 @@ import pytest
 from grader import settings, timeouts
 from grader.reading import loading, notebooks
 from grader.scoring import EXERCISE, GROUPS
+from grader.session import choice
 from grader.session.scoreboard import group_of
 
 GRADER_DIR = Path(__file__).resolve().parents[1]
 REPO_ROOT = GRADER_DIR.parent
-DEFAULT_SUBMISSION = REPO_ROOT / "exercises"
+DEFAULT_SUBMISSION = choice.DEFAULT_SUBMISSION  # exercises/: the choice reads it before this module is imported
 
 targets_key = pytest.StashKey[dict]()
 notebooks_key = pytest.StashKey[Path]()  # where --submission notebooks become .py files
@@ -50,7 +51,7 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     # inside grader/ only (its confcutdir check, narrowed; pytest is pinned).
     considered = pluginmanager._is_in_confcutdir
     pluginmanager._is_in_confcutdir = lambda path: considered(path) and Path(path).is_relative_to(GRADER_DIR)
-    group = parser.getgroup("grader", "multi-head attention grader")
+    group = parser.getgroup("grader", "the grader")  # made by grader/session/choice.py, registered first
     group.addoption(
         "--submission",
         action="append",

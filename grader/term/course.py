@@ -23,6 +23,7 @@ import zoneinfo
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.seam import registry
 from grader.term import instructor_files
 
 FILE_NAME = "course.toml"
@@ -35,6 +36,7 @@ STARTING_FILE = """\
 name = "HW3 Multi-head attention"   # the LMS column's title
 # lms_id = 777                      # Canvas's assignment id: the column is "name (lms_id)"
 points = 100                        # the assignment's points possible in the LMS
+# exercise = "NAME"                 # which exercise: grader/exercises/NAME (unset: the course's first)
 level = "standard"                  # the scaffolding of the hand-out: "standard" or "guided"
 # grading_seed = 4242               # written here by the first batch; every later run uses it
 # deadline = "2026-12-05T23:59:00-05:00"   # ISO 8601 with its UTC offset
@@ -131,6 +133,11 @@ def _zone(value):
     return value
 
 
+def _exercise(value):
+    """An exercise this grader holds, by its name (grader/exercises/NAME)."""
+    return value if isinstance(value, str) and value in registry.names() else None
+
+
 LMS_KINDS = ("canvas", "moodle")  # grader/term/roster.py choose, grader/lms/: one module each
 
 
@@ -143,6 +150,7 @@ KINDS = {
     _moment: 'a date and time with its UTC offset, e.g. "2026-12-05T23:59:00-05:00"',
     _zone: 'a time zone\'s IANA name, e.g. "Europe/Berlin"',
     _lms_kind: " or ".join(f'"{kind}"' for kind in LMS_KINDS),
+    _exercise: "the name of an exercise (" + registry.holding() + ")",
 }
 
 
@@ -153,7 +161,7 @@ def kind_of(check) -> str:
 SCHEMA = {
     "assignment": {
         "name": _text, "lms_id": Within(1, 2**63 - 1, whole=True), "points": Within(0, 1_000_000, above_low=True),
-        "level": _text, "grading_seed": Within(0, 2**63 - 1, whole=True), "deadline": _moment, "timezone": _zone,
+        "exercise": _exercise, "level": _text, "grading_seed": Within(0, 2**63 - 1, whole=True), "deadline": _moment, "timezone": _zone,
     },
     "lms": {"kind": _lms_kind},
     "late": {

@@ -2,7 +2,8 @@
 
 The final score is derived, never read back: each check's outcome times its points (the
 grader's own, ``@pytest.mark.points`` in its test modules: grader/scoring.py's grader_points)
-gives each group's points and the raw score; the course's deadline, extensions, submission
+gives each group's points and the raw score (of the exercise graded: a result records its
+exercise, and one of another exercise is refused); the course's deadline, extensions, submission
 times and late policy give the penalty; the overrides file gives the override, or a comment
 (a reason without a score, which changes no score). Which row of the course's files is whose,
 and how late each file is, the course's ``Adjustments`` say (grader/term/course_inputs.py: one
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING
 from grader import __version__
 from grader.term import late_work, overrides
 from grader.term.late_work import Lateness
-from grader.scoring import GROUPS, grader_points
+from grader.scoring import EXERCISE, GROUPS, grader_points
 
 if TYPE_CHECKING:
     from grader.term.course_inputs import Adjustments
@@ -68,6 +69,10 @@ class Trail:
 def graded(result: dict) -> Graded:
     """Each group's points and the raw score from the checks' outcomes and points, with each
     stored figure of the grading (a check's points, ``groups``, ``max_score``) held to them."""
+    exercise = result.get("exercise")
+    if exercise is not None and exercise != EXERCISE.name:
+        # Another exercise's checks, groups and points: none of its figures can be held to this one's.
+        raise TrailError("exercise", f"is {exercise!r}, but the grader grades {EXERCISE.name} (results of another exercise are graded again by the next batch)")
     tests = result.get("tests")
     if not isinstance(tests, list) or not tests:
         raise TrailError("tests", "is missing or empty: the score is derived from each check's outcome and points")
