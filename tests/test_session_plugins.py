@@ -94,6 +94,65 @@ def test_the_checks_run_once_per_submission_one_after_the_other_in_the_lessons_o
     assert ids == ["test_one[alice]", "test_two[alice]", "test_one[alice-2]", "test_two[alice-2]"], result.outlines
 
 
+def test_pytests_own_reordering_by_fixture_scope_is_left_out_of_a_grading_session(pytester, monkeypatch):
+    # The grader orders its checks itself; pytest's reorder_items (3 % of a shard's CPU) would
+    # order them the same, so a session does not run it, and puts it back for whoever runs next.
+    from _pytest import fixtures
+
+    reorderings = []
+
+    def counted(items):
+        reorderings.append(len(items))
+        return list(items)
+
+    monkeypatch.setattr(fixtures, "reorder_items", counted)
+    fixture = "import pytest\n@pytest.fixture(scope='session')\ndef submission(request):\n    return request.param\n"
+    pytester.makepyfile(test_shapes=fixture + "def test_one(submission): pass\ndef test_two(submission): pass\n")
+    (pytester.path / "alice.py").write_text("")
+    (pytester.path / "bob.py").write_text("")
+    result = pytester.runpytest_inprocess(
+        *plugins("targets", "overheads"), *QUIET, "--collect-only", "-q", f"--submission={pytester.path / 'alice.py'}",
+        f"--submission={pytester.path / 'bob.py'}",
+    )
+    ids = [line.split("::", 1)[1] for line in result.outlines if "::" in line]
+    assert ids == ["test_one[alice]", "test_two[alice]", "test_one[bob]", "test_two[bob]"], result.outlines
+    assert reorderings == [], "pytest reordered the grader's checks by fixture scope"
+    assert fixtures.reorder_items is counted, "pytest's reorder_items was not put back after the session"
+
+
+def test_the_hooks_of_a_test_file_are_looked_up_once_per_session_not_at_every_call(pytester, monkeypatch):
+    # Every hook of a check (setup, call, teardown, reports, fixtures) goes through item.ihook,
+    # which asks the session for its file's hooks; pytest looks them up again each time (once
+    # per node's path here: the file, its folder).
+    lookups_while_running = []
+    look_up = pytest.Session.gethookproxy
+
+    def counted(session, fspath):
+        if session.config.stash.get(running_key, False):
+            lookups_while_running.append(fspath)
+        return look_up(session, fspath)
+
+    running_key = pytest.StashKey[bool]()
+
+    class Running:
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_runtestloop(self, session):
+            session.config.stash[running_key] = True
+
+    monkeypatch.setattr(pytest.Session, "gethookproxy", counted)
+    fixture = "import pytest\n@pytest.fixture(scope='session')\ndef submission(request):\n    return request.param\n"
+    checks = "".join(f"def test_{number}(submission): pass\n" for number in range(5))
+    pytester.makepyfile(test_shapes=fixture + checks)
+    (pytester.path / "alice.py").write_text("")
+    (pytester.path / "bob.py").write_text("")
+    result = pytester.runpytest_inprocess(
+        *plugins("targets", "overheads"), *QUIET, f"--submission={pytester.path / 'alice.py'}",
+        f"--submission={pytester.path / 'bob.py'}", plugins=[Running()],
+    )
+    result.assert_outcomes(passed=10)
+    assert len(lookups_while_running) == len(set(lookups_while_running)), f"10 checks looked their hooks up {len(lookups_while_running)} times"
+
+
 def test_a_notebook_is_graded_as_its_code_cells_staged_as_one_file(pytester):
     cells = [
         {"cell_type": "markdown", "metadata": {}, "source": "# My work"},

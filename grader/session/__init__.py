@@ -15,7 +15,9 @@ modules it imports, which pytest can then still prepare as plugins):
 * ``folding.py``     one root cause, one message: a failure a cause explains folded under it, an
   error repeated at one line said once, each failure reported once;
 * ``summary.py``     what the terminal shows: the header, a student's exception as a paragraph, how
-  a notebook ran and the diagnosis before pytest's failures.
+  a notebook ran and the diagnosis before pytest's failures;
+* ``overheads.py``   what pytest does per session and per check that grading need not pay for:
+  its reordering of the checks, the hooks of each check looked up afresh at each call.
 
 They share their state through the session's stash, each key kept by the plugin that owns it.
 Part of the student's grader (the release and the wheel ship it): these modules import the
@@ -24,5 +26,5 @@ student layer below them, and the sandbox only on ``--isolate``, lazily.
 
 PLUGINS = tuple(
     f"grader.session.{name}"
-    for name in ("scoreboard", "targets", "sandbox", "handles", "persistence", "folding", "summary")
+    for name in ("scoreboard", "targets", "sandbox", "handles", "persistence", "folding", "summary", "overheads")
 )

@@ -1,0 +1,55 @@
+"""What pytest does in every session and for every check that a grading session need not pay for.
+
+A batch shard runs one session per 25 students, some 1,300 checks each, so pytest's own
+bookkeeping per session and per check adds up to a share of the grading that the student's
+code and the checks themselves do not need. Each measure here leaves what runs, and in which
+order, exactly as it was (tests/test_session_plugins.py); each was measured with cProfile on
+one shard grading the benchmark's class of 100 (tests/benchmark_batch.py), 63 s of CPU:
+
+* pytest's reordering of the items by fixture scope, 1.8 s: skipped, as the grader orders the
+  checks itself (targets.py);
+* the hooks of each check found afresh at every call, 2.6 s: found once per test file.
+"""
+
+from __future__ import annotations
+
+import pytest
+from _pytest import fixtures
+
+
+@pytest.hookimpl(wrapper=True, specname="pytest_collection_modifyitems")
+def pytest_collection_modifyitems_without_pytests_reordering(items: list[pytest.Item]):
+    """pytest's reordering by fixture scope (``reorder_items`` in _pytest/fixtures.py, which
+    FixtureManager's pytest_collection_modifyitems applies to the items as collected) is skipped
+    while this hook runs. For the grader's items it changes nothing that targets.py's order
+    keeps: their one parameter above function scope is ``submission``, whose items it gathers in
+    the order they were collected, and targets.py sorts them by submission, then by group, then
+    in the order collected. ``reorder_items`` is a global of that module, looked up at each call
+    (pytest is pinned); it is put back as soon as the hook ends."""
+    reorder = fixtures.reorder_items
+    fixtures.reorder_items = list  # the items as they are
+    try:
+        return (yield)
+    finally:
+        fixtures.reorder_items = reorder
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Each of a check's hooks (setup, call, teardown, reports, fixtures: some 9 per check) is
+    reached through ``item.ihook``, which asks ``session.gethookproxy(item.path)`` for the hooks
+    of the conftest files that apply to the item's folder (_pytest/main.py). grader/hidden/
+    holds a conftest file that applies to no check's folder, so pytest builds a new proxy at each
+    call and looks up every hook in it again (pluggy's ``subset_hook_caller``). Once collection
+    is over no conftest file is loaded any more, and what a proxy finds does not change (a
+    subset hook caller reads the hook's implementations when called, so plugins registered
+    later are still called): the session keeps one proxy per test file."""
+    found = session.gethookproxy
+    proxies: dict = {}
+
+    def gethookproxy(fspath):
+        proxy = proxies.get(fspath)
+        if proxy is None:
+            proxy = proxies[fspath] = found(fspath)
+        return proxy
+
+    session.gethookproxy = gethookproxy
