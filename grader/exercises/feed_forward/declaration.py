@@ -22,4 +22,6 @@ DECLARATION = Declaration(
     operations="operations",
     handle="handle.FeedForwardSubmission",
     data="data",
+    conventions="names, shapes, the layers' names, exact GELU, dropout only in training",
+    topic="Feed-forward network",
 )
