@@ -226,9 +226,10 @@ def test_a_release_of_the_second_exercise_holds_its_files_and_grades_it_when_not
     assert visible == result["max_score"] and total == visible + hidden, readme
     assert readme.startswith(f"# {SECOND.title}: your exercise") and f"`exercises/{SECOND.lesson}`" in readme
     assert f"({SECOND.conventions})" in readme and FIRST.conventions not in readme
-    assert "make example" not in readme and "reference_examples.json" not in readme and FIRST.lesson not in readme
+    assert f"exercises/{SECOND.example.file}" in readme and SECOND.example.shows in readme
+    assert f"exercises/{FIRST.example.file}`" not in readme and "reference_examples.json" not in readme and FIRST.lesson not in readme
     said = subprocess.run(["make", "-n", "example"], cwd=tmp_path / "release", capture_output=True, text=True, timeout=60)
-    assert "has no focused example" in said.stdout and "example.py" not in said.stdout, said.stdout + said.stderr
+    assert f"exercises/{SECOND.example.file}" in said.stdout, said.stdout + said.stderr
     # Its notebook installs its own grader, under its own name: a kernel holding the first
     # exercise's grader does not take it for this one's.
     setup = (tmp_path / "release" / "exercises" / SECOND.notebook).read_text()
@@ -247,6 +248,17 @@ def test_the_platforms_hand_outs_of_the_second_exercise_speak_of_it(tmp_path):
     slug = SECOND.name.replace("_", "-")
     assert f'{slug} --name "{SECOND.title}"' in steps and (tmp_path / "c50" / "autograders" / slug).is_dir()
     assert FIRST.title not in steps and FIRST.title not in (tmp_path / "c50" / "template" / "README.md").read_text()
+
+
+def test_the_release_makefile_of_an_exercise_without_a_focused_example_says_so(tmp_path):
+    from grader.handout import release
+
+    (tmp_path / "Makefile").write_text(release.student_makefile(scratch()))
+    said = subprocess.run(["make", "-n", "example"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert "has no focused example" in said.stdout and "python" not in said.stdout.split("focused example")[-1], said.stdout
+    (tmp_path / "Makefile").write_text(release.student_makefile(FIRST))
+    said = subprocess.run(["make", "-n", "example"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert f"exercises/{FIRST.example.file}" in said.stdout and "no focused example" not in said.stdout, said.stdout
 
 
 def test_each_exercise_has_a_distribution_name_of_its_own_and_the_first_keeps_its_published_one():

@@ -1,6 +1,6 @@
 """The position-wise feed-forward network, as the engine knows it: the one place its facts live."""
 
-from grader.seam.declaration import Declaration, Group
+from grader.seam.declaration import Declaration, Example, Group
 
 DECLARATION = Declaration(
     name="feed_forward",
@@ -23,5 +23,9 @@ DECLARATION = Declaration(
     handle="handle.FeedForwardSubmission",
     data="data",
     conventions="names, shapes, the layers' names, exact GELU, dropout only in training",
+    example=Example(
+        "feed_forward_example.py",
+        shows="a change at one position, and which outputs it moves; a check mark or a cross for each of six checks",
+    ),
     topic="Feed-forward network",
 )
