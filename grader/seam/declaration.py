@@ -22,12 +22,13 @@ class Group:
 
 
 @dataclass(frozen=True)
-class Example:
-    """The lesson's focused example: a script, beside the student's file, that students run on
-    their own work (``make example``) to see the lesson's point happen."""
+class Script:
+    """A script handed out beside the student's file, which students run on their own work:
+    the lesson's focused example (``make example``) to see the lesson's point happen, a
+    training run."""
 
     file: str  # under exercises/: "example.py"
-    shows: str  # what it prints, as the student README says it beside `make example`
+    shows: str  # what it does, as the student README and ``python -m grader --help`` say it
     options: str = ""  # what else to try with it, as the README says it after the command
 
 
@@ -68,8 +69,8 @@ class Declaration:
     # of exercises/ handed out with it (a training script), and PrairieLearn's topic (a chapter of
     # the course, infoCourse.json's "topics"; the title when empty).
     conventions: str = "names, shapes"
-    example: Example | None = None
-    also_ships: tuple[str, ...] = ()
+    example: Script | None = None
+    also_ships: tuple[Script, ...] = ()
     topic: str = ""
     package: Path = Path()  # set by the registry: where the exercise's package lives
 
@@ -88,8 +89,12 @@ class Declaration:
     def handed_out(self) -> tuple[str, ...]:
         """Its files in exercises/, as a release ships them: the student's file, notebook and
         lesson, the focused example and whatever else it hands out (no other exercise's)."""
-        example = (self.example.file,) if self.example else ()
-        return (self.student_file, self.notebook, self.lesson, *example, *self.also_ships)
+        return (self.student_file, self.notebook, self.lesson, *(script.file for script in self.scripts))
+
+    @property
+    def scripts(self) -> tuple[Script, ...]:
+        """The scripts students run beside their work: the focused example first."""
+        return ((self.example,) if self.example else ()) + self.also_ships
 
     @property
     def distribution_name(self) -> str:

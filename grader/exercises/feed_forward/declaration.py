@@ -1,6 +1,6 @@
 """The position-wise feed-forward network, as the engine knows it: the one place its facts live."""
 
-from grader.seam.declaration import Declaration, Example, Group
+from grader.seam.declaration import Declaration, Group, Script
 
 DECLARATION = Declaration(
     name="feed_forward",
@@ -23,9 +23,9 @@ DECLARATION = Declaration(
     handle="handle.FeedForwardSubmission",
     data="data",
     conventions="names, shapes, the layers' names, exact GELU, dropout only in training",
-    example=Example(
+    example=Script(
         "feed_forward_example.py",
-        shows="a change at one position, and which outputs it moves; a check mark or a cross for each of six checks",
+        shows="one position's input changed, and which outputs move; a mark for each of six checks",
     ),
     topic="Feed-forward network",
 )

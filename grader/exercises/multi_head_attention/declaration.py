@@ -1,6 +1,6 @@
 """Multi-head self-attention, as the engine knows it: the one place its facts live."""
 
-from grader.seam.declaration import Declaration, Example, Group
+from grader.seam.declaration import Declaration, Group, Script
 
 DECLARATION = Declaration(
     name="multi_head_attention",
@@ -37,11 +37,11 @@ DECLARATION = Declaration(
     scan="hidden.handouts",
     lesson_parts="lesson_parts",
     conventions="names, shapes, `True` = may attend, heads in order",
-    example=Example(
+    example=Script(
         "example.py",
         shows="a check mark or a cross for each of its six checks",
         options="`--heads 1` runs the one-head experiment, `--heads 3` shows the configuration error",
     ),
-    also_ships=("train.py",),
+    also_ships=(Script("train.py", shows="train your module and watch each head take a pattern"),),
     topic="Attention",
 )
