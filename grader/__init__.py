@@ -29,5 +29,3 @@ __version__ = "0.1.0"
 # exercises/ holds one package per exercise (each shipped whole but for what it never ships);
 # seam/ is the engine's side of them: a declaration, the registry that reads it.
 STUDENT_SUBPACKAGES = ("exercises", "feedback", "reading", "seam", "session")
-# The name of the student grader as an installable package (`python -m grader wheel`); it imports as `grader`.
-DISTRIBUTION_NAME = "multi-head-attention-grader"

@@ -37,11 +37,15 @@ READERS = {
     "grading": "a class's submissions, graded and reported",
     "maintenance": "the files generated from solutions/, kept in the repository",
 }
-# Students run no command of this tool: they grade with pytest. The index says so first.
+# Students run no command of this tool: they grade with pytest. The index says so first,
+# with the scripts each exercise hands out (its declaration's).
 STUDENTS = (
     ("make grade", "grade exercises/ and print the score table (or: pytest grader)"),
-    ("python exercises/example.py", "the lesson's example: a mark for each of its six checks"),
-    ("python exercises/train.py", "train your module and watch each head take a pattern"),
+    *(
+        (f"python exercises/{script.file}", f"{declaration.name}: {script.shows}")
+        for declaration in map(registry.exercise, registry.course_order())
+        for script in declaration.scripts
+    ),
 )
 
 COMMANDS = (

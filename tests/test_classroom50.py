@@ -41,6 +41,7 @@ from autograder_harness import HONEST_TWIN, MARKER, MUTANT, RUN_TIMEOUT, SOLUTIO
 from classroom50.actions_runner import REGISTERED, commands_run, lines, parse
 from grader.platforms import classroom50
 from grader.handout import release
+from grader.seam import registry
 from grader.exercises.multi_head_attention.hidden import mistakes
 from grading import REPO_ROOT
 import tiers
@@ -48,6 +49,7 @@ import wheels
 
 SCHEMA = json.loads((Path(__file__).parent / "classroom50" / "result-v1.schema.json").read_text())
 SLUG = "multi-head-attention"
+FIRST_TITLE = registry.exercise(registry.course_order()[0]).title  # what result bodies and summaries are headed by
 CLASSROOM = "dl-2026"
 OWNER = "alice"
 MAX_FETCH_BYTES = 10 * 1024 * 1024  # runner.py's MAX_FETCH_BYTES
@@ -537,8 +539,8 @@ def test_the_reference_gets_full_marks_and_replaces_what_the_checkout_held(runs)
     result = valid(run)
     assert result["score"] == result["max-score"] == 100
     assert output_value(run, "status") == "success"
-    assert output_value(run, "summary") == "multi-head attention: 100/100"
-    assert run.body.startswith("### Multi-head attention: 100/100\n") and "Every check passed." in run.body
+    assert output_value(run, "summary") == f"{FIRST_TITLE.lower()}: 100/100"
+    assert run.body.startswith(f"### {FIRST_TITLE}: 100/100\n") and "Every check passed." in run.body
     # The planted link was replaced, not followed; the stale body too.
     assert not (run.checkout / "result.json").is_symlink()
     assert (run.checkout / "outside.txt").read_text() == "untouched\n"
@@ -559,7 +561,7 @@ def test_the_stubs_score_zero_with_every_check_failed(runs):
     assert result["score"] == 0 and result["max-score"] == 100
     assert not any(test["passed"] for test in result["tests"])
     assert output_value(runs["stub"], "status") == "failure"
-    assert runs["stub"].body.startswith("### Multi-head attention: 0/100\n")
+    assert runs["stub"].body.startswith(f"### {FIRST_TITLE}: 0/100\n")
 
 
 def test_a_missing_scale_loses_points_in_its_groups_and_is_diagnosed_in_the_release(runs):
@@ -633,7 +635,7 @@ def test_a_checkout_without_the_exercise_is_an_error_result_not_a_zero(runs):
     assert (result["score"], result["max-score"], result["tests"]) == (0, 0, [])
     assert output_value(run, "status") == "error"
     assert "exercises/multi_head_attention.py" in output_value(run, "summary")
-    assert run.body.startswith("### Multi-head attention: not graded\n")
+    assert run.body.startswith(f"### {FIRST_TITLE}: not graded\n")
 
 
 def test_no_hidden_test_or_solution_text_is_left_in_the_checkout(runs):
@@ -724,7 +726,7 @@ def test_a_folder_or_a_fifo_where_the_runner_reads_its_files_still_gives_the_stu
     run = runs["odd_entries"]
     result = valid(run)
     assert result["score"] == 0 and output_value(run, "status") == "failure"
-    assert (run.checkout / "release-body.md").is_file() and run.body.startswith("### Multi-head attention: 0/100")
+    assert (run.checkout / "release-body.md").is_file() and run.body.startswith(f"### {FIRST_TITLE}: 0/100")
     (moved,) = run.checkout.glob(".release-body.md.*.moved-aside")
     assert (moved / "notes.txt").read_text() == "my notes\n"
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import DISTRIBUTION_NAME, scoring
+from grader import scoring
 from grader.handout import kernel_install, notebook, wheel
 from grading import REPO_ROOT
 
@@ -178,7 +178,7 @@ def ran(kernel):
     newer_torch = f"torch>{kernel['torch_before']['version'].split('+')[0]}"  # a release after the kernel's
     newer = tuple(newer_torch if r.startswith("torch") else r for r in wheel.REQUIREMENTS)
     variant = wheel.write_wheel(variant_folder / wheel.wheel_name(), wheel.wheel_entries("standard", requirements=newer))
-    refuse = f"{kernel_install.source()}\nprint(install_grader({str(variant)!r}, {DISTRIBUTION_NAME!r}))\n"
+    refuse = f"{kernel_install.source()}\nprint(install_grader({str(variant)!r}, {wheel.distribution_name()!r}))\n"
     refused = run([str(kernel["python"]), "-c", refuse], kernel["environment"], variant_folder).stdout
 
     out = kernel["work"] / "release"
@@ -220,7 +220,7 @@ def test_the_release_stub_notebook_alone_installs_the_grader_and_runs_to_its_end
 def test_the_kernels_torch_is_the_same_files_after_and_only_what_was_missing_was_added(ran, kernel):
     assert ran["torch_after"] == kernel["torch_before"]
     assert kernel["torch_before"]["location"].startswith(str(kernel["work"])), "torch must be the stand-in's own"
-    assert {DISTRIBUTION_NAME, "pytest", "pytest-timeout"} <= set(ran["installed"]), ran["installed"]
+    assert {wheel.distribution_name(), "pytest", "pytest-timeout"} <= set(ran["installed"]), ran["installed"]
 
 
 @pytest.mark.platform

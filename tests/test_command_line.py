@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from grader import __main__ as command_line
+from grader.seam import registry
 from grading import REPO_ROOT
 
 
@@ -46,6 +47,14 @@ def test_the_index_lists_every_command_once_under_its_readers_heading(arguments)
         lines = [line.split() for line in text[starts[group]:end].splitlines()]
         assert [command.name] in [line[:1] for line in lines], f"{command.name} under {command.reader}"
     assert "pytest grader" in text[starts[0]:starts[1]]
+    # Under students, the scripts every exercise hands out, each under its exercise's name and
+    # each a file that exists: the course's second exercise's focused example among them.
+    scripts = [line.split()[:3] for line in text[starts[0]:starts[1]].splitlines() if line.split()[:1] == ["python"]]
+    for name in registry.course_order():
+        for script in registry.exercise(name).scripts:
+            assert ["python", f"exercises/{script.file}", f"{name}:"] in scripts, text
+            assert (REPO_ROOT / "exercises" / script.file).is_file()
+    assert any(registry.exercise(name).example for name in registry.course_order()[1:]), "the second exercise's example"
 
 
 @pytest.mark.parametrize("command", command_line.COMMANDS, ids=lambda command: command.name)

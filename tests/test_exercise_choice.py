@@ -209,13 +209,62 @@ def test_the_release_leaves_the_other_exercises_files_home(monkeypatch):
 @pytest.mark.slow
 def test_a_release_of_the_second_exercise_holds_its_files_and_grades_it_when_nothing_is_named(tmp_path, monkeypatch):
     monkeypatch.delenv(registry.CHOSEN, raising=False)
-    built = command_in(tmp_path, "release", str(tmp_path / "release"), "--exercise", SECOND.name)
+    wheel_address = "https://example.org/course/grader.whl"
+    built = command_in(tmp_path, "release", str(tmp_path / "release"), "--exercise", SECOND.name, "--install-from", wheel_address)
     assert built.returncode == 0, built.stdout + built.stderr
     handed = {path.name for path in (tmp_path / "release" / "exercises").iterdir()}
-    assert {SECOND.student_file, SECOND.lesson} <= handed and not {FIRST.student_file, FIRST.notebook} & handed
+    # Its own files only: not the first's, nor the first's focused example and training script.
+    assert handed == set(SECOND.handed_out) and not set(FIRST.handed_out) & handed, handed
     run = grade([], tmp_path, cwd=tmp_path / "release")  # pytest grader: exercises/, the stub
     (result,) = run.results.values()
     assert set(result["groups"]) == {group.name for group in SECOND.groups if not group.hidden} and result["score"] == 0
+    # The README speaks of this exercise: its title, lesson and conventions, its own points, no
+    # focused example it does not have, no reference examples it does not ship.
+    readme = (tmp_path / "release" / "README.md").read_text()
+    visible, total = map(int, re.search(r"\((\d+) of the (\d+) points\)", readme).groups())
+    hidden = int(re.search(r"The remaining (\d+) points", readme).group(1))
+    assert visible == result["max_score"] and total == visible + hidden, readme
+    assert readme.startswith(f"# {SECOND.title}: your exercise") and f"`exercises/{SECOND.lesson}`" in readme
+    assert f"({SECOND.conventions})" in readme and FIRST.conventions not in readme
+    assert f"exercises/{SECOND.example.file}" in readme and SECOND.example.shows in readme
+    assert f"exercises/{FIRST.example.file}`" not in readme and "reference_examples.json" not in readme and FIRST.lesson not in readme
+    said = subprocess.run(["make", "-n", "example"], cwd=tmp_path / "release", capture_output=True, text=True, timeout=60)
+    assert f"exercises/{SECOND.example.file}" in said.stdout, said.stdout + said.stderr
+    # Its notebook installs its own grader, under its own name: a kernel holding the first
+    # exercise's grader does not take it for this one's.
+    setup = (tmp_path / "release" / "exercises" / SECOND.notebook).read_text()
+    assert repr(SECOND.distribution_name) in setup.replace('\\"', "'").replace('"', "'") and FIRST.distribution_name not in setup
+
+
+@pytest.mark.slow
+def test_the_platforms_hand_outs_of_the_second_exercise_speak_of_it(tmp_path):
+    built = command_in(tmp_path, "prairielearn", str(tmp_path / "pl"), "--exercise", SECOND.name)
+    assert built.returncode == 0, built.stdout + built.stderr
+    info = json.loads((tmp_path / "pl" / "questions" / SECOND.name / "info.json").read_text())
+    assert (info["title"], info["topic"]) == (SECOND.title, SECOND.topic)
+    built = command_in(tmp_path, "classroom50", str(tmp_path / "c50"), "--exercise", SECOND.name)
+    assert built.returncode == 0, built.stdout + built.stderr
+    steps = (tmp_path / "c50" / "README.md").read_text()
+    slug = SECOND.name.replace("_", "-")
+    assert f'{slug} --name "{SECOND.title}"' in steps and (tmp_path / "c50" / "autograders" / slug).is_dir()
+    assert FIRST.title not in steps and FIRST.title not in (tmp_path / "c50" / "template" / "README.md").read_text()
+
+
+def test_the_release_makefile_of_an_exercise_without_a_focused_example_says_so(tmp_path):
+    from grader.handout import release
+
+    (tmp_path / "Makefile").write_text(release.student_makefile(scratch()))
+    said = subprocess.run(["make", "-n", "example"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert "has no focused example" in said.stdout and "python" not in said.stdout.split("focused example")[-1], said.stdout
+    (tmp_path / "Makefile").write_text(release.student_makefile(FIRST))
+    said = subprocess.run(["make", "-n", "example"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert f"exercises/{FIRST.example.file}" in said.stdout and "no focused example" not in said.stdout, said.stdout
+
+
+def test_each_exercise_has_a_distribution_name_of_its_own_and_the_first_keeps_its_published_one():
+    names = {registry.exercise(name).distribution_name for name in registry.course_order()}
+    assert len(names) == len(registry.course_order())
+    assert FIRST.distribution_name == "multi-head-attention-grader"  # published wheels keep their name
 
 
 def test_a_platforms_run_script_grades_the_exercise_it_was_built_for(tmp_path, monkeypatch):

@@ -25,7 +25,7 @@ import pytest
 from nbclient import NotebookClient
 
 import grader
-from grader import DISTRIBUTION_NAME, notebook_checks
+from grader import notebook_checks
 from grader.handout import kernel_install, notebook, release, stubs, wheel
 from grader.platforms import nbgrader_course
 import shared
@@ -105,7 +105,7 @@ def test_the_wheel_declares_requirements_that_accept_the_kernels_torch(built):
     assert {re.split(r"[<>=!~ ]", line)[0] for line in required} == {"torch", "numpy", "pytest", "pytest-timeout"}
     torch_line = next(line for line in required if line.startswith("torch"))
     assert torch_line == "torch>=2.13" and "==" not in metadata, "a floor that was tested, never a pin"
-    assert f"Name: {DISTRIBUTION_NAME}" in metadata and "Requires-Python: >=3.11" in metadata
+    assert f"Name: {wheel.distribution_name()}" in metadata and "Requires-Python: >=3.11" in metadata
 
 
 def test_the_wheels_record_lists_every_file_with_its_hash_as_installers_check_it(built):

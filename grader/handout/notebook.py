@@ -32,7 +32,6 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from grader import DISTRIBUTION_NAME
 from grader.handout import kernel_install, stubs
 from grader.reading.notebooks import GRADER_CELL_MARKER
 from grader.seam import registry
@@ -253,7 +252,7 @@ def setup_source(extra_places: tuple[str, ...] = (), install_from: str | None = 
     os_import = "import os\n" if "os." in places else ""
     if install_from:  # grader/handout/kernel_install.py says how, and why so
         installer = "\n" + kernel_install.source() + "\n\n"
-        missing = f"install_grader({_python_string(install_from)}, {_python_string(DISTRIBUTION_NAME)})"
+        missing = f"install_grader({_python_string(install_from)}, {_python_string(EXERCISE.distribution_name)})"
     else:
         installer = ""
         missing = "(\n" + "".join(f"    {_python_string(part)}\n" for part in NOT_BESIDE) + ")"

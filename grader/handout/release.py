@@ -1,12 +1,13 @@
 """The student release: ``python -m grader release OUT_DIR``.
 
-What students receive, of one exercise (``--exercise``; python -m grader chooses it): its stubs, the focused example, the notebook and the lesson, generated
+What students receive, of one exercise (``--exercise``; python -m grader chooses it): its stubs, the notebook and the lesson, generated
 at the chosen scaffolding level (``--level standard|guided``, recorded in
 ``grader/scaffolding.txt`` and from there in every results file), the visible grader (the
 grader package's own modules, none of its instructor subpackages), a README written for
 them, requirements.txt and a Makefile with the students' targets only (student.mk). Never solutions/, grader/hidden/,
 the sandbox, the batch, the hand-outs or tests/; ``leaked_solution_lines`` lets a test prove that no line of
-solution text slipped into any file of it. ``--install-from SPEC``: the release's notebook
+solution text slipped into any file of it. Of exercises/, the files the exercise's declaration
+hands out (``handed_out``: its focused example and training script too, where it has them). ``--install-from SPEC``: the release's notebook
 installs the student wheel from SPEC where it runs alone (Colab, a hosted Jupyter).
 """
 
@@ -37,14 +38,13 @@ TOP_LEVEL_FILES = {"requirements.txt": "requirements.txt", "student.mk": "Makefi
 NEVER_COPIED = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
 
 STUDENT_README = """\
-# Multi-head self-attention: your exercise
+# {title}: your exercise
 
 You need Python 3.11 or newer. With `make`:
 
 ```sh
 make grade     # create .venv if missing, install, grade your work and print your score
-make example   # the lesson's focused example: a check mark or a cross for each of its six checks
-```
+{make_example}```
 
 Without `make` (on Linux, the extra index gives torch's CPU build instead of PyPI's
 several-GB CUDA build; elsewhere leave `--extra-index-url ...` out):
@@ -55,15 +55,13 @@ python3 -m venv .venv
 .venv/bin/python -m pytest grader
 ```
 
-1. Read the lesson: `exercises/LESSON.md` (the notebook holds the same lesson).
+1. Read the lesson: `exercises/{lesson}` (the notebook holds the same lesson).
 2. Work in **one** of `exercises/{student_file}` or the notebook
    `exercises/{notebook}`. Every function that still raises
    `NotImplementedError` is yours to write{constructors}; the `# TODO` above it says what the code
-   must achieve and why, and the docstrings state every convention (names, shapes,
-   `True` = may attend, heads in order).
-3. Try the lesson's example: `make example` or `.venv/bin/python exercises/example.py`
-   (`--heads 1` runs the one-head experiment, `--heads 3` shows the configuration error).
-4. Grade yourself: `make grade` or `.venv/bin/python -m pytest grader`. It grades the file
+   must achieve and why, and the docstrings state every convention
+   ({conventions}).
+{try_example}{grade_step}. Grade yourself: `make grade` or `.venv/bin/python -m pytest grader`. It grades the file
    that holds your work: when both the `.py` file and the notebook are there, the one in which
    more of the functions are written (on a tie, the `.py` file). Each failed
    check says what was expected, what came back and the likely mistake; the last line names
@@ -81,12 +79,16 @@ grade` picks the one that holds the work, and your results say which file was gr
 
 ## Your score
 
-The score you see here covers the visible checks ({visible} of the 100 points), including the
-reference examples, which compare your numbers with the reference on fixed data shipped in
-`grader/exercises/{exercise}/reference_examples.json`. The remaining {hidden} points come from hidden checks, run when
+The score you see here covers the visible checks ({visible} of the {total} points){examples_said}. The remaining {hidden} points come from hidden checks, run when
 your work is graded: the same comparison on sizes and data drawn at grading time, so code
-that matches the reference examples for the right reasons passes them too.
+that matches the reference{examples_short} for the right reasons passes them too.
 """
+# What the README says of a visible reference group, where the exercise has one (its
+# declaration's ``examples``: fixed data and the reference's numbers, shipped).
+EXAMPLES_SAID = (
+    ",\nincluding the reference examples, which compare your numbers with the reference on fixed data\n"
+    "shipped in `grader/exercises/{exercise}/reference_examples.json`"
+)
 CONSTRUCTORS = {
     "standard": ", the constructors included (their docstrings give the layout of the layers)",
     "guided": "",
@@ -94,19 +96,13 @@ CONSTRUCTORS = {
 
 
 def _never_copied_for(released):
-    """What of exercises/ stays home besides caches: the other exercises' files (each one's
-    student file, notebook and lesson, where not the released exercise's own)."""
-    own = {released.student_file, released.notebook, released.lesson}
-    others: set[str] = set()
-    for name in registry.names():
-        if name != released.name:
-            other = registry.exercise(name)
-            others |= {other.student_file, other.notebook, other.lesson}
-    others -= own
+    """What of exercises/ stays home besides caches: every file the released exercise does not
+    hand out (its declaration's ``handed_out``), the other exercises' first."""
+    own = set(released.handed_out)
 
     def ignored(folder: str, names: list[str]) -> set[str]:
         top = Path(folder).resolve() == (REPO_ROOT / "exercises").resolve()
-        return set(NEVER_COPIED(folder, names)) | ({name for name in names if name in others} if top else set())
+        return set(NEVER_COPIED(folder, names)) | ({name for name in names if name not in own} if top else set())
 
     return ignored
 
@@ -135,6 +131,7 @@ def write_release(out_dir: Path, level: str = stubs.DEFAULT_LEVEL, install_from:
         shutil.copy2(path, out_dir / relative)
     for source, name in TOP_LEVEL_FILES.items():
         shutil.copy2(REPO_ROOT / source, out_dir / name)
+    (out_dir / "Makefile").write_text(student_makefile(registry.exercise()), encoding="utf-8")
     # The exercise at the chosen level, made from the solution (not copied: exercises/ may be
     # at another level), and the level recorded where the grader reads it.
     solution = stubs.SOLUTION_PATH
@@ -150,14 +147,40 @@ def write_release(out_dir: Path, level: str = stubs.DEFAULT_LEVEL, install_from:
     if notebook.lesson_parts() is not None:
         (out_dir / "exercises" / released.lesson).write_text(notebook.lesson_text(level=level), encoding="utf-8")
     (out_dir / "grader" / stubs.LEVEL_FILE.name).write_text(level + "\n", encoding="utf-8")
-    visible, hidden = scoring.visible_and_hidden_points()  # from the checks' markers
-    exercise = registry.exercise()
-    readme = STUDENT_README.format(
-        constructors=CONSTRUCTORS[level], visible=visible, hidden=hidden,
-        student_file=exercise.student_file, notebook=exercise.notebook, exercise=exercise.name,
-    )
-    (out_dir / "README.md").write_text(readme, encoding="utf-8")
+    (out_dir / "README.md").write_text(student_readme(released, level), encoding="utf-8")
     return out_dir
+
+
+EXAMPLE_LINE = "EXAMPLE := exercises/example.py\n"  # student.mk's: the repository's default
+
+
+def student_makefile(exercise) -> str:
+    """student.mk, its example line naming the exercise's focused example (or none)."""
+    text = (REPO_ROOT / "student.mk").read_text(encoding="utf-8")
+    if EXAMPLE_LINE not in text:
+        raise ValueError(f"student.mk has lost its line {EXAMPLE_LINE.strip()!r}, which the release rewrites")
+    example = f"exercises/{exercise.example.file}" if exercise.example else ""
+    return text.replace(EXAMPLE_LINE, f"EXAMPLE := {example}\n")
+
+
+def student_readme(exercise, level: str) -> str:
+    """The release's README, said of the exercise released: its files, its conventions, its
+    points (from the checks' markers), and its focused example where it has one."""
+    visible, hidden = scoring.visible_and_hidden_points()
+    example = exercise.example
+    make_example = f"make example   # the lesson's focused example: {example.shows}\n" if example else ""
+    try_example = ""
+    if example:
+        options = f"\n   ({example.options})" if example.options else ""
+        try_example = f"3. Try the lesson's example: `make example` or `.venv/bin/python exercises/{example.file}`{options}.\n"
+    return STUDENT_README.format(
+        title=exercise.title, make_example=make_example, lesson=exercise.lesson, conventions=exercise.conventions,
+        constructors=CONSTRUCTORS[level], try_example=try_example, grade_step=4 if example else 3,
+        visible=visible, hidden=hidden, total=visible + hidden,
+        examples_said=EXAMPLES_SAID.format(exercise=exercise.name) if exercise.examples else "",
+        examples_short=" examples" if exercise.examples else "",
+        student_file=exercise.student_file, notebook=exercise.notebook,
+    )
 
 
 def leaked_solution_lines(release: Path, solution: Path = stubs.SOLUTION_PATH, level: str | None = None) -> list[str]:

@@ -4,7 +4,8 @@ For notebooks that run alone, in Google Colab or a hosted Jupyter, where no grad
 beside them: the instructor publishes this file (a course page, a GitHub release, a package
 index) and generates the notebook with ``--install-from`` its address; the notebook's setup
 cell installs it into the kernel (grader/handout/kernel_install.py). It also installs offline
-from the file itself (``pip install ./multi_head_attention_grader-...whl``).
+from the file itself (``pip install ./multi_head_attention_grader-...whl``; each exercise's grader is a
+package of its own name: ``feed_forward_grader-...whl``).
 
 It holds what the student release holds of the grader and nothing more: the grader package's
 own files (``release.own_files``: the visible checks, the reference examples, the notebook's
@@ -29,8 +30,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from grader import DISTRIBUTION_NAME, __version__
+from grader import __version__
 from grader.handout import release, stubs
+from grader.seam import registry
 
 # The kernel's own packages are kept as they are (kernel_install pins torch and numpy), so each
 # requirement says what the grader needs, never a pin. torch: the lowest release the grader was
@@ -39,7 +41,6 @@ from grader.handout import release, stubs
 # and 9.1, so a major version it has not met is refused rather than trusted.
 REQUIREMENTS = ("torch>=2.13", "numpy", "pytest>=9.0,<10", "pytest-timeout>=2.4")
 REQUIRES_PYTHON = ">=3.11"
-SUMMARY = "The student grader of the multi-head self-attention exercise (visible checks only)"
 TAG = "py3-none-any"
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # the zip format's earliest date: no build time in the bytes
 
@@ -48,9 +49,21 @@ class WheelLeak(RuntimeError):
     """The wheel's contents hold solution text."""
 
 
-def normalized_name(name: str = DISTRIBUTION_NAME) -> str:
+def distribution_name() -> str:
+    """The exercise's student grader as an installable package (it imports as ``grader``): a name
+    per exercise (its declaration's), so that a kernel holding one exercise's grader installs
+    the next exercise's rather than taking it for installed."""
+    return registry.exercise().distribution_name
+
+
+def summary() -> str:
+    title = registry.exercise().title
+    return f"The student grader of the {title[:1].lower()}{title[1:]} exercise (visible checks only)"
+
+
+def normalized_name(name: str | None = None) -> str:
     """The name as a wheel's file name spells it (PEP 503 normalisation, ``-`` as ``_``)."""
-    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+    return re.sub(r"[-_.]+", "-", name or distribution_name()).lower().replace("-", "_")
 
 
 def wheel_name(version: str = __version__) -> str:
@@ -71,9 +84,9 @@ def package_files(level: str) -> dict[str, bytes]:
 def metadata(version: str = __version__, requirements: tuple[str, ...] = REQUIREMENTS) -> str:
     lines = [
         "Metadata-Version: 2.1",
-        f"Name: {DISTRIBUTION_NAME}",
+        f"Name: {distribution_name()}",
         f"Version: {version}",
-        f"Summary: {SUMMARY}",
+        f"Summary: {summary()}",
         f"Requires-Python: {REQUIRES_PYTHON}",
         *(f"Requires-Dist: {requirement}" for requirement in requirements),
     ]

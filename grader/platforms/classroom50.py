@@ -70,7 +70,8 @@ from grader.platforms.autograder import (
 )
 from grader.untrusted import html_text, markdown_code_block, markdown_text, printable
 
-DEFAULT_SLUG = "multi-head-attention"
+# The assignment's slug: the exercise's name, as the slug pattern below spells it ("multi-head-attention").
+DEFAULT_SLUG = registry.exercise().name.replace("_", "-")
 # The slug pattern of the runner's setup step (autograde-runner.yaml, "Read assignment config": _SLUG).
 SLUG_PATTERN = r"[a-z0-9][a-z0-9-]{1,38}"
 HIDDEN_CHOICES = ("total", "checks")
@@ -160,8 +161,9 @@ def write_config(out_dir: Path, *, slug: str = DEFAULT_SLUG, hidden: str = "tota
 
 
 def steps(slug: str) -> str:
+    title = registry.exercise().title
     return f"""\
-# Classroom 50: the multi-head attention assignment
+# Classroom 50: the {title[:1].lower()}{title[1:]} assignment
 
 Written by `python -m grader classroom50`. ORG is your organization, CLASSROOM the classroom's
 short name (Classroom 50's wiki: Teacher Guide, Assignment Templates, Advanced Autograding).
@@ -170,7 +172,7 @@ short name (Classroom 50's wiki: Teacher Guide, Assignment Templates, Advanced A
    (Settings, "Template repository"). It holds no solution and no hidden test.
 2. The assignment, with its runtime (Python 3.12, bubblewrap for the sandbox):
 
-       gh teacher assignment add ORG CLASSROOM {slug} --name "Multi-head self-attention" \\
+       gh teacher assignment add ORG CLASSROOM {slug} --name "{title}" \\
            --template ORG/TEMPLATE_REPOSITORY --runtime runtime.json
 
 3. The autograder: copy `autograders/{slug}/` to `CLASSROOM/autograders/{slug}/` in ORG's
@@ -279,7 +281,7 @@ def release_body(document: dict, result: dict, found: str, hidden: str = "total"
     from grader.scoring import GROUP_TITLES
 
     diagnoses = shown_diagnoses(document, hidden_details=hidden == "checks")
-    lines = [f"### Multi-head attention: {result['score']}/{result['max-score']}", "", markdown_text(sentence(found)), ""]
+    lines = [f"### {registry.exercise().title}: {result['score']}/{result['max-score']}", "", markdown_text(sentence(found)), ""]
     if document.get("import_error"):
         lines += ["Your file could not be imported, so no check could run:", "", markdown_code_block(_clipped(document["import_error"])), ""]
     lines += diagnosis_text.markdown_lines(diagnoses)
@@ -311,7 +313,7 @@ def nothing_to_grade(metadata: dict[str, str], found: str) -> tuple[dict, str, s
     """result.json, release body and summary for a checkout without a file to grade: the
     runner's error shape (no tests, 0/0), so no points are recorded, not even a zero."""
     result = identity(metadata) | {"score": 0, "max-score": 0, "tests": []}
-    body = f"### Multi-head attention: not graded\n\n{markdown_text(sentence(found))}\n"
+    body = f"### {registry.exercise().title}: not graded\n\n{markdown_text(sentence(found))}\n"
     return result, body, f"not graded: {printable(found)}"
 
 
@@ -358,7 +360,7 @@ def autograde(checkout: Path, out: Path, sandbox: str = "auto") -> int:
             passed = all(test["passed"] for test in result["tests"])
             outcome = {
                 "status": "success" if passed else "failure",
-                "summary": f"multi-head attention: {result['score']}/{result['max-score']}",
+                "summary": f"{registry.exercise().title.lower()}: {result['score']}/{result['max-score']}",
             }
             # The Actions log is the student's to read: the sandbox and the seed, their own points
             # and output; no hidden check is named unless the instructor chose to show them.

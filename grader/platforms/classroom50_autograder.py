@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Classroom 50's autograder for the multi-head attention exercise (``python -m grader classroom50``
+"""Classroom 50's autograder for one exercise (``python -m grader classroom50``
 copies this file to ``autograders/<slug>/autograder.py``, beside the grader it runs).
 
 Classroom 50's runner runs this file once per submission, with its own python, the student's

@@ -69,7 +69,7 @@ grader runs once; later cells reuse its result) and shows the points you earn on
 """
 
 CONFIG_TEMPLATE = '''\
-"""nbgrader settings for the multi-head self-attention exercise (written by `python -m grader nbgrader`).
+"""nbgrader settings for one exercise of the course (written by `python -m grader nbgrader`).
 
 Run nbgrader in this folder with the grader's environment first on PATH: nbgrader runs
 `alembic` from PATH, and the kernel that grades runs in nbgrader's own Python, which needs

@@ -245,8 +245,10 @@ def write_question(out_dir: Path, *, image: str = DEFAULT_IMAGE, timeout: int = 
 def info_json(image: str = DEFAULT_IMAGE, timeout: int = DEFAULT_TIMEOUT) -> dict:
     return {
         "uuid": QUESTION_UUID,
-        "title": "Multi-head self-attention",
-        "topic": "Attention",
+        "title": EXERCISE.title,
+        # A question's topic is one of the course's (infoCourse.json's "topics"; PrairieLearn's
+        # docs/course/index.md, "Topics"): the exercise's chapter, its declaration's topic.
+        "topic": EXERCISE.topic or EXERCISE.title,
         "tags": ["autograded", "pytorch"],
         "type": "v3",
         "singleVariant": True,  # the grader draws its own data; the question has no variants

@@ -22,6 +22,17 @@ class Group:
 
 
 @dataclass(frozen=True)
+class Script:
+    """A script handed out beside the student's file, which students run on their own work:
+    the lesson's focused example (``make example``) to see the lesson's point happen, a
+    training run."""
+
+    file: str  # under exercises/: "example.py"
+    shows: str  # what it does, as the student README and ``python -m grader --help`` say it
+    options: str = ""  # what else to try with it, as the README says it after the command
+
+
+@dataclass(frozen=True)
 class Declaration:
     """One exercise, as the engine knows it."""
 
@@ -53,6 +64,14 @@ class Declaration:
     # The module, shipped, of the lesson cut into the notebook's parts (grader/handout/notebook.py
     # names what it reads: PARTS, WORK, TRAINING_*, FINAL_LESSON): "lesson_parts".
     lesson_parts: str | None = None
+    # What the hand-outs say of it and ship beside it (grader/handout/release.py, the platforms):
+    # what the docstrings state (the student README lists it), the focused example, other files
+    # of exercises/ handed out with it (a training script), and PrairieLearn's topic (a chapter of
+    # the course, infoCourse.json's "topics"; the title when empty).
+    conventions: str = "names, shapes"
+    example: Script | None = None
+    also_ships: tuple[Script, ...] = ()
+    topic: str = ""
     package: Path = Path()  # set by the registry: where the exercise's package lives
 
     def __post_init__(self) -> None:
@@ -65,6 +84,23 @@ class Declaration:
             raise ValueError(f"exercise {self.name!r} must declare one hidden group, its last: it declares {hidden or 'none'}")
         if len(set(self.functions)) != len(self.functions) or not self.functions:
             raise ValueError(f"exercise {self.name!r} must name its functions once each: {self.functions}")
+
+    @property
+    def handed_out(self) -> tuple[str, ...]:
+        """Its files in exercises/, as a release ships them: the student's file, notebook and
+        lesson, the focused example and whatever else it hands out (no other exercise's)."""
+        return (self.student_file, self.notebook, self.lesson, *(script.file for script in self.scripts))
+
+    @property
+    def scripts(self) -> tuple[Script, ...]:
+        """The scripts students run beside their work: the focused example first."""
+        return ((self.example,) if self.example else ()) + self.also_ships
+
+    @property
+    def distribution_name(self) -> str:
+        """The student grader's name as an installable package (``python -m grader wheel``): one
+        per exercise, so that a kernel that installed one exercise's grader installs the next's."""
+        return f"{self.name.replace('_', '-')}-grader"
 
     @property
     def module_name(self) -> str:

@@ -1,6 +1,6 @@
 """The position-wise feed-forward network, as the engine knows it: the one place its facts live."""
 
-from grader.seam.declaration import Declaration, Group
+from grader.seam.declaration import Declaration, Group, Script
 
 DECLARATION = Declaration(
     name="feed_forward",
@@ -22,4 +22,10 @@ DECLARATION = Declaration(
     operations="operations",
     handle="handle.FeedForwardSubmission",
     data="data",
+    conventions="names, shapes, the layers' names, exact GELU, dropout only in training",
+    example=Script(
+        "feed_forward_example.py",
+        shows="one position's input changed, and which outputs move; a mark for each of six checks",
+    ),
+    topic="Feed-forward network",
 )

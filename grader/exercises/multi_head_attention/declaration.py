@@ -1,6 +1,6 @@
 """Multi-head self-attention, as the engine knows it: the one place its facts live."""
 
-from grader.seam.declaration import Declaration, Group
+from grader.seam.declaration import Declaration, Group, Script
 
 DECLARATION = Declaration(
     name="multi_head_attention",
@@ -36,4 +36,12 @@ DECLARATION = Declaration(
     examples="hidden.handouts",
     scan="hidden.handouts",
     lesson_parts="lesson_parts",
+    conventions="names, shapes, `True` = may attend, heads in order",
+    example=Script(
+        "example.py",
+        shows="a check mark or a cross for each of its six checks",
+        options="`--heads 1` runs the one-head experiment, `--heads 3` shows the configuration error",
+    ),
+    also_ships=(Script("train.py", shows="train your module and watch each head take a pattern"),),
+    topic="Attention",
 )
