@@ -19,6 +19,12 @@ src/_pytest/hookspec.py). The options are read from the raw command line
 (``config.invocation_params.args``) because pytest has not parsed its own yet; ``pytest_configure``
 checks the parsed ones agree (``PYTEST_ADDOPTS`` is seen only there). grader/session/targets.py
 collects the chosen exercise's checks only.
+
+PYTEST_DONT_REWRITE: grader/conftest.py imports this module before pytest imports its
+``pytest_plugins``, and pytest warns, in what the student reads, about a plugin already
+imported whose asserts it cannot rewrite, unless its docstring holds that word
+(pytest-dev/pytest, src/_pytest/assertion/rewrite.py, ``mark_rewrite`` and
+``is_rewrite_disabled``). It has no assert to rewrite.
 """
 
 from __future__ import annotations
