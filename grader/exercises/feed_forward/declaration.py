@@ -28,4 +28,5 @@ DECLARATION = Declaration(
         shows="one position's input changed, and which outputs move; a mark for each of six checks",
     ),
     topic="Feed-forward network",
+    lesson_parts="lesson_parts",
 )
