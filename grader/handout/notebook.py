@@ -424,6 +424,9 @@ def run(arguments) -> int:
         command = f"python -m grader notebook --level {level}" + (f" --install-from {install_from}" if install_from else "")
         current = notebook_is_current(notebook_path=NOTEBOOK_PATH, level=level, install_from=install_from)
         notebook_status = stubs.report_freshness(NOTEBOOK_PATH, current, command)
+        if lesson_is_hand_written(LESSON_PATH):
+            print(f"{LESSON_PATH.name} is hand-written: not generated, not judged.")
+            return notebook_status
         lesson_current = lesson_is_current(lesson_path=LESSON_PATH, level=level)
         return notebook_status | stubs.report_freshness(LESSON_PATH, lesson_current, command)
     NOTEBOOK_PATH.write_text(notebook_text(level=level, install_from=install_from), encoding="utf-8")
