@@ -8,6 +8,11 @@ code cell per definition of the solution (its solution
 regions stubbed out exactly as ``grader.stubs`` does), and after each part a check cell
 that runs the pytest grader's checks on the code run so far (``grader.notebook_checks``).
 
+The setup cell chooses the notebook's exercise (``registry.choose``) before the checks are
+imported, so that a kernel started with no choice grades the notebook's own exercise. The lesson
+page (the declaration's ``lesson``) is generated from the same parts, unless it is hand-written
+(it lacks ``LESSON_NOTICE``): then it is kept as written, and ``--check`` does not judge it.
+
 The notebook is generated, never executed: no outputs, no execution counts, and every cell
 has a fixed id, so the same solution always gives the same bytes (``--check`` compares them).
 
@@ -35,7 +40,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from grader.handout import kernel_install, stubs
 from grader.reading.notebooks import GRADER_CELL_MARKER
 from grader.seam import registry
-from grader.seam.lesson_parts import IMPORTS, Part
+from grader.seam.lesson_parts import IMPORTS, IMPORTS_PART, Part
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXERCISE = registry.exercise()
@@ -74,12 +79,7 @@ def lesson_parts():
     return registry.optional(EXERCISE, EXERCISE.lesson_parts)
 
 
-# The parts of an exercise that declares none: its imports, then every definition in one part.
-IMPORTS_PART = Part("imports", """\
-## The exercise's imports
-
-This cell is part of your submission: add an import here if you need one.
-""", (IMPORTS,))
+# The one part, after the imports (IMPORTS_PART), of an exercise that declares none: every definition.
 ONE_PART_LESSON = """\
 ## The exercise
 
@@ -271,6 +271,9 @@ GRADER_PROBLEM = None if GRADER_ROOT is not None else {missing}
 import torch  # imported here, once, so that no check cell shows torch's start-up messages
 
 if GRADER_PROBLEM is None:
+    from grader.seam import registry
+
+    registry.choose({_python_string(EXERCISE.name)})  # the exercise this notebook's checks grade
     from grader import notebook_checks
 
     notebook_checks.start()
@@ -372,14 +375,27 @@ def lesson_markdown(solution: str, level: str = stubs.DEFAULT_LEVEL) -> str:
     return LESSON_NOTICE + "\n\n".join(sections) + "\n"
 
 
-def lesson_text(solution_path: Path = stubs.SOLUTION_PATH, level: str = stubs.DEFAULT_LEVEL) -> str:
+def lesson_is_hand_written(lesson_path: Path = LESSON_PATH) -> bool:
+    """Whether the exercise's lesson page is its authors' own, not generated: a page without the
+    generated notice. The notebook is still cut from its ``lesson_parts``; the page is never
+    overwritten (an exercise may keep a longer lesson than its notebook's, in its own words)."""
+    return lesson_path.is_file() and not lesson_path.read_text(encoding="utf-8").startswith(LESSON_NOTICE)
+
+
+def lesson_text(
+    solution_path: Path = stubs.SOLUTION_PATH, level: str = stubs.DEFAULT_LEVEL, lesson_path: Path = LESSON_PATH
+) -> str:
+    """The exercise's lesson page: the notebook's lesson as one document, or the page as its
+    authors wrote it where it is hand-written (what the release copies either way)."""
+    if lesson_is_hand_written(lesson_path):
+        return lesson_path.read_text(encoding="utf-8")
     return lesson_markdown(solution_path.read_text(encoding="utf-8"), level)
 
 
 def lesson_is_current(
     solution_path: Path = stubs.SOLUTION_PATH, lesson_path: Path = LESSON_PATH, level: str = stubs.DEFAULT_LEVEL
 ) -> bool:
-    return lesson_path.is_file() and lesson_path.read_text(encoding="utf-8") == lesson_text(solution_path, level)
+    return lesson_path.is_file() and lesson_path.read_text(encoding="utf-8") == lesson_text(solution_path, level, lesson_path)
 
 
 def add_arguments(parser) -> None:
@@ -408,11 +424,18 @@ def run(arguments) -> int:
         command = f"python -m grader notebook --level {level}" + (f" --install-from {install_from}" if install_from else "")
         current = notebook_is_current(notebook_path=NOTEBOOK_PATH, level=level, install_from=install_from)
         notebook_status = stubs.report_freshness(NOTEBOOK_PATH, current, command)
+        if lesson_is_hand_written(LESSON_PATH):
+            print(f"{LESSON_PATH.name} is hand-written: not generated, not judged.")
+            return notebook_status
         lesson_current = lesson_is_current(lesson_path=LESSON_PATH, level=level)
         return notebook_status | stubs.report_freshness(LESSON_PATH, lesson_current, command)
     NOTEBOOK_PATH.write_text(notebook_text(level=level, install_from=install_from), encoding="utf-8")
-    LESSON_PATH.write_text(lesson_text(level=level), encoding="utf-8")
-    print(f"wrote {NOTEBOOK_PATH.relative_to(REPO_ROOT)} and {LESSON_PATH.relative_to(REPO_ROOT)} ({level} scaffolding)")
+    if lesson_is_hand_written(LESSON_PATH):
+        print(f"wrote {NOTEBOOK_PATH.relative_to(REPO_ROOT)} ({level} scaffolding); "
+              f"{LESSON_PATH.relative_to(REPO_ROOT)} is hand-written: left as it is")
+    else:
+        LESSON_PATH.write_text(lesson_text(level=level), encoding="utf-8")
+        print(f"wrote {NOTEBOOK_PATH.relative_to(REPO_ROOT)} and {LESSON_PATH.relative_to(REPO_ROOT)} ({level} scaffolding)")
     if arguments.filled:
         arguments.filled.write_text(notebook_text(filled=True, level=level, install_from=install_from), encoding="utf-8")
         print(f"wrote {arguments.filled} (the solution filled in: for instructors only)")

@@ -91,7 +91,11 @@ class Purpose:
 HIDDEN_SIZES = Purpose("the hidden checks' sizes", lambda seed, draw: seed * 7919 + draw + 17)
 HIDDEN_DATA = Purpose("the hidden checks' data", lambda seed, draw: seed * 7919 + draw + 1000)
 HIDDEN_GRADIENT_DATA = Purpose("the hidden gradient check's data", lambda seed, draw: seed * 7919 + draw + 2000)
-PURPOSES = (HIDDEN_SIZES, HIDDEN_DATA, HIDDEN_GRADIENT_DATA)
+# The diagnosis's probes (hidden/probes.py): drawn from the grading seed like the hidden checks'
+# data, so that a submission cannot recognise them, on streams of their own.
+PROBE_SIZES = Purpose("the diagnosis's probe sizes", lambda seed, draw: seed * 7919 + draw + 3000)
+PROBE_DATA = Purpose("the diagnosis's probe data", lambda seed, draw: seed * 7919 + draw + 4000)
+PURPOSES = (HIDDEN_SIZES, HIDDEN_DATA, HIDDEN_GRADIENT_DATA, PROBE_SIZES, PROBE_DATA)
 
 
 def sizes(purpose: Purpose, grading_seed: int, draw: int = 0) -> random.Random:

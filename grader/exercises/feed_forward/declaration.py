@@ -28,4 +28,6 @@ DECLARATION = Declaration(
         shows="one position's input changed, and which outputs move; a mark for each of six checks",
     ),
     topic="Feed-forward network",
+    mistakes="hidden.vocabulary",
+    lesson_parts="lesson_parts",
 )

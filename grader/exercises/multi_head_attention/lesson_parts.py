@@ -8,18 +8,10 @@ solution's code.
 from __future__ import annotations
 
 from grader.reading.notebooks import GRADER_CELL_MARKER
-from grader.seam.lesson_parts import IMPORTS, Part
+from grader.seam.lesson_parts import IMPORTS_PART, Part
 
 PARTS = (
-    Part(
-        "imports",
-        """\
-## The exercise's imports
-
-This cell is part of your submission: add an import here if you need one.
-""",
-        (IMPORTS,),
-    ),
+    IMPORTS_PART,
     Part(
         "head-width",
         """\
