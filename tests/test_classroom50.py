@@ -178,6 +178,7 @@ SECOND_SLUG = SECOND.name.replace("_", "-")
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("platform")  # a second hand-out built: the second exercise's tests stay out of the fast tier
 def second_config(tmp_path_factory) -> Path:
     return build(tmp_path_factory.mktemp("classroom50-second") / "out", "--exercise", SECOND.name)
 

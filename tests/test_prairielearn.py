@@ -130,6 +130,7 @@ def course(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
+@tiers.slow_tier("platform")  # a second hand-out built: the second exercise's tests stay out of the fast tier
 def second_course(tmp_path_factory) -> Path:
     """The command's question for the course's second exercise."""
     out = tmp_path_factory.mktemp("prairielearn-second") / "course"
