@@ -11,6 +11,7 @@ stub, so its honest score is the HONEST_TWIN's.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import secrets
@@ -24,12 +25,33 @@ from pathlib import Path
 import nbformat
 
 import catalogue
+from grader.seam import registry
 from grading import REPO_ROOT
 
 SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
 STUB = REPO_ROOT / "exercises" / "multi_head_attention.py"
 MUTANT = next(m for m in catalogue.MUTANTS if m.name == "softmax_over_queries")
 RUN_TIMEOUT = 180
+
+# The course's second exercise, graded on every platform beside the first: its hand-out for a
+# platform is built with ``--exercise``, and its reference and stub graded in the same fixture
+# (the same environment, side by side) as the first exercise's runs.
+SECOND = registry.exercise(registry.course_order()[1])
+SECOND_SOLUTION = REPO_ROOT / "solutions" / SECOND.solution
+SECOND_STUB = REPO_ROOT / "exercises" / SECOND.student_file
+
+
+@functools.cache
+def second_exercise_totals() -> dict[str, int]:
+    """Each group's points in the second exercise, as its own checks mark them (read by a
+    process that grades it: this one's grader.scoring belongs to the first)."""
+    completed = subprocess.run(
+        [sys.executable, "-c", "import json; from grader import scoring; print(json.dumps(scoring.group_totals()))"],
+        cwd=REPO_ROOT, env=os.environ | {registry.CHOSEN: SECOND.name}, capture_output=True, text=True,
+        timeout=120, stdin=subprocess.DEVNULL,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout)
 MARKER = "forger-" + secrets.token_hex(6)
 
 # Appended to the solution. At import and in every AttentionHead.forward it writes @FORGED@

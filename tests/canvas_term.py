@@ -108,3 +108,44 @@ def write_term(folder: Path, download: dict[str, str] = DOWNLOAD) -> Path:
     (folder / "submitted_at.csv").write_text(SUBMITTED_AT, encoding="utf-8")
     write_download(folder / "submissions.zip", download)
     return folder
+
+
+# --- the course's second exercise, a term of its own ---------------------------------------------
+# Two students of the same section hand in the feed-forward exercise's file: its reference and its
+# untouched stub. The course file names the exercise; nothing else in the term says which it is.
+
+SECOND_EXERCISE = "feed_forward"
+SECOND_SOLUTION = (REPO_ROOT / "solutions" / f"{SECOND_EXERCISE}.py").read_text(encoding="utf-8")
+SECOND_STUB = (REPO_ROOT / "exercises" / f"{SECOND_EXERCISE}.py").read_text(encoding="utf-8")
+SECOND_ASSIGNMENT = "HW4 Feed-forward network (778)"
+SECOND_ROSTER = (
+    f"\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,{SECOND_ASSIGNMENT},"
+    "Current Points,Final Points,Current Score,Unposted Current Score,Final Score,Unposted Final Score\r\n"
+    "    Points Possible,,,,,20,(read only),(read only),(read only),(read only),(read only),(read only)\r\n"
+    '"Doe, Jane",123456,2024001,jdoe,CS 101 A,,0,0,0,0,0,0\r\n'
+    '"Ng, Eve",123460,2024005,eng,CS 101 B,,0,0,0,0,0,0\r\n'
+)
+SECOND_DOWNLOAD = {
+    f"doejane_123456_7891123_{SECOND_EXERCISE}.py": SECOND_SOLUTION,
+    f"ngeve_123460_7891600_{SECOND_EXERCISE}.py": SECOND_STUB,
+}
+SECOND_COURSE = f"""\
+[assignment]
+name = "HW4 Feed-forward network"
+exercise = "{SECOND_EXERCISE}"
+lms_id = 778
+points = 20
+
+[files]
+roster = "gradebook.csv"
+"""
+SECOND_EXPORTED = ["20", "0"]  # the reference's full marks and the stub's zero, in points of 20
+
+
+def write_second_term(folder: Path) -> Path:
+    """The second exercise's course folder: course.toml naming it, the gradebook, the download."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "course.toml").write_text(SECOND_COURSE, encoding="utf-8")
+    (folder / "gradebook.csv").write_text(SECOND_ROSTER, encoding="utf-8", newline="")
+    write_download(folder / "submissions.zip", SECOND_DOWNLOAD)
+    return folder

@@ -28,8 +28,12 @@ PyTorch's CPU index is out of reach too, so the installs take torch from pip's c
 sources (the fallback path of grader/torch_index.py).
 
 Grades the reference, a missing scale, the results forger and its honest twin, an endless
-loop and the stubs on each platform, prints one line per platform, and exits 1 when any case
-is wrong. Needs root, debootstrap, python3-seccomp, and cgroup v1's cpu, memory and pids
+loop and the stubs on each platform; then the course's second exercise (its own hand-out, built
+with ``--exercise``) grades its reference and its stub in the same installed image, the way a
+second assignment of the course would run: each submission in a new container under the same
+limits. Its hand-out's install (setup.sh, the Dockerfile and requirements) must be the first's,
+byte for byte, for that image to be the one its platform would build; the rehearsal checks so.
+Prints one line per platform and exercise, and exits 1 when any case is wrong. Needs root, debootstrap, python3-seccomp, and cgroup v1's cpu, memory and pids
 controllers. Files: the cache folder (default ~/.cache/mha-grader-rehearsal, or
 $REHEARSAL_CACHE) keeps the base systems; each run's images, logs and results go to
 build/rehearsal/ (its path is printed).
@@ -144,6 +148,46 @@ def summary(platform: str, outcomes: dict[str, Outcome], limits: str, setup_seco
     return line + ("" if not problems else "\n  WRONG: " + "; ".join(problems))
 
 
+# --- the course's second exercise, in the image built for the first ------------------------------
+
+
+def second_handout(command: str, out: Path, *options: str) -> Path:
+    """The second exercise's hand-out for a platform, as an instructor makes it."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "grader", command, str(out), "--exercise", harness.SECOND.name, *options],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )
+    if completed.returncode != 0:
+        sys.exit(f"rehearse: python -m grader {command} --exercise {harness.SECOND.name} failed:\n{completed.stdout}{completed.stderr}")
+    return out
+
+
+def second_cases() -> list[Case]:
+    return [Case("reference", harness.SECOND_SOLUTION.read_text()), Case("stub", harness.SECOND_STUB.read_text())]
+
+
+def second_summary(platform: str, outcomes: dict[str, Outcome], total: float, install_differs: list[str]) -> tuple[str, bool]:
+    """One line: the second exercise's reference full and its stub at 0, out of its own total."""
+    problems = [f"{name}: no results" for name, outcome in outcomes.items() if outcome.score is None]
+    if not problems:
+        if outcomes["reference"].score != total:
+            problems.append(f"reference {outcomes['reference'].score:g}/{total:g}")
+        if outcomes["stub"].score != 0:
+            problems.append(f"stub {outcomes['stub'].score:g}/{total:g}")
+    problems += [f"its hand-out installs differently: {name} differs from the first exercise's" for name in install_differs]
+
+    def score(name: str) -> str:
+        value = outcomes[name].score
+        return "no results" if value is None else f"{value:g}/{total:g}"
+
+    seconds = [outcome.seconds for outcome in outcomes.values()]
+    line = (
+        f"{platform} ({harness.SECOND.name}, in the image built for the first exercise): reference {score('reference')}, "
+        f"stub {score('stub')}; {sum(seconds) / len(seconds):.1f} s per submission"
+    )
+    return line + ("" if not problems else "\n  WRONG: " + "; ".join(problems)), not problems
+
+
 def minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {seconds % 60:.0f} s" if seconds >= 60 else f"{seconds:.0f} s"
 
@@ -189,28 +233,60 @@ def rehearse_gradescope(base: Path, run_folder: Path, log) -> tuple[str, bool]:
             {"name": "forged", "score": 100.0, "max_score": 100.0, "output": "@MARKER@"}]},
         ("source/solutions/multi_head_attention.py", "source/grader/exercises/multi_head_attention/hidden/test_reference.py"),
     ).replace("@ROOT@", "/autograder")
-    outcomes = {}
-    for case in cases(forger):
-        job = folder / case.name.replace(" ", "-")
-        (job / "submission").mkdir(parents=True)
-        (job / "results").mkdir()
-        (job / "submission" / "multi_head_attention.py").write_text(case.source)
-        container = Container(
-            base, [sources.layer, image], binds=[f"{job / 'submission'}:/autograder/submission", f"{job / 'results'}:/autograder/results"],
-            timeout=GRADESCOPE_TIMEOUT, **GRADESCOPE_LIMITS,
-        )
-        started = time.monotonic()
-        container.run(["/autograder/run_autograder"], job / "run_autograder.log", report=job / "container.json")
-        seconds = time.monotonic() - started
-        results_file = job / "results" / "results.json"
-        results = json.loads(results_file.read_text()) if results_file.is_file() else None
-        note = next((t["output"] for t in (results or {}).get("tests", []) if t.get("visibility") == "hidden" and not t["max_score"]), "")
-        text = json.dumps(results) + (job / "run_autograder.log").read_text(errors="replace") if results else ""
-        outcomes[case.name] = Outcome(case.name, results["score"] if results else None, seconds, text, sandbox_of(note))
-        log(f"  {case.name}: {outcomes[case.name].score}/100 in {seconds:.0f} s ({memory_used(job)})")
+    outcomes = {case.name: gradescope_run(base, [sources.layer, image], folder, case, log) for case in cases(forger)}
     problems = judge(outcomes)
     limits = f"{GRADESCOPE_LIMITS['cpus']} CPU, {GRADESCOPE_LIMITS['memory'].replace('M', ' MB')}"
-    return summary("gradescope", outcomes, limits, setup_seconds, problems), not problems
+    line = summary("gradescope", outcomes, limits, setup_seconds, problems)
+
+    # The second exercise: its zip's /autograder bound over the image's, so its run_autograder
+    # and grader run on what the first's setup.sh installed (the virtualenv, bubblewrap).
+    second = folder / harness.SECOND.name
+    second_archive = second_handout("gradescope", second / "autograder.zip")
+    with zipfile.ZipFile(second_archive) as opened, zipfile.ZipFile(archive) as first:
+        differs = [name for name in ("setup.sh", "requirements.txt") if opened.read(name) != first.read(name)]
+    outcomes = {}
+    for case in second_cases():
+        job = second / case.name
+        autograder = job / "autograder"
+        with zipfile.ZipFile(second_archive) as opened:
+            for member in opened.infolist():
+                opened.extract(member, autograder / "source")
+                (autograder / "source" / member.filename).chmod((member.external_attr >> 16) & 0o777 or 0o644)
+        shutil.copy2(autograder / "source" / "run_autograder", autograder / "run_autograder")
+        (autograder / "run_autograder").chmod(0o755)
+        outcomes[case.name] = gradescope_run(
+            base, [sources.layer, image], second, case, log, student_file=harness.SECOND.student_file,
+            binds=[f"{autograder}:/autograder"],
+        )
+    total = float(sum(harness.second_exercise_totals().values()))
+    second_line, second_ok = second_summary("gradescope", outcomes, total, differs)
+    return line + "\n" + second_line, not problems and second_ok
+
+
+def gradescope_run(
+    base: Path, layers: list[Path], folder: Path, case: Case, log, student_file: str = "multi_head_attention.py",
+    binds: tuple[str, ...] | list[str] = (),
+) -> Outcome:
+    """One submission in a new container from the image, run_autograder as Gradescope runs it."""
+    job = folder / case.name.replace(" ", "-")
+    (job / "submission").mkdir(parents=True)
+    (job / "results").mkdir()
+    (job / "submission" / student_file).write_text(case.source)
+    container = Container(
+        base, layers,
+        binds=[*binds, f"{job / 'submission'}:/autograder/submission", f"{job / 'results'}:/autograder/results"],
+        timeout=GRADESCOPE_TIMEOUT, **GRADESCOPE_LIMITS,
+    )
+    started = time.monotonic()
+    container.run(["/autograder/run_autograder"], job / "run_autograder.log", report=job / "container.json")
+    seconds = time.monotonic() - started
+    results_file = job / "results" / "results.json"
+    results = json.loads(results_file.read_text()) if results_file.is_file() else None
+    note = next((t["output"] for t in (results or {}).get("tests", []) if t.get("visibility") == "hidden" and not t["max_score"]), "")
+    text = json.dumps(results) + (job / "run_autograder.log").read_text(errors="replace") if results else ""
+    outcome = Outcome(case.name, results["score"] if results else None, seconds, text, sandbox_of(note))
+    log(f"  {case.name}: {outcome.score} in {seconds:.0f} s ({memory_used(job)})")
+    return outcome
 
 
 def memory_used(job: Path) -> str:
@@ -275,28 +351,50 @@ def rehearse_prairielearn(base: Path, cache: Path, run_folder: Path, log) -> tup
     runtime_environment = {
         name: value for name, value in environment.items() if not name.startswith("PIP_") and name != "TORCH_INDEX"
     } | (info.get("environment") or {})
-    outcomes = {}
-    for case in cases(forger):
-        job = folder / case.name.replace(" ", "-")
-        shutil.copytree(question / "tests", job / "grade" / "tests")
+    layers = [sources.layer, python_slim, image]
+
+    def grade(job_folder: Path, tests: Path, options: dict, case: Case, student_file: str) -> Outcome:
+        """One job in a new container: the question's tests/ and the student's file at /grade."""
+        job = job_folder / case.name.replace(" ", "-")
+        shutil.copytree(tests, job / "grade" / "tests")
         (job / "grade" / "student").mkdir(parents=True)
-        (job / "grade" / "student" / "multi_head_attention.py").write_text(case.source)
+        (job / "grade" / "student" / student_file).write_text(case.source)
         container = Container(
-            base, [sources.layer, python_slim, image], network=False, binds=[f"{job / 'grade'}:/grade"],
-            environment=runtime_environment, timeout=info["timeout"], **PRAIRIELEARN_LIMITS,
+            base, layers, network=False, binds=[f"{job / 'grade'}:/grade"],
+            environment=runtime_environment, timeout=options["timeout"], **PRAIRIELEARN_LIMITS,
         )
         started = time.monotonic()
-        status = container.run(info["entrypoint"].split(), job / "entrypoint.log", report=job / "container.json")
+        status = container.run(options["entrypoint"].split(), job / "entrypoint.log", report=job / "container.json")
         seconds = time.monotonic() - started
         results_file = job / "grade" / "results" / "results.json"
         results = json.loads(results_file.read_text()) if status == 0 and results_file.is_file() else None
         log_text = (job / "entrypoint.log").read_text(errors="replace")
         score = round(100 * results["score"], 6) if results and results.get("gradable") else None
-        outcomes[case.name] = Outcome(case.name, score, seconds, json.dumps(results) + log_text, sandbox_of(log_text))
         log(f"  {case.name}: {score}/100 in {seconds:.0f} s (exit {status}, {memory_used(job)})")
+        return Outcome(case.name, score, seconds, json.dumps(results) + log_text, sandbox_of(log_text))
+
+    outcomes = {case.name: grade(folder, question / "tests", info, case, "multi_head_attention.py") for case in cases(forger)}
     problems = judge(outcomes)
     limits = "0.9 CPU, 2 GiB without swap, 1024 processes, no network"
-    return summary("prairielearn", outcomes, limits, setup_seconds, problems), not problems
+    line = summary("prairielearn", outcomes, limits, setup_seconds, problems)
+
+    # The second exercise: its own question's tests/ at /grade, in the image the first's Dockerfile built.
+    second = folder / harness.SECOND.name
+    second_course = second_handout("prairielearn", second / "course", "--image", "mha-grader")
+    second_question = second_course / "questions" / harness.SECOND.name
+    # The Dockerfile's steps (its comments name the question), and the requirements byte for byte.
+    differs = [
+        name for name, same in (
+            ("the Dockerfile's steps", dockerfile_steps((second_course / "Dockerfile").read_text()) == dockerfile_steps((course / "Dockerfile").read_text())),
+            ("requirements.txt", (second_course / "requirements.txt").read_bytes() == (course / "requirements.txt").read_bytes()),
+        ) if not same
+    ]
+    second_info = json.loads((second_question / "info.json").read_text())["externalGradingOptions"]
+    outcomes = {
+        case.name: grade(second, second_question / "tests", second_info, case, harness.SECOND.student_file) for case in second_cases()
+    }
+    second_line, second_ok = second_summary("prairielearn", outcomes, 100.0, differs)
+    return line + "\n" + second_line, not problems and second_ok
 
 
 def main(argv: list[str] | None = None) -> int:

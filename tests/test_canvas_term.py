@@ -274,3 +274,43 @@ def test_results_of_entries_no_longer_graded_are_moved_aside_and_each_named_a_se
     assert (tmp_path / "results" / "kept.json").is_file() and (tmp_path / "superseded" / "results" / "old.json").is_file()
     (tmp_path / "results" / "old.json").write_text("{}", encoding="utf-8")  # graded again, then gone again
     assert class_intake.set_aside_gone(tmp_path, ["kept"]) == ["results/old.json (in place of the copy an earlier run set aside)"]
+
+
+# --- the course's second exercise, named by the course file --------------------------------------
+
+
+@pytest.fixture(scope="module")
+@tiers.slow_tier("slow")  # a second Canvas term graded by the batch
+def second_term(tmp_path_factory):
+    folder = canvas_term.write_second_term(tmp_path_factory.mktemp("canvas-second-term") / "course")
+    finished = batch(folder)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    return folder
+
+
+def test_the_second_exercise_exports_its_reference_full_and_its_stub_zero_to_canvas(second_term):
+    assert exported(second_term) == canvas_term.SECOND_EXPORTED
+    with open(second_term / "grades.csv", newline="", encoding="utf-8") as handle:
+        header = next(csv.reader(handle))
+    assert header[-1] == canvas_term.SECOND_ASSIGNMENT  # Canvas matches the column by its title and id
+
+
+def test_the_second_exercises_results_and_feedback_name_it_and_its_own_groups(second_term):
+    from grader.seam import registry
+
+    declared = registry.exercise(canvas_term.SECOND_EXERCISE)
+    graded = json.loads((second_term / "out" / "results.json").read_text(encoding="utf-8"))
+    assert graded["exercise"] == declared.name
+    by_name = {result["student"]["name"]: result for result in graded["submissions"].values()}
+    assert {name: result["exercise"] for name, result in by_name.items()} == {"Doe, Jane": declared.name, "Ng, Eve": declared.name}
+    total = by_name["Doe, Jane"]["max_score"]
+    assert (by_name["Doe, Jane"]["score"], by_name["Ng, Eve"]["score"]) == (total, 0)
+    assert set(by_name["Doe, Jane"]["groups"]) == set(declared.group_titles)
+    for stem, result in ((Path(name).stem, result) for name, result in graded["submissions"].items()):
+        page = (second_term / "out" / "feedback" / f"{stem}.md").read_text(encoding="utf-8")
+        assert f"**Score: {result['score']}/{total}**" in page
+        for group, title in declared.group_titles.items():
+            points = result["groups"][group]
+            assert f"| {title} | {points['earned']}/{points['max']} |" in page, title
+    report = (second_term / "out" / "report.html").read_text(encoding="utf-8")
+    assert all(title in report for title in declared.group_titles.values())

@@ -37,7 +37,8 @@ import jsonschema
 import pytest
 
 import catalogue
-from autograder_harness import HONEST_TWIN, MARKER, MUTANT, RUN_TIMEOUT, SOLUTION, STUB, TOO_DEEP
+import autograder_harness as harness
+from autograder_harness import HONEST_TWIN, MARKER, MUTANT, RUN_TIMEOUT, SECOND, SECOND_SOLUTION, SECOND_STUB, SOLUTION, STUB, TOO_DEEP
 from classroom50.actions_runner import REGISTERED, commands_run, lines, parse
 from grader.platforms import classroom50
 from grader.handout import release
@@ -172,6 +173,16 @@ def config(tmp_path_factory) -> Path:
     return build(tmp_path_factory.mktemp("classroom50") / "out")
 
 
+# The second exercise's assignment, by the slug the command gives it when told only the exercise.
+SECOND_SLUG = SECOND.name.replace("_", "-")
+
+
+@pytest.fixture(scope="module")
+@tiers.slow_tier("platform")  # a second hand-out built: the second exercise's tests stay out of the fast tier
+def second_config(tmp_path_factory) -> Path:
+    return build(tmp_path_factory.mktemp("classroom50-second") / "out", "--exercise", SECOND.name)
+
+
 @pytest.fixture(scope="module")
 def config_with_hidden_checks(tmp_path_factory) -> Path:
     return build(tmp_path_factory.mktemp("classroom50-checks") / "out", "--hidden", "checks")
@@ -210,17 +221,18 @@ def _remove_temporary_folders():
         shutil.rmtree(_TEMPORARY_FOLDERS.pop(), ignore_errors=True)
 
 
-def checkout_of(config: Path, exercise: str | None) -> Path:
-    """A student's checkout: the template, with ``exercise`` as exercises/multi_head_attention.py
+def checkout_of(config: Path, exercise: str | None, file_name: str = "multi_head_attention.py") -> Path:
+    """A student's checkout: the template, with ``exercise`` as exercises/``file_name``
     (and without it, nor the notebook, when None)."""
     checkout = Path(tempfile.mkdtemp(prefix="mha-classroom50-checkout-"))
     _TEMPORARY_FOLDERS.append(checkout)
     checkout.chmod(0o755)
     shutil.copytree(config / "template", checkout, dirs_exist_ok=True)
-    target = checkout / "exercises" / "multi_head_attention.py"
+    target = checkout / "exercises" / file_name
+    assert target.is_file(), f"the template holds no exercises/{file_name}"
     if exercise is None:
         target.unlink()
-        (checkout / "exercises" / "multi_head_attention.ipynb").unlink()
+        (checkout / "exercises" / Path(file_name).with_suffix(".ipynb")).unlink()
     else:
         target.write_text(exercise.replace("@CHECKOUT@", str(checkout)))
     for path in [checkout, *checkout.rglob("*")]:
@@ -232,7 +244,10 @@ def files_of(folder: Path) -> set[str]:
     return {path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file() or path.is_symlink()}
 
 
-def run_autograder(config: Path, exercise: str | None, *, prepare=None, drop: tuple[str, ...] = (), **variables: str) -> Run:
+def run_autograder(
+    config: Path, exercise: str | None, *, prepare=None, drop: tuple[str, ...] = (), slug: str = SLUG,
+    file_name: str = "multi_head_attention.py", **variables: str,
+) -> Run:
     runner_temp = Path(tempfile.mkdtemp(prefix="mha-classroom50-runner-"))
     _TEMPORARY_FOLDERS.append(runner_temp)
     runner_temp.chmod(0o755)
@@ -244,8 +259,8 @@ def run_autograder(config: Path, exercise: str | None, *, prepare=None, drop: tu
     private_tmp.chmod(0o1777)
     tool_cache = runner_temp / "hostedtoolcache"  # $RUNNER_TOOL_CACHE: the hosted runner's /opt/hostedtoolcache
     tool_cache.mkdir(mode=0o755)
-    bundle, _ = publish_and_fetch(config, runner_temp)
-    checkout = checkout_of(config, exercise.replace("@BUNDLE@", str(bundle)) if exercise else exercise)
+    bundle, _ = publish_and_fetch(config, runner_temp, slug)
+    checkout = checkout_of(config, exercise.replace("@BUNDLE@", str(bundle)) if exercise else exercise, file_name)
     if prepare:
         prepare(checkout, bundle, tool_cache)
     files_before = files_of(checkout)
@@ -257,13 +272,13 @@ def run_autograder(config: Path, exercise: str | None, *, prepare=None, drop: tu
         # Side by side with the rest of the suite on a loaded machine: no call into the
         # solution may reach its time limit (no run here tests time limits).
         "GRADER_CALL_TIMEOUT": "30",
-        "CLASSROOM": CLASSROOM, "ASSIGNMENT": SLUG, "SUBMISSION_TAG": "submit/2026-12-01T10-00-00Z-abc1234",
+        "CLASSROOM": CLASSROOM, "ASSIGNMENT": slug, "SUBMISSION_TAG": "submit/2026-12-01T10-00-00Z-abc1234",
         "USERNAME": OWNER, "OWNER": OWNER, "ASSIGNMENT_TYPE": "individual",
-        "COMMIT_URL": f"https://github.com/org/{CLASSROOM}-{SLUG}-{OWNER}/commit/abc1234",
-        "RELEASE_URL": f"https://github.com/org/{CLASSROOM}-{SLUG}-{OWNER}/releases/tag/submit%2F2026",
-        "REVIEW_URL": f"https://github.com/org/{CLASSROOM}-{SLUG}-{OWNER}/compare/000...abc1234",
+        "COMMIT_URL": f"https://github.com/org/{CLASSROOM}-{slug}-{OWNER}/commit/abc1234",
+        "RELEASE_URL": f"https://github.com/org/{CLASSROOM}-{slug}-{OWNER}/releases/tag/submit%2F2026",
+        "REVIEW_URL": f"https://github.com/org/{CLASSROOM}-{slug}-{OWNER}/compare/000...abc1234",
         "PAGES_BASE_URL": "https://org.github.io/classroom50", "CLASSROOM50_BUNDLE_DIR": str(bundle),
-        "GITHUB_REPOSITORY": f"org/{CLASSROOM}-{SLUG}-{OWNER}", "GITHUB_SHA": "abc1234", "GITHUB_ACTOR": OWNER,
+        "GITHUB_REPOSITORY": f"org/{CLASSROOM}-{slug}-{OWNER}", "GITHUB_SHA": "abc1234", "GITHUB_ACTOR": OWNER,
         "GITHUB_SERVER_URL": "https://github.com", "GITHUB_OUTPUT": str(github_output), "RUNNER_TEMP": str(runner_temp),
         "RUNNER_TOOL_CACHE": str(tool_cache), "TMPDIR": str(private_tmp),
         # The machine may be offline: torch_index.py's probe of PyTorch's index gives up at once.
@@ -435,7 +450,7 @@ def plant_command_file_names(checkout: Path, *_) -> None:
 
 @pytest.fixture(scope="module")
 @tiers.slow_tier("platform")  # some twenty runs of autograder.py as the runner runs it
-def runs(config, config_with_hidden_checks, offline_config) -> dict[str, Run]:
+def runs(config, config_with_hidden_checks, offline_config, second_config) -> dict[str, Run]:
     installs = {"drop": ("MHA_GRADER_PYTHON",), "GRADER_SANDBOX": "process"}
     plans = {
         # The reference, in a virtualenv made for the run, over planted files.
@@ -460,18 +475,23 @@ def runs(config, config_with_hidden_checks, offline_config) -> dict[str, Run]:
         "commands_at_import": (config, STUB.read_text() + RAISE_COMMANDS_AT_IMPORT, {}),
         "command_file_names": (config, None, {"prepare": plant_command_file_names}),
         "too_deep": (config, SOLUTION.read_text() + TOO_DEEP, {}),
+        # The second exercise's reference and stub, in its own assignment, graded beside the first's.
+        **{
+            name: (second_config, source.read_text(), {"slug": SECOND_SLUG, "file_name": SECOND.student_file})
+            for name, source in (("second_reference", SECOND_SOLUTION), ("second_stub", SECOND_STUB))
+        },
     }
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {name: pool.submit(run_autograder, plan[0], plan[1], **plan[2]) for name, plan in plans.items()}
         return {name: future.result() for name, future in futures.items()}
 
 
-def valid(run: Run) -> dict:
+def valid(run: Run, slug: str = SLUG) -> dict:
     """result.json, valid for Classroom 50: its schema, and the rules its runner checks in code."""
     assert run.returncode == 0, run.output
     assert run.result is not None, run.output
     jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(run.result)
-    assert (run.result["classroom"], run.result["assignment"], run.result["owner"]) == (CLASSROOM, SLUG, OWNER)
+    assert (run.result["classroom"], run.result["assignment"], run.result["owner"]) == (CLASSROOM, slug, OWNER)
     assert run.result["score"] <= run.result["max-score"]
     assert all(test["score"] <= test["max-score"] for test in run.result["tests"])
     assert run.result["score"] == sum(test["score"] for test in run.result["tests"])
@@ -499,6 +519,16 @@ def test_the_bundle_is_what_the_runner_fetches_and_holds_the_grader_beside_its_e
     for needed in ("grader/exercises/multi_head_attention/hidden/test_reference.py", "solutions/multi_head_attention.py", "requirements.txt", "classroom50.json"):
         assert (bundle / needed).is_file(), needed
     assert not (bundle / "tests").exists() and not (bundle / "exercises").exists()
+
+
+def test_each_exercise_is_an_assignment_of_its_own_whose_bundle_grades_it(config, second_config):
+    """Told only the exercise, the command names the assignment after it: the second exercise's
+    bundle does not take the first's folder (its slug) in the config repository."""
+    first, second = (json.loads((c / "autograders" / slug / "classroom50.json").read_text())["exercise"]
+                     for c, slug in ((config, SLUG), (second_config, SECOND_SLUG)))
+    assert (first, second) == (registry.exercise().name, SECOND.name)
+    assert (second_config / "template" / "exercises" / SECOND.student_file).is_file()
+    assert f"gh teacher assignment add ORG CLASSROOM {SECOND_SLUG}" in (second_config / "README.md").read_text()
 
 
 def test_the_template_holds_no_solution_no_hidden_test_and_no_autograde_workflow(config):
@@ -562,6 +592,29 @@ def test_the_stubs_score_zero_with_every_check_failed(runs):
     assert not any(test["passed"] for test in result["tests"])
     assert output_value(runs["stub"], "status") == "failure"
     assert runs["stub"].body.startswith(f"### {FIRST_TITLE}: 0/100\n")
+
+
+@pytest.mark.parametrize(("name", "full"), [("second_reference", True), ("second_stub", False)])
+def test_the_second_exercise_scores_its_reference_full_and_its_stub_zero_in_its_own_groups(runs, name, full):
+    run = runs[name]
+    result = valid(run, SECOND_SLUG)
+    totals = harness.second_exercise_totals()
+    total = sum(totals.values())
+    assert (result["score"], result["max-score"]) == ((total if full else 0), total)
+    assert all(test["passed"] == full for test in result["tests"])
+    for group, maximum in totals.items():
+        assert group_points(result, group) == ((maximum if full else 0), maximum), group
+    # The hidden group is one entry; no hidden check is named where the student reads.
+    (hidden,) = [test for test in result["tests"] if test["group"] == SECOND.hidden_group]
+    assert hidden["max-score"] == totals[SECOND.hidden_group]
+    assert "test_reference" not in json.dumps(result) + run.body and "matches_the_reference" not in run.body
+    # What the runner shows: the commit status's summary and the Release, naming the exercise
+    # and each group by its own title.
+    assert output_value(run, "status") == ("success" if full else "failure")
+    assert output_value(run, "summary") == f"{SECOND.title.lower()}: {result['score']}/{total}"
+    assert run.body.startswith(f"### {SECOND.title}: {result['score']}/{total}\n")
+    for group, title in SECOND.group_titles.items():
+        assert f"| {title} | {totals[group] if full else 0}/{totals[group]} |" in run.body, title
 
 
 def test_a_missing_scale_loses_points_in_its_groups_and_is_diagnosed_in_the_release(runs):

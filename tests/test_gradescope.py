@@ -35,6 +35,9 @@ from autograder_harness import (
     HONEST_TWIN,
     MARKER,
     MUTANT,
+    SECOND,
+    SECOND_SOLUTION,
+    SECOND_STUB,
     SOLUTION,
     STUB,
     TOO_DEEP,
@@ -172,6 +175,14 @@ def zips(tmp_path_factory) -> dict[str, Path]:
         )
         assert completed.returncode == 0, completed.stdout + completed.stderr
         built[visibility] = path
+    # The course's second exercise: the same command, told which exercise.
+    path = folder / f"autograder-{SECOND.name}.zip"
+    completed = subprocess.run(
+        [sys.executable, "-m", "grader", "gradescope", str(path), "--exercise", SECOND.name],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    built[SECOND.name] = path
     return built
 
 
@@ -200,6 +211,9 @@ def runs(zips, tmp_path_factory) -> dict[str, Run]:
             "multi_head_attention.py": SOLUTION.read_text() + TOO_DEEP,
             "multi_head_attention.ipynb": notebook_of(SOLUTION.read_text(), TOO_DEEP),
         }, {}),
+        # The second exercise's reference and stub, in its own zip, graded beside the first's.
+        "second_solution": (zips[SECOND.name], {SECOND.student_file: SECOND_SOLUTION.read_text()}, {}),
+        "second_stubs": (zips[SECOND.name], {SECOND.student_file: SECOND_STUB.read_text()}, {}),
     }
     roots = {name: make_root(archive, files) for name, (archive, files, _) in plans.items()}
 
@@ -286,7 +300,10 @@ def test_the_command_refuses_a_visibility_gradescope_does_not_know(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "name", ["solution", "stubs", "mutant", "forger", "forger_process", "twin_without_bwrap", "bad_configuration", "too_deep"]
+    "name", [
+        "solution", "stubs", "mutant", "forger", "forger_process", "twin_without_bwrap", "bad_configuration", "too_deep",
+        "second_solution", "second_stubs",
+    ]
 )
 def test_every_run_writes_a_results_json_that_follows_gradescopes_schema(runs, name):
     run = runs[name]
@@ -343,6 +360,39 @@ def test_code_too_deep_for_pythons_parser_beside_a_complete_notebook_grades_the_
     assert "graded multi_head_attention.ipynb (it holds more of the work" in said.lower()
     assert "multi_head_attention.py does not parse (code too deeply nested for Python's parser), so which of the exercise's 7" in said
     assert "(the cell starting `_too_deep = ---" in said and "raised MemoryError: too deeply nested for Python's parser" in said
+
+
+def second_exercise_groups(run: Run) -> dict[str, tuple[float, float, set[str]]]:
+    """The second exercise's points per group as Gradescope shows them: (earned, max, visibilities),
+    each check found by its group's title, the exercise's own."""
+    found = {}
+    for group, title in SECOND.group_titles.items():
+        tests = [t for t in run.graded() if t["name"].startswith(title + ":")]
+        found[group] = (sum(t["score"] for t in tests), sum(t["max_score"] for t in tests), {t["visibility"] for t in tests})
+    return found
+
+
+@pytest.mark.parametrize(("name", "full"), [("second_solution", True), ("second_stubs", False)])
+def test_the_second_exercise_scores_its_reference_full_and_its_stub_zero_in_its_own_groups(runs, name, full):
+    run = runs[name]
+    assert run.returncode == 0, run.output[-3000:]
+    totals = harness.second_exercise_totals()
+    groups = second_exercise_groups(run)
+    assert {group: maximum for group, (_, maximum, _) in groups.items()} == totals  # every check under its group's title
+    assert sum(t["max_score"] for t in run.graded()) == sum(totals.values())
+    assert run.results["score"] == (sum(totals.values()) if full else 0)
+    assert all((t["status"] == "passed") == full for t in run.graded())
+    for group, (earned, maximum, visibilities) in groups.items():
+        assert earned == (maximum if full else 0), group
+        assert visibilities == ({"after_published"} if group == SECOND.hidden_group else {"visible"}), group
+    # The summary students read: the exercise's file, its groups by their titles, the hidden one's points unshown.
+    said = run.results["output"]
+    assert said.startswith(f"Graded {SECOND.student_file}.")
+    hidden_title = SECOND.group_titles[SECOND.hidden_group]
+    for group, title in SECOND.group_titles.items():
+        if group != SECOND.hidden_group:
+            assert f"{title}: {groups[group][0]:g}/{totals[group]}" in said, title
+    assert f"{hidden_title}: {totals[SECOND.hidden_group]} points, shown when your instructor publishes the grades" in said
 
 
 def test_hidden_tests_take_the_visibility_chosen_at_build_time_and_the_others_are_visible(runs):

@@ -22,7 +22,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import autograder_harness as harness
 import catalogue
+from autograder_harness import SECOND, SECOND_SOLUTION
 from grader.platforms import nbgrader_course
 from grader.handout import notebook, release, stubs
 from grader.scoring import GROUPS
@@ -30,6 +32,7 @@ from grading import REPO_ROOT
 import tiers
 
 ASSIGNMENT = nbgrader_course.ASSIGNMENT
+BEGIN_HIDDEN = nbgrader_course.BEGIN_HIDDEN
 NOTEBOOK_NAME = nbgrader_course.NOTEBOOK_NAME
 GRADING_SEED = 20240611
 BUGGY = ("missing_scale", "keys_detached")  # lose points in visible groups and in the hidden one
@@ -133,6 +136,66 @@ def course(tmp_path_factory) -> Course:
         course_dir, nbformat.read(course_dir / "source" / ASSIGNMENT / NOTEBOOK_NAME, as_version=4), released,
         exported, cell_scores(course_dir), pytest_results, log,
     )
+
+
+# Fills the second exercise's released notebook with its reference, in a process that grades it
+# (this one's nbgrader_course belongs to the first): argv released, implementation, out.
+FILL_IN = """
+import sys, nbformat
+from grader.platforms import nbgrader_course
+released = nbformat.read(sys.argv[1], as_version=4)
+answers = nbgrader_course.answer_cells(open(sys.argv[2], encoding="utf-8").read())
+nbformat.write(nbgrader_course.fill_in(released, answers), sys.argv[3])
+"""
+
+
+@dataclass
+class SecondCourse:
+    root: Path
+    exported: dict[str, dict]  # student -> row of nbgrader's grades.csv
+    cell_scores: dict[str, dict[str, float]]  # student -> grade_id -> score
+    released: str  # the released notebook's text
+
+
+@pytest.fixture(scope="module")
+@tiers.slow_tier("platform")  # a second nbgrader course: generated, two notebooks autograded
+def second_course(tmp_path_factory) -> SecondCourse:
+    """The course's second exercise as its own nbgrader course (the command told only the
+    exercise), its reference and its stub submitted, autograded and exported in this venv."""
+    from nbgrader.api import Gradebook
+
+    root = tmp_path_factory.mktemp("nbgrader-second")
+    environment = nbgrader_environment(root)
+    course_dir = root / "course"
+    written = subprocess.run(
+        [sys.executable, "-m", "grader", "nbgrader", str(course_dir), "--exercise", SECOND.name], cwd=REPO_ROOT,
+        env=environment, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )
+    assert written.returncode == 0, written.stdout + written.stderr
+    nbgrader(course_dir, "generate_assignment", SECOND.name, environment=environment)
+    released = course_dir / "release" / SECOND.name / SECOND.notebook
+    for student in ("solution", "stubs"):
+        submitted = course_dir / "submitted" / student / SECOND.name / SECOND.notebook
+        submitted.parent.mkdir(parents=True)
+        if student == "stubs":
+            shutil.copy(released, submitted)
+            continue
+        filled = subprocess.run(
+            [sys.executable, "-c", FILL_IN, str(released), str(SECOND_SOLUTION), str(submitted)], cwd=REPO_ROOT,
+            env=os.environ | {"GRADER_EXERCISE": SECOND.name}, capture_output=True, text=True, timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+        assert filled.returncode == 0, filled.stderr[-3000:]
+    nbgrader(course_dir, "autograde", SECOND.name, environment=environment)
+    nbgrader(course_dir, "export", "--to", str(root / "grades.csv"), environment=environment)
+    with open(root / "grades.csv", newline="") as handle:
+        exported = {row["student_id"]: row for row in csv.DictReader(handle)}
+    scores = {}
+    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gradebook:
+        for student in ("solution", "stubs"):
+            graded = gradebook.find_submission_notebook(SECOND.notebook.removesuffix(".ipynb"), SECOND.name, student)
+            scores[student] = {grade.name: grade.score for grade in graded.grades}
+    return SecondCourse(course_dir, exported, scores, released.read_text(encoding="utf-8"))
 
 
 def grade_cells(nb) -> dict[str, nbformat.NotebookNode]:
@@ -248,3 +311,25 @@ def test_a_graded_cell_prints_the_diagnosis_of_its_failures(course):
         output.get("text", "") for cell in grade_cells(autograded).values() for output in cell.outputs
     )
     assert mistakes.BY_ID["missing_scale"].title in printed and "explained above" in printed
+
+
+# --- the course's second exercise, through the same nbgrader --------------------------------------
+
+
+@pytest.mark.parametrize(("student", "full"), [("solution", True), ("stubs", False)])
+def test_the_second_exercise_scores_its_reference_full_and_its_stub_zero_cell_by_group_cell(second_course, student, full):
+    totals = harness.second_exercise_totals()
+    row = second_course.exported[student]
+    assert row["assignment"] == SECOND.name
+    assert (float(row["score"]), float(row["max_score"])) == ((sum(totals.values()) if full else 0), sum(totals.values()))
+    # One graded cell per group of the exercise's own, in its order, each worth that group's points.
+    expected = {f"group_{number}_{group}": (totals[group] if full else 0) for number, group in enumerate(SECOND.group_titles, start=1)}
+    assert second_course.cell_scores[student] == pytest.approx(expected)
+
+
+def test_the_second_exercises_hidden_group_is_not_in_its_release(second_course):
+    source = nbformat.read(second_course.root / "source" / SECOND.name / SECOND.notebook, as_version=4)
+    hidden = [cell.metadata.nbgrader["grade_id"] for cell in grade_cells(source).values() if BEGIN_HIDDEN in cell.source]
+    assert hidden == [f"group_{list(SECOND.group_titles).index(SECOND.hidden_group) + 1}_{SECOND.hidden_group}"]
+    assert BEGIN_HIDDEN not in second_course.released and f'points("{SECOND.hidden_group}"' not in second_course.released
+    assert release.leaked_solution_lines(second_course.root / "release") == []

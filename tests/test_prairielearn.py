@@ -25,10 +25,14 @@ import jsonschema
 import pytest
 
 import catalogue
+import autograder_harness as harness
 from autograder_harness import (
     HONEST_TWIN,
     MARKER,
     MUTANT,
+    SECOND,
+    SECOND_SOLUTION,
+    SECOND_STUB,
     SOLUTION,
     STUB,
     TOO_DEEP,
@@ -125,15 +129,25 @@ def course(tmp_path_factory) -> Path:
     return out
 
 
-def question(course: Path) -> Path:
-    return course / "questions" / "multi_head_attention"
+@pytest.fixture(scope="module")
+@tiers.slow_tier("platform")  # a second hand-out built: the second exercise's tests stay out of the fast tier
+def second_course(tmp_path_factory) -> Path:
+    """The command's question for the course's second exercise."""
+    out = tmp_path_factory.mktemp("prairielearn-second") / "course"
+    completed = build(out, "--exercise", SECOND.name)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return out
 
 
-def make_root(course: Path, files: dict[str, str]) -> Path:
+def question(course: Path, exercise: str = "multi_head_attention") -> Path:
+    return course / "questions" / exercise  # the question is named after its exercise
+
+
+def make_root(course: Path, files: dict[str, str], exercise: str = "multi_head_attention") -> Path:
     """A grading job's folder as PrairieLearn's grader host lays it out."""
     root = Path(tempfile.mkdtemp(prefix="mha-prairielearn-test-"))
     root.chmod(0o755)
-    shutil.copytree(question(course) / "tests", root / "tests")
+    shutil.copytree(question(course, exercise) / "tests", root / "tests")
     for folder in [root / "tests", *(p for p in (root / "tests").rglob("*") if p.is_dir())]:
         folder.chmod(0o755)
     write_submission(root / "student", files, root)
@@ -143,19 +157,21 @@ def make_root(course: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def entrypoint_of(course: Path) -> str:
-    return json.loads((question(course) / "info.json").read_text())["externalGradingOptions"]["entrypoint"]
+def entrypoint_of(course: Path, exercise: str = "multi_head_attention") -> str:
+    return json.loads((question(course, exercise) / "info.json").read_text())["externalGradingOptions"]["entrypoint"]
 
 
-def run_entrypoint(course: Path, root: Path, path_without_bwrap: Path | None = None, **variables: str) -> Run:
+def run_entrypoint(
+    course: Path, root: Path, path_without_bwrap: Path | None = None, exercise: str = "multi_head_attention", **variables: str
+) -> Run:
     # The entrypoint as info.json names it, under this root instead of /grade.
-    script = root / Path(entrypoint_of(course)).relative_to(prairielearn.DEFAULT_ROOT)
+    script = root / Path(entrypoint_of(course, exercise)).relative_to(prairielearn.DEFAULT_ROOT)
     return run_script(script, root, "PRAIRIELEARN_ROOT", path_without_bwrap, **variables)
 
 
 @pytest.fixture(scope="module")
 @tiers.slow_tier("platform")  # the entrypoint run as PrairieLearn runs it, once per case
-def runs(course, tmp_path_factory) -> dict[str, Run]:
+def runs(course, second_course, tmp_path_factory) -> dict[str, Run]:
     """Every entrypoint run of this module, side by side."""
     no_bwrap = bash_only_path(tmp_path_factory.mktemp("path") / "bin")
     # $PYTHON, when set, is the python the entrypoint runs: this one leaves a trace.
@@ -176,13 +192,20 @@ def runs(course, tmp_path_factory) -> dict[str, Run]:
             f"call_timeout_{value}": ({"multi_head_attention.py": SOLUTION.read_text()}, {"GRADER_CALL_TIMEOUT": value})
             for value in BAD_CALL_TIMEOUTS
         },
+        # The second exercise's reference and stub, in its own question, graded beside the first's.
+        "second_solution": ({SECOND.student_file: SECOND_SOLUTION.read_text()}, {"exercise": SECOND.name}),
+        "second_stubs": ({SECOND.student_file: SECOND_STUB.read_text()}, {"exercise": SECOND.name}),
     }
-    roots = {name: make_root(course, files) for name, (files, _) in plans.items()}
+    graded_course = {name: (second_course if "exercise" in variables else course) for name, (_, variables) in plans.items()}
+    roots = {
+        name: make_root(graded_course[name], files, plans[name][1].get("exercise", "multi_head_attention"))
+        for name, (files, _) in plans.items()
+    }
 
     def start(name: str) -> Run:
         variables = dict(plans[name][1])
         path = no_bwrap if variables.pop("no_bwrap", False) else None
-        return run_entrypoint(course, roots[name], path, **variables)
+        return run_entrypoint(graded_course[name], roots[name], path, **variables)
 
     try:
         with ThreadPoolExecutor(max_workers=4) as pool:
@@ -251,6 +274,16 @@ def test_question_html_shows_the_lesson_and_an_editor_that_starts_from_the_stub(
     assert "{{" not in html  # question.html is a Mustache template
 
 
+def test_the_second_exercises_question_is_its_own_named_and_titled_after_it(course, second_course):
+    first, second = (json.loads((question(c, e) / "info.json").read_text()) for c, e in (
+        (course, "multi_head_attention"), (second_course, SECOND.name)))
+    assert second["title"] == SECOND.title and second["uuid"] != first["uuid"]
+    tests = question(second_course, SECOND.name) / "tests"
+    assert (tests / "initial_code.py").read_text() == SECOND_STUB.read_text()
+    assert (tests / "solutions" / SECOND.solution).read_text() == SECOND_SOLUTION.read_text()
+    assert f'<pl-file-editor file-name="{SECOND.student_file}"' in (question(second_course, SECOND.name) / "question.html").read_text()
+
+
 def test_the_upload_variant_takes_a_python_file_or_a_notebook(tmp_path):
     completed = build(tmp_path / "course", "--upload", "--image", "someone/mha-grader", "--timeout", "120")
     assert completed.returncode == 0, completed.stderr
@@ -316,6 +349,26 @@ def test_the_stubs_score_zero_and_every_visible_check_says_why(runs):
     assert run.results["gradable"] is True and run.results["score"] == 0
     assert all(t["points"] == 0 and "not written yet" in t["output"] for t in visible(run))
     assert hidden_entry(run)["points"] == 0
+
+
+@pytest.mark.parametrize(("name", "full"), [("second_solution", True), ("second_stubs", False)])
+def test_the_second_exercise_scores_its_reference_one_and_its_stub_zero_in_its_own_groups(runs, name, full):
+    run = runs[name]
+    assert run.results is not None and run.returncode == 0, run.output[-3000:]
+    jsonschema.validate(run.results, RESULTS_SCHEMA)
+    totals = harness.second_exercise_totals()
+    assert run.results["gradable"] is True and run.results["score"] == (1.0 if full else 0)
+    assert points(run) == ((sum(totals.values()) if full else 0), sum(totals.values()))
+    hidden_title = SECOND.group_titles[SECOND.hidden_group]
+    for group, title in SECOND.group_titles.items():
+        tests = [t for t in run.results["tests"] if t["name"].startswith(title)]
+        assert sum(t["max_points"] for t in tests) == totals[group], title  # each check under its group's own title
+        assert sum(t["points"] for t in tests) == (totals[group] if full else 0), title
+    # The hidden group reaches students as one entry, its points only: no hidden check named.
+    (hidden,) = [t for t in run.results["tests"] if t["name"] == hidden_title]
+    assert hidden["max_points"] == totals[SECOND.hidden_group] and hidden["output"] == ""
+    assert "test_reference" not in json.dumps(run.results) and "matches_the_reference" not in json.dumps(run.results)
+    assert run.results["message"] == f"Graded {SECOND.student_file}. Score {points(run)[0]}/{points(run)[1]}."
 
 
 def test_a_buggy_notebook_is_graded_and_loses_points_in_its_groups(runs):
