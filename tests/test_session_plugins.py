@@ -153,6 +153,35 @@ def test_the_hooks_of_a_test_file_are_looked_up_once_per_session_not_at_every_ca
     assert len(lookups_while_running) == len(set(lookups_while_running)), f"10 checks looked their hooks up {len(lookups_while_running)} times"
 
 
+def test_a_fixture_functions_argument_names_are_read_once_per_session_not_for_every_fixture_made(pytester, monkeypatch):
+    # pytest makes a fixture for each parametrized argument of each check and for each `request`
+    # asked for, reading each one's argument names from its signature (4 % of a shard's CPU);
+    # the names of one code are read once, and pytest's own reader is put back after the session.
+    from _pytest import fixtures
+
+    read = []
+    getfuncargnames = fixtures.getfuncargnames
+
+    def counted(function, **keywords):
+        read.append(function.__code__)
+        return getfuncargnames(function, **keywords)
+
+    monkeypatch.setattr(fixtures, "getfuncargnames", counted)
+    fixture = ("import pytest\n@pytest.fixture(scope='session')\ndef submission(request):\n    return request.param\n"
+               "@pytest.fixture\ndef seed(request):\n    return request.node.name\n")
+    checks = "".join(f"@pytest.mark.parametrize('size', [1, 2])\ndef test_{number}(submission, seed, size): pass\n" for number in range(5))
+    pytester.makepyfile(test_shapes=fixture + checks)
+    (pytester.path / "alice.py").write_text("")
+    (pytester.path / "bob.py").write_text("")
+    result = pytester.runpytest_inprocess(
+        *plugins("targets", "overheads"), *QUIET, f"--submission={pytester.path / 'alice.py'}",
+        f"--submission={pytester.path / 'bob.py'}",
+    )
+    result.assert_outcomes(passed=20)
+    assert len(read) == len(set(read)), f"20 checks read argument names {len(read)} times, of {len(set(read))} functions"
+    assert fixtures.getfuncargnames is counted, "pytest's getfuncargnames was not put back after the session"
+
+
 def test_a_notebook_is_graded_as_its_code_cells_staged_as_one_file(pytester):
     cells = [
         {"cell_type": "markdown", "metadata": {}, "source": "# My work"},
