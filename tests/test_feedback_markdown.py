@@ -140,3 +140,12 @@ def test_a_roster_name_with_a_line_break_titles_the_page_on_one_line_that_shows_
     assert "Carol Score" not in title and rendered.strip() == "<h1>Feedback for Carol\\x0aScore: 100/100</h1>"
     html_page = feedback_pages.render_page(result.submission, page, "", tests=[], name="Carol\nScore: 100/100")
     assert "<title>Feedback for Carol\\x0aScore: 100/100</title>" in html_page
+
+
+def test_a_page_names_the_exercise_under_its_heading():
+    from grader.seam import registry
+
+    result = SubmissionResult("zoe")
+    result.tests.append(TestRecord("test_other[zoe]", "shapes", "zoe", 2, "failed", "something else entirely"))
+    lines = [line for line in render_markdown(result).splitlines() if line]
+    assert lines[0] == "# Feedback for `zoe`" and lines[1] == f"Exercise: {registry.exercise().title}" and lines[2].startswith("**Score: 0/")

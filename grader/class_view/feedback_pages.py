@@ -22,7 +22,6 @@ from grader import untrusted
 from grader.class_view import attention_picture
 from grader.class_view.class_results import PICTURES_SHOWN, has_picture
 from grader.feedback.diagnosis_text import check_name
-from grader.seam import registry
 
 CONTENT_SECURITY_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 STYLE = """
@@ -60,10 +59,8 @@ def render_page(student_id: str, markdown_text: str, output: str = "", tests: li
     printed = ""
     if output:
         printed = f"<details><summary>What the code printed (for instructors)</summary><pre>{html.escape(output)}</pre></details>"
-    # Which exercise the page is about: the student's title is the markdown's; the exercise's, the grader's.
-    exercise = f'<p class="exercise">Exercise: {html.escape(registry.exercise().title)}</p>'
+    # Which exercise the page is about: the Markdown says it under its heading (grader/feedback/markdown.py).
     body = f"""<main>
-{exercise}
 {feedback}
 {pictures}
 {printed}

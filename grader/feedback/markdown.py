@@ -12,7 +12,7 @@ folded into one box that names the others.
 After a batch with a course file, the score at the top is the final one, and the grade's trail
 (the tests' score, the late penalty, the override and its reason, an instructor's comment:
 grader/feedback/trail_text.py) follows it: the number the gradebook and the export hold. Where
-the course's roster names the student, the heading says their name, not their file's stem.
+the course's roster names the student, the heading says their name, not their file's stem; the exercise's title follows it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from grader.feedback import diagnosis_text, trail_text
-from grader.scoring import GROUP_TITLES, SubmissionResult, TestRecord, describe_not_written
+from grader.scoring import EXERCISE, GROUP_TITLES, SubmissionResult, TestRecord, describe_not_written
 from grader.untrusted import markdown_code_block, markdown_code_span, markdown_words, printable
 
 _NUMBER = re.compile(r"\d+(\.\d+)?(e[+-]?\d+)?")
@@ -59,7 +59,9 @@ def title(result: SubmissionResult, name: str | None = None) -> str:
 def render_markdown(result: SubmissionResult, trail: dict | None = None, name: str | None = None) -> str:
     """The page; ``trail``: the grade's (the batch's, with a course file); ``name``: the student's,
     from the roster (the page says it instead of the file's stem)."""
-    lines = [title(result, name), "", *score_lines(result, trail)]
+    # The exercise under the heading: a course grades several, and a page reaches a student
+    # far from its batch (an LMS's comment, a zip of pages).
+    lines = [title(result, name), "", f"Exercise: {markdown_words(EXERCISE.title)}", "", *score_lines(result, trail)]
     if result.import_error:
         lines += ["Your file could not be imported, so no test could run:", "", markdown_code_block(result.import_error), ""]
     if result.notebook:  # cells skipped or that raised, definitions in several cells
