@@ -109,8 +109,8 @@ def score_shown(text: str) -> tuple[int, int]:
     return int(found[1]), int(found[2])
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", WITH_NOTEBOOKS)
+@pytest.mark.slow  # the chosen exercise's notebooks run in a kernel in tests/test_notebook.py
+@pytest.mark.parametrize("name", OTHERS)
 def test_in_a_kernel_the_stubs_grade_at_the_stubs_score_and_the_solution_at_full_marks(name, tmp_path):
     declaration = registry.exercise(name)
     filled_path = tmp_path / "filled.ipynb"
