@@ -81,6 +81,13 @@ def moved_by_one_change(model, inputs, output) -> torch.Tensor:
 
 
 # Each check returns None when it passes, or a few words on what came back instead.
+NOT_FINITE = "cannot tell: the output holds NaN or infinite values"
+
+
+def finite(*tensors) -> bool:
+    return all(bool(torch.isfinite(tensor).all()) for tensor in tensors)
+
+
 def output_shape(model, inputs, output):
     if tuple(output.shape) != (BATCH, SEQ, WIDTH):
         return f"got {shape(output)}"
@@ -88,6 +95,8 @@ def output_shape(model, inputs, output):
 
 def one_position_moves(model, inputs, output):
     moved = moved_by_one_change(model, inputs, output)
+    if not finite(moved):
+        return NOT_FINITE
     others = [position for position in range(SEQ) if position != CHANGED and moved[position] > 1e-6]
     if others:
         return f"position {others[0]} moved too: positions are mixed"
@@ -99,6 +108,8 @@ def same_weights_everywhere(model, inputs, output):
     twice = inputs.clone()
     twice[:, 1] = twice[:, 3]  # the same features at positions 1 and 3
     result = model(twice).detach()
+    if not finite(result):
+        return NOT_FINITE
     if not torch.allclose(result[:, 1], result[:, 3], atol=1e-6):
         return "the same input at positions 1 and 3 gave different outputs"
 
@@ -107,8 +118,10 @@ def bends(model, inputs, output):
     # Two linear layers without an activation between are one affine map, and an affine map
     # sends the midpoint of two inputs to the midpoint of their outputs.
     other = torch.randn(inputs.shape, generator=torch.Generator().manual_seed(SEED + 1))
-    midpoint = model((inputs + other) / 2).detach()
-    if torch.allclose(midpoint, (output.detach() + model(other).detach()) / 2, atol=1e-5):
+    midpoint, far = model((inputs + other) / 2).detach(), model(other).detach()
+    if not finite(midpoint, far, output.detach()):
+        return NOT_FINITE
+    if torch.allclose(midpoint, (output.detach() + far) / 2, atol=1e-5):
         return "the network is affine: the activation between the layers is missing"
 
 
@@ -121,7 +134,10 @@ def hidden_width(model, inputs, output):
 def evaluation_is_deterministic(model, inputs, output):
     ffn = sys.modules["lesson_feed_forward"]
     with_dropout = ffn.FeedForward(WIDTH, HIDDEN, dropout=0.5).eval()
-    if not torch.equal(with_dropout(inputs), with_dropout(inputs)):
+    first, second = with_dropout(inputs).detach(), with_dropout(inputs).detach()
+    if not finite(first, second):
+        return NOT_FINITE
+    if not torch.equal(first, second):
         return "two calls in evaluation mode differ: dropout is left on"
 
 

@@ -71,3 +71,13 @@ def test_a_mutant_of_its_kind_fails_the_check_that_sees_it(name, example, tmp_pa
 def test_a_valid_rewrite_passes_every_check(entry, example, tmp_path, capsys, monkeypatch):
     returncode, output = run_on(example, entry.source(), tmp_path, capsys, monkeypatch)
     assert returncode == 0 and "✗" not in output, output
+
+
+def test_an_output_of_nan_is_said_so_and_never_read_as_a_mistake_it_is_not(example, tmp_path, capsys, monkeypatch):
+    source = (REPO_ROOT / "solutions" / EXERCISE.solution).read_text()
+    returned = "return self.dropout(output)  # (batch, seq, model_dim)"
+    assert source.count(returned) == 1
+    returncode, output = run_on(example, source.replace(returned, 'return self.dropout(output) * float("nan")'), tmp_path, capsys, monkeypatch)
+    crosses = [line for line in output.splitlines() if line.startswith("✗")]
+    assert returncode == 1 and len(crosses) == 4 and all(example.NOT_FINITE in line for line in crosses), output
+    assert "ignores its input" not in output and "dropout is left on" not in output and "is affine" not in output, output
