@@ -462,7 +462,8 @@ def measure_against(ref: str, class_dir: Path, work: Path, size: int, jobs: int,
             f"{ratio:.3f}x",
             f"<= {TARGET_AGAINST_RATIO:g}x" if ref.startswith(TARGET_REF) else "-",
             ratio <= TARGET_AGAINST_RATIO if ref.startswith(TARGET_REF) else None,
-            (f"pairs {', '.join(f'{r:.3f}' for r in pair_ratios)}; " if side_by_side else "")
+            f"time ratio: this tree grades at {1 / ratio:.3f}x {ref}'s speed; "
+            + (f"pairs {', '.join(f'{r:.3f}' for r in pair_ratios)}; " if side_by_side else "")
             + f"medians {statistics.median(seconds['this tree']):.1f} s vs {statistics.median(seconds[ref]):.1f} s "
             f"({_seconds_list(seconds['this tree'])} vs {_seconds_list(seconds[ref])})",
         ),

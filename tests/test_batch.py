@@ -384,6 +384,64 @@ def test_shards_share_one_queue_each_student_taken_once_in_parts_that_shrink(tmp
     assert sizes == sorted(sizes, reverse=True)
 
 
+def test_a_shard_alone_takes_its_students_in_sessions_of_the_session_size(tmp_path):
+    """One shard has no other to end with: its 60 students in sessions of SESSION_SIZE (each
+    session pays its own collection and session fixtures), not in halves that shrink to two."""
+    queue = tmp_path / "queue.json"
+    names = [f"s{index:03d}" for index in range(60)]
+    queue.write_text(json.dumps({"shards": 1, "entries": [{"name": name} for name in names]}))
+    parts = [(start, [entry["name"] for entry in entries]) for start, entries in shard.claimed_parts(queue, json.loads(queue.read_text()))]
+    assert [name for _, part in parts for name in part] == names
+    assert [len(part) for _, part in parts] == [shard.SESSION_SIZE, shard.SESSION_SIZE, 60 - 2 * shard.SESSION_SIZE]
+    # With others, about a (2N)th of what remains, within the bounds.
+    assert shard.part_size(120, 3) == 20 and shard.part_size(4, 3) == shard.SMALLEST_PART and shard.part_size(1000, 2) == shard.SESSION_SIZE
+
+
+EARLY_WORKER = """
+import sys
+from grader.batch import shard
+worker = shard.start_the_worker_early(sys.argv[1:])
+print("torch imported before the worker started:", "torch" in sys.modules)
+if worker is None:
+    print("no early worker")
+    raise SystemExit(0)
+from grader.sandbox.isolated import SharedWorker
+shared = SharedWorker(worker)
+taken = shared.get("bwrap")
+taken.wait_until_ready()
+print("adopted:", taken._process is worker, "restarts:", taken.restarts)
+shared.close()
+"""
+
+
+@needs_bwrap
+def test_a_shard_starts_its_bubblewrap_worker_before_it_imports_torch(tmp_path):
+    """The worker imports torch and warms up while the shard imports torch and pytest: the first
+    session adopts that worker (no second start); without --isolate, or in the plain-process
+    sandbox (its warm worker is forked from the shard), no worker is started early."""
+    def run(*options: str) -> str:
+        done = subprocess.run([sys.executable, "-c", EARLY_WORKER, *options], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+    said = run("-p", "pytest_timeout", "--isolate", "--sandbox", "auto", "--results-dir", str(tmp_path))
+    assert "torch imported before the worker started: False" in said and "adopted: True restarts: 0" in said, said
+    assert "no early worker" in run("--results-dir", str(tmp_path))
+    assert "no early worker" in run("--isolate", "--sandbox", "process")
+
+
+def test_the_coordinator_imports_the_comparison_and_the_report_while_the_shards_grade():
+    """What follows the grading is imported on the coordinator's idle thread (its failures are
+    silent there, so a module renamed would silently cost the class its time back: named here)."""
+    script = (
+        "import sys\nfrom grader.batch import run\nrun._import_what_follows_the_grading({report})\n"
+        "print(sorted(m for m in ('grader.class_view.code_comparison', 'grader.class_view.report') if m in sys.modules))"
+    )
+    for report, expected in ((True, ["grader.class_view.code_comparison", "grader.class_view.report"]),
+                             (False, ["grader.class_view.code_comparison"])):
+        done = subprocess.run([sys.executable, "-c", script.format(report=report)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and done.stdout.strip() == repr(expected), done.stdout + done.stderr
+
+
 # --- the run's stages, in process: intake -> plan -> grade -> adjust -> write -> report -------
 # Each stage takes the one value (run.Batch) the stage before returned. These run them on a copy
 # of the graded class's OUT: everything is graded there already, so no shard starts.

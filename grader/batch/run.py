@@ -61,6 +61,7 @@ through grader/untrusted.py.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import dataclasses
 import fcntl
@@ -73,6 +74,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -834,6 +836,17 @@ def _grade(entries: list[intake.Entry], options: Options, staging: Path, seed: i
         return EXIT_INTERRUPTED
 
 
+def _import_what_follows_the_grading(report: bool) -> None:
+    """The comparison of submissions and the report import copydetect and matplotlib (some 0.4 s
+    of a coordinator's CPU): imported while the shards grade, on the coordinator's otherwise idle
+    thread, they no longer hold the class files back once the last student is graded. A failure
+    here is said where the module is used: there it is imported again."""
+    with contextlib.suppress(Exception):
+        from grader.class_view import code_comparison  # noqa: F401
+        if report:
+            from grader.class_view import report as _  # noqa: F401
+
+
 def _grade_in_shards(
     entries: list[intake.Entry], options: Options, staging: Path, seed: int, jobs: int, sandbox: str,
     shard_processes: list, since: float, expected: dict[str, str],
@@ -863,6 +876,7 @@ def _grade_in_shards(
         shard_processes.append(processes.start_grading_shard(
             manifest, pytest_options, out / "logs" / f"shard-{number}.log", warm_worker=sandbox == "process"
         ))
+    threading.Thread(target=_import_what_follows_the_grading, args=(not options.no_report,), name="imports", daemon=True).start()
     started = time.monotonic()
     with tqdm(total=len(entries), unit="submission", disable=options.quiet) as progress:
         while len(done) < len(entries):

@@ -30,11 +30,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-import torch  # noqa: F401 - imported before gc.freeze() in main(), see there
-
-from grader.sandbox import processes
-from grader.sandbox.isolated import SharedWorker
+from grader.sandbox import processes  # no torch: the worker starts before the shard imports it (main)
 
 GRADER_DIR = Path(__file__).resolve().parents[1]  # what pytest collects: the grader
 SESSION_SIZE = 25
@@ -52,6 +48,16 @@ def fixed_parts(entries: list) -> Iterator[tuple[int, list]]:
         yield start, entries[start : start + SESSION_SIZE]
 
 
+def part_size(remaining: int, shards: int) -> int:
+    """How many of the ``remaining`` students a shard takes now: about a (2N)th of them, to end
+    together with the other shards, within [SMALLEST_PART, SESSION_SIZE]. A shard alone has no one
+    to end with: it takes SESSION_SIZE at a time, as few sessions as its memory allows (a session's
+    own cost, collection and its session-scoped fixtures, is paid once per part)."""
+    if shards == 1:
+        return SESSION_SIZE
+    return min(SESSION_SIZE, max(SMALLEST_PART, math.ceil(remaining / (2 * shards))))
+
+
 def claimed_parts(manifest: Path, queue: dict) -> Iterator[tuple[int, list]]:
     """The class's queue (``{"shards": N, "entries": [...]}``, grader/batch/run.py): the next
     students not taken by a shard, until none is left. Where the queue stands is a number in
@@ -64,7 +70,7 @@ def claimed_parts(manifest: Path, queue: dict) -> Iterator[tuple[int, list]]:
             try:
                 position.seek(0)
                 start = int(position.read() or 0)
-                size = min(SESSION_SIZE, max(SMALLEST_PART, math.ceil((len(entries) - start) / (2 * shards))))
+                size = part_size(len(entries) - start, shards)
                 position.seek(0)
                 position.truncate()
                 position.write(str(min(start + size, len(entries))))
@@ -76,14 +82,37 @@ def claimed_parts(manifest: Path, queue: dict) -> Iterator[tuple[int, list]]:
             yield start, entries[start : start + size]
 
 
+def start_the_worker_early(options: list[str]) -> processes.WorkerProcess | None:
+    """The bubblewrap worker, started before this shard imports torch and pytest: it imports torch
+    and warms up on the other core meanwhile, instead of after them (some second of a batch's
+    start on two cores). None where the sessions start it themselves: without --isolate, in the
+    plain-process sandbox (its warm worker is forked from this process: start_with_a_warm_worker),
+    or when it cannot start (the session then does, and says why)."""
+    if "--isolate" not in options:
+        return None
+    requested = options[options.index("--sandbox") + 1] if "--sandbox" in options[:-1] else "auto"
+    try:
+        if processes.resolve_sandbox(requested)[0] != "bwrap":
+            return None
+        return processes.WorkerProcess("bwrap", processes.Limits())
+    except Exception:  # noqa: BLE001 - the session starts it again and reports what went wrong
+        return None
+
+
 def main(argv: list[str]) -> int:
     manifest, options = Path(argv[0]), argv[1:]
     for number in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, signal.default_int_handler)
+    early_worker = start_the_worker_early(options)
+    import pytest
+    import torch  # noqa: F401 - imported before gc.freeze() below, see there
+
+    from grader.sandbox.isolated import SharedWorker
+
     document = json.loads(manifest.read_text(encoding="utf-8"))
     parts = claimed_parts(manifest, document) if isinstance(document, dict) else fixed_parts(document)
     started = time.monotonic()
-    shared = SharedWorker()
+    shared = SharedWorker(early_worker)
     # torch alone is some 300,000 objects that live as long as the process: out of the
     # collector's sight, every collection (automatic, and the one after each session)
     # walks only what the sessions create.
@@ -129,6 +158,8 @@ def start_with_a_warm_worker() -> int:
     """``python -m grader.batch.shard --warm-worker`` (the plain-process sandbox): fork the worker
     first, then read the shard's arguments and environment from standard input
     (grader/sandbox/processes.py, fork_warm_worker)."""
+    import torch  # noqa: F401 - in the warm worker before the fork: the shard and its worker share its pages
+
     processes.fork_warm_worker()
     try:
         handed = json.loads(sys.stdin.buffer.read())

@@ -79,7 +79,8 @@ class CapturedOutput:
 class Worker:
     """One sandboxed worker process; started lazily, restarted when it dies."""
 
-    def __init__(self, sandbox: str, limits: processes.Limits | None = None) -> None:
+    def __init__(self, sandbox: str, limits: processes.Limits | None = None, started: processes.WorkerProcess | None = None) -> None:
+        """``started``: a worker process already starting, with the default limits (``limits`` None)."""
         self.sandbox = sandbox
         self.limits = limits or processes.Limits()
         self.restarts = 0
@@ -90,7 +91,7 @@ class Worker:
         self.seconds_of_grader_work_in_child = 0.0
         # Started now, waited for at the first submission: the worker imports torch while
         # pytest collects the tests (two cores, two start-ups at once).
-        self._process: processes.WorkerProcess | None = processes.WorkerProcess(sandbox, self.limits)
+        self._process: processes.WorkerProcess | None = started or processes.WorkerProcess(sandbox, self.limits)
         self._ready = False
         # A child told to end whose end the worker has not reported yet (``end_child(wait=False)``):
         # the worker kills it at once, then looks for leftovers and wipes its folders while the
@@ -215,18 +216,25 @@ class SharedWorker:
     here when it is registered, and leaves closing it to whoever made it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, started: processes.WorkerProcess | None = None) -> None:
         self.__name__ = SHARED_WORKER_PLUGIN  # pytest registers a plugin object under its __name__
         self.worker: Worker | None = None
+        self.started = started  # a worker the shard started before its imports (grader/batch/shard.py)
 
     def get(self, sandbox: str) -> Worker:
         if self.worker is None:
-            self.worker = Worker(sandbox)
+            started, self.started = self.started, None
+            if started is not None and started.sandbox != sandbox:
+                started.kill()
+                started = None
+            self.worker = Worker(sandbox, started=started)
         return self.worker
 
     def close(self) -> None:
         if self.worker is not None:
             self.worker.close()
+        if self.started is not None:  # never taken: no session ran
+            self.started.kill()
 
 
 def _read_python(source: Path) -> tuple[str, str]:

@@ -24,6 +24,7 @@ owner is gone (a killed batch or shard), and only those.
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import logging
 import os
@@ -80,10 +81,18 @@ class Limits:
 def bwrap_refusal() -> str:
     """Why bubblewrap cannot sandbox here ("" when it can): not installed, or what it said when
     it tried (inside a container: "Creating new namespace failed: Operation not permitted")."""
-    if shutil.which("bwrap") is None:
+    found = shutil.which("bwrap")
+    if found is None:
         return "bubblewrap (bwrap) is not installed"
+    return _bwrap_probe(found)
+
+
+@functools.cache
+def _bwrap_probe(bwrap: str) -> str:
+    """What one sandbox made by ``bwrap`` said: asked once per process and program (a batch shard
+    resolves the sandbox for each of its sessions; the machine does not change in between)."""
     probe = subprocess.run(
-        ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
+        [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
         capture_output=True,
         timeout=30,
     )
