@@ -442,6 +442,30 @@ def test_the_coordinator_imports_the_comparison_and_the_report_while_the_shards_
         assert done.returncode == 0 and done.stdout.strip() == repr(expected), done.stdout + done.stderr
 
 
+REPORT_RIGHT_AFTER_THE_IMPORTS_BEGIN = """
+import sys
+from pathlib import Path
+from grader.batch import run
+run.start_importing_what_follows(report=True)
+print(run._write_report(Path(sys.argv[1]), None))
+"""
+
+
+@pytest.mark.slow
+def test_a_class_graded_before_the_imports_end_still_gets_its_report(graded_class, tmp_path):
+    """A class graded sooner than copydetect and matplotlib import on the coordinator's other thread
+    (a rerun with nothing to grade, a class of two): the report waits for them, never imports
+    matplotlib half made ("partially initialized module 'matplotlib.pyplot'", exit 1 after the grades)."""
+    _, out, _ = graded_class
+    copy = shutil.copytree(out, tmp_path / "out")
+    (copy / "report.html").unlink(missing_ok=True)
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", REPORT_RIGHT_AFTER_THE_IMPORTS_BEGIN, str(copy)], cwd=REPO_ROOT,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and done.stdout.strip().endswith("report.html"), done.stdout + done.stderr
+        assert (copy / "report.html").stat().st_size > 10_000
+
+
 # --- the run's stages, in process: intake -> plan -> grade -> adjust -> write -> report -------
 # Each stage takes the one value (run.Batch) the stage before returned. These run them on a copy
 # of the graded class's OUT: everything is graded there already, so no shard starts.

@@ -591,10 +591,14 @@ def _drop_the_report(out: Path, files: class_files.ClassFiles) -> list[str]:
 def _write_report(out: Path, course: course_file.Course | None, files: class_files.ClassFiles | None = None) -> Path | None:
     """The class report (every final score derived again with the ``course``'s files, as
     ``python -m grader report`` does); its failure is logged, never a reason to lose the grades written."""
+    imported_what_follows()
     try:
         from grader.class_view import report  # matplotlib: an instructor's requirement, not a student's
     except ImportError as error:  # matplotlib missing, or a copy without the report (the student release)
         log.warning("no report.html: %s (pip install -r requirements-instructor.txt)", error)
+        return None
+    except Exception:  # noqa: BLE001 - a library that fails as it loads: the class files are committed all the same
+        log.exception("no report.html: its modules could not be imported; the gradebook is complete (python -m grader report OUT)")
         return None
     try:
         path = report.write_report(out, course=course, files=files)
@@ -836,6 +840,11 @@ def _grade(entries: list[intake.Entry], options: Options, staging: Path, seed: i
         return EXIT_INTERRUPTED
 
 
+# The thread importing what follows the grading, while the shards grade: joined before the main thread
+# imports any of it (``imported_what_follows``).
+_IMPORTS: list[threading.Thread] = []
+
+
 def _import_what_follows_the_grading(report: bool) -> None:
     """The comparison of submissions and the report import copydetect and matplotlib (some 0.4 s
     of a coordinator's CPU): imported while the shards grade, on the coordinator's otherwise idle
@@ -845,6 +854,19 @@ def _import_what_follows_the_grading(report: bool) -> None:
         from grader.class_view import code_comparison  # noqa: F401
         if report:
             from grader.class_view import report as _  # noqa: F401
+
+
+def start_importing_what_follows(report: bool) -> None:
+    _IMPORTS.append(threading.Thread(target=_import_what_follows_the_grading, args=(report,), name="imports", daemon=True))
+    _IMPORTS[-1].start()
+
+
+def imported_what_follows() -> None:
+    """Wait for the imports begun while the shards graded: matplotlib, half imported on that thread,
+    would be seen half made by an import on this one (``matplotlib.use`` reaches for
+    ``matplotlib.pyplot`` in ``sys.modules``: "partially initialized module")."""
+    while _IMPORTS:
+        _IMPORTS.pop().join()
 
 
 def _grade_in_shards(
@@ -876,7 +898,7 @@ def _grade_in_shards(
         shard_processes.append(processes.start_grading_shard(
             manifest, pytest_options, out / "logs" / f"shard-{number}.log", warm_worker=sandbox == "process"
         ))
-    threading.Thread(target=_import_what_follows_the_grading, args=(not options.no_report,), name="imports", daemon=True).start()
+    start_importing_what_follows(report=not options.no_report)
     started = time.monotonic()
     with tqdm(total=len(entries), unit="submission", disable=options.quiet) as progress:
         while len(done) < len(entries):
@@ -960,6 +982,7 @@ def _diagnosed_ids(document: dict) -> str:
 def _similar_submissions(out: Path, documents: dict) -> dict:
     """Pairs of near-identical code, for a person to look at (grader/class_view/similarity.py); its
     failure is logged and never costs the gradebook."""
+    imported_what_follows()
     try:
         record = similarity.class_similarity(out, documents)
     except KeyboardInterrupt:  # a stop signal: the grades are written without it, at once
