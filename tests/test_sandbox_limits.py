@@ -283,3 +283,31 @@ def test_a_worker_that_could_not_clean_up_is_replaced_and_its_student_keeps_the_
     assert "could not clean up after a submission (scratch: Permission denied)" in caplog.text
     worker_end.close()
     grader_end.close()
+
+
+FORKS_AT_IMPORT = '\nimport subprocess as _subprocess\n_subprocess.run(["true"], check=True)\nprint("forked at import")\n'
+OTHER_RUNS_PROCESSES = 80  # more than Limits.processes: what another run's fork bomb holds as "nobody"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can hold processes as the user the children become")
+@pytest.mark.parametrize("sandbox", ["process", *(["bwrap"] if processes.bwrap_available() else [])])
+def test_another_runs_processes_as_nobody_leave_this_runs_students_their_forks(tmp_path, sandbox):
+    """Two runs on one machine: the other's fork bomb holds many processes of the user the children
+    become. Where a pids cgroup caps each worker, this run's student still forks and scores 100:
+    RLIMIT_NPROC, which counts that user's processes on the whole machine, would leave it none."""
+    group = processes.ProcessCountGroup.create(1)
+    if group is None:
+        pytest.skip("no pids cgroup here: RLIMIT_NPROC is the only cap, shared by the user's processes")
+    group.remove()
+    held = [subprocess.Popen(["sleep", "600"], user=65534, group=65534, stdin=subprocess.DEVNULL) for _ in range(OTHER_RUNS_PROCESSES)]
+    try:
+        path = tmp_path / "forks.py"
+        path.write_text(SOLUTION.read_text() + FORKS_AT_IMPORT)
+        run = grade([path], tmp_path, "--isolate", "--sandbox", sandbox)
+        result = run.results["forks"]
+        assert "forked at import" in result["output"] and result["score"] == 100, (result.get("import_error"), result["output"][-1000:])
+    finally:
+        for process in held:
+            process.kill()
+            process.wait()

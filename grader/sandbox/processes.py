@@ -72,7 +72,7 @@ class Limits:
     # are tmpfs of that size; in the plain-process sandbox, the worker's budget for its folder.
     disk_bytes: int = 128 * 1024**2
     disk_files: int = 10_000  # files and folders, plain-process sandbox (tmpfs has its own cap)
-    processes: int = 64  # enforced by the kernel only for a non-root user
+    processes: int | None = 64  # RLIMIT_NPROC: None where a pids cgroup caps the worker instead (ProcessCountGroup)
     pid_namespace: bool = False
     # Plain-process sandbox with Landlock: all a child may read (besides its own folder).
     landlock_readable: tuple[str, ...] = ()
@@ -149,6 +149,11 @@ class WorkerProcess:
             (package / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(GRADER_DIR / name, package / name)
         self.process_group = ProcessCountGroup.create(limits.processes)
+        if self.process_group is not None:
+            # The cgroup caps this worker's processes alone. RLIMIT_NPROC would count every process
+            # of the user the children become ("nobody") on the whole machine: another run's fork
+            # bomb beside this one would leave this run's students no fork at all.
+            limits = Limits(**{**asdict(limits), "processes": None})
         if sandbox == "bwrap":
             limits = Limits(**{**asdict(limits), "pid_namespace": True})
         else:
