@@ -21,7 +21,12 @@ from grader.untrusted import file_stem
 def result_file(folder: Path, submission: str) -> Path:
     """Where one submission's result goes: ``folder/results/<stem>.json``, the stem derived
     from the id with a bounded length (grader/untrusted.py); the file records the id itself."""
-    return Path(folder) / "results" / f"{file_stem(submission)}.json"
+    return results_folder(folder) / f"{file_stem(submission)}.json"
+
+
+def results_folder(folder: Path) -> Path:
+    """Where every submission's result goes (``result_file``)."""
+    return Path(folder) / "results"
 
 
 def feedback_file(folder: Path, submission: str) -> Path:

@@ -47,14 +47,25 @@ def pictured(run) -> list[dict]:
 
 
 def decode_png(data: bytes) -> tuple[int, int, list[bytes]]:
-    """Width, height and the RGB rows of a PNG as attention_picture writes it (filter 0)."""
+    """Width, height and the RGB rows of a PNG as attention_picture writes it: each row filtered
+    with filter type 0 (none) or 2 ("Up": each byte minus the one above it; PNG specification,
+    section 9.2), undone here as a viewer does; any other filter fails the test."""
     assert data.startswith(b"\x89PNG\r\n\x1a\n")
     width, height = struct.unpack(">II", data[16:24])
     idat = data.index(b"IDAT")
     length = struct.unpack(">I", data[idat - 4:idat])[0]
     raw = zlib.decompress(data[idat + 4:idat + 4 + length])
     stride = 1 + 3 * width
-    return width, height, [raw[row * stride + 1:(row + 1) * stride] for row in range(height)]
+    assert len(raw) == height * stride
+    rows, above = [], bytes(3 * width)  # above the first row: zeros
+    for row in range(height):
+        kind, line = raw[row * stride], raw[row * stride + 1:(row + 1) * stride]
+        assert kind in (0, 2), f"row {row}: filter type {kind}"
+        if kind == 2:
+            line = bytes((byte + up) % 256 for byte, up in zip(line, above))
+        rows.append(line)
+        above = line
+    return width, height, rows
 
 
 # --- what the check records ------------------------------------------------------------------

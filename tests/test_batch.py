@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import catalogue
-from grader.class_view import class_results
+from grader.class_view import class_results, similarity
 from grader.batch import shard
 from grader.sandbox import processes
 from grader.seam import registry
@@ -440,6 +440,37 @@ def test_the_coordinator_imports_the_comparison_and_the_report_while_the_shards_
                              (False, ["grader.class_view.code_comparison"])):
         done = subprocess.run([sys.executable, "-c", script.format(report=report)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and done.stdout.strip() == repr(expected), done.stdout + done.stderr
+
+
+FINGERPRINTED_AHEAD = """
+import sys
+from pathlib import Path
+from grader.batch import run
+from grader.class_view import code_comparison, similarity
+out, ids = Path(sys.argv[1]), sys.argv[2:]
+run._import_what_follows_the_grading(False, (out, ids))
+ahead = code_comparison._own_fingerprints.cache_info()
+record = similarity.class_similarity(out, ids)
+after = code_comparison._own_fingerprints.cache_info()
+print(ahead.misses, after.misses - ahead.misses, after.hits - ahead.hits, record["compared"], record["pairs_found"])
+"""
+
+
+def test_the_coordinator_fingerprints_the_graded_code_while_the_shards_grade(tmp_path):
+    """The comparison after the grading finds every file's fingerprints taken on the idle thread:
+    none taken again (a cache miss), one found per file, and the same pairs."""
+    graded = tmp_path / "out" / similarity.GRADED_CODE_FOLDER
+    graded.mkdir(parents=True)
+    solution = (REPO_ROOT / "solutions" / "multi_head_attention.py").read_text(encoding="utf-8")
+    ids = ["alice", "bob", "carol"]
+    for number, sid in enumerate(ids):
+        (graded / f"{sid}.py").write_text(solution + f"\n\ndef extra_{number}(x):\n    return x * {number} + {number}\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", FINGERPRINTED_AHEAD, str(tmp_path / "out"), *ids],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    taken_ahead, taken_after, found, compared, pairs = map(int, done.stdout.split())
+    assert (taken_ahead, taken_after, found, compared) == (3, 0, 3, 3), done.stdout
+    assert pairs == 3  # the three near-identical files pair with each other, as without the ahead
 
 
 REPORT_RIGHT_AFTER_THE_IMPORTS_BEGIN = """

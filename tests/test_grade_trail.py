@@ -451,3 +451,17 @@ def test_a_comment_changes_no_score_and_an_override_replaces_the_score_after_the
     assert trail_text.lines(comment) == ["Your instructor's comment: see me"]
     above = grade_trail.adjust(60, 100, None, Override(101, "typo", 2))
     assert above.final == 60 and above.notes == ("its score 101 is above max_score 100",)  # the batch lists it as not applied
+
+
+@pytest.mark.parametrize("stored", [100.0, True, "100", None, [100]])
+def test_a_stored_figure_is_the_derived_one_only_as_json_holds_it(stored):
+    """1.0 is not 1, nor True 1, nor "100" 100: each such hand edit is refused, naming its field
+    (the comparison's quick path for two whole numbers must not blur them)."""
+    tests = [{"name": "test_x[s]", "group": "shapes", "max_points": 100, "outcome": "passed", "points": 100}]
+    result = {"tests": tests, "groups": {"shapes": {"earned": 100, "max": 100}}, "max_score": 100, "score": 100}
+    assert grade_trail.check_graded(result) is None
+    for field, edit in (("score", lambda r: r.update(score=stored)), ("tests[0].points", lambda r: r["tests"][0].update(points=stored)),
+                        ("groups.shapes.earned", lambda r: r["groups"]["shapes"].update(earned=stored))):
+        edited = json.loads(json.dumps(result))
+        edit(edited)
+        assert f"field {field!r}" in (grade_trail.check_graded(edited) or ""), (field, stored)

@@ -75,6 +75,8 @@ def test_honest_tensors_of_every_dtype_travel_unchanged(dtype):
         pytest.param(tensor_header("float32", [2], "8"), b"\0" * 8, "its header says '8'", id="a-text-size"),
         pytest.param({"result": [{"__tensor__": "uint8", "shape": [0], "bytes": 0}] * 1025}, b"", "more than 1024 tensors", id="too-many-tensors"),
         pytest.param({"result": json.loads("[" * 40 + "]" * 40)}, b"", "nested more than 32 levels", id="nested-40-deep"),
+        pytest.param({"result": json.loads('{"a": ' * 40 + "1" + "}" * 40)}, b"", "nested more than 32 levels", id="dicts-nested-40-deep"),
+        pytest.param(tensor_header("float32", [True, 2], 8), b"\0" * 8, "not a list of", id="a-bool-size"),
     ],
 )
 def test_a_header_its_bytes_do_not_match_is_refused_saying_why(header, payload, said):

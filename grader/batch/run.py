@@ -300,7 +300,7 @@ def run(arguments: argparse.Namespace) -> int:
         class_files.discard_own(out)  # a set staged, not committed: OUT keeps the last one, whole
         log.warning(
             "stopped%s while %s: every result graded so far is kept in %s; %s; run the same command again to continue",
-            f" by {_STOP.signal}" if _STOP.signal else "", _STOP.stage, out / "results", _kept(out),
+            f" by {_STOP.signal}" if _STOP.signal else "", _STOP.stage, results.results_folder(out), _kept(out),
         )
         return EXIT_INTERRUPTED
     finally:
@@ -801,7 +801,7 @@ def _read_seed_file(out: Path) -> int | None:
 
 def _result_documents(out: Path) -> list[dict]:
     documents = []
-    for path in sorted((out / "results").glob("*.json")):
+    for path in sorted(results.results_folder(out).glob("*.json")):
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -835,7 +835,7 @@ def _grade(entries: list[intake.Entry], options: Options, staging: Path, seed: i
             "stopped by %s while grading: %d of %d graded in this run, kept in %s with their feedback. Not done: "
             "grading the other %d, the gradebook (%s), the comparison of submissions and the report. Run the same "
             "command again to continue from there: what is graded is not graded again",
-            _STOP.signal or "a signal", len(done), len(entries), out / "results", len(entries) - len(done), _kept(out),
+            _STOP.signal or "a signal", len(done), len(entries), results.results_folder(out), len(entries) - len(done), _kept(out),
         )
         return EXIT_INTERRUPTED
 
@@ -845,19 +845,23 @@ def _grade(entries: list[intake.Entry], options: Options, staging: Path, seed: i
 _IMPORTS: list[threading.Thread] = []
 
 
-def _import_what_follows_the_grading(report: bool) -> None:
+def _import_what_follows_the_grading(report: bool, fingerprinted: tuple[Path, list[str]] | None = None) -> None:
     """The comparison of submissions and the report import copydetect and matplotlib (some 0.4 s
     of a coordinator's CPU): imported while the shards grade, on the coordinator's otherwise idle
-    thread, they no longer hold the class files back once the last student is graded. A failure
-    here is said where the module is used: there it is imported again."""
+    thread, they no longer hold the class files back once the last student is graded; and so is
+    the comparison's fingerprinting of the graded code (``fingerprinted``: OUT and the students
+    graded; some 0.25 s for a class of 200). A failure here is said where the module is used:
+    there it is imported (and the code fingerprinted) again."""
     with contextlib.suppress(Exception):
         from grader.class_view import code_comparison  # noqa: F401
         if report:
             from grader.class_view import report as _  # noqa: F401
+        if fingerprinted is not None:
+            similarity.fingerprint_ahead(*fingerprinted)
 
 
-def start_importing_what_follows(report: bool) -> None:
-    _IMPORTS.append(threading.Thread(target=_import_what_follows_the_grading, args=(report,), name="imports", daemon=True))
+def start_importing_what_follows(report: bool, fingerprinted: tuple[Path, list[str]] | None = None) -> None:
+    _IMPORTS.append(threading.Thread(target=_import_what_follows_the_grading, args=(report, fingerprinted), name="imports", daemon=True))
     _IMPORTS[-1].start()
 
 
@@ -898,12 +902,13 @@ def _grade_in_shards(
         shard_processes.append(processes.start_grading_shard(
             manifest, pytest_options, out / "logs" / f"shard-{number}.log", warm_worker=sandbox == "process"
         ))
-    start_importing_what_follows(report=not options.no_report)
+    start_importing_what_follows(report=not options.no_report, fingerprinted=(out, [entry.student_id for entry in entries]))
     started = time.monotonic()
+    result_names = {_result_path(out, sid).name: sid for sid in expected}
     with tqdm(total=len(entries), unit="submission", disable=options.quiet) as progress:
         while len(done) < len(entries):
             running = [process for process in shard_processes if process.poll() is None]
-            newly_done = {sid for sid in expected.keys() - done if _has_result(out, sid, expected[sid], since)}
+            newly_done = {sid for sid in _results_in(out, result_names, done) if _has_result(out, sid, expected[sid], since)}
             if newly_done:
                 progress.update(len(newly_done))
                 done |= newly_done
@@ -921,6 +926,19 @@ def _grade_in_shards(
     if failed_shards:
         log.error("grading shards exited with %s (see logs/shard-N.log)", failed_shards)
     return EXIT_GRADER_FAILED if missing else EXIT_OK
+
+
+def _results_in(out: Path, result_names: dict[str, str], done: set[str]) -> list[str]:
+    """The students not yet ``done`` whose result file is in OUT/results (``result_names``: each
+    file's name, its student), from one listing of the folder: looked at every 0.1 s while the
+    shards grade, on the cores they grade on (a look for each student's file cost a class of 200
+    some 20,000 calls)."""
+    try:
+        with os.scandir(results.results_folder(out)) as listing:
+            names = [entry.name for entry in listing]
+    except OSError:  # no result yet: the folder is made with the first
+        return []
+    return [sid for name in names if (sid := result_names.get(name)) is not None and sid not in done]
 
 
 def _manifest_entry(entry: intake.Entry) -> dict:

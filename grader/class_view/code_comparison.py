@@ -32,6 +32,7 @@ import functools
 import io
 import keyword
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,7 +172,7 @@ def similar_pairs(codes: dict[str, str], threshold: float, hand_out: list[str] |
     boilerplate = _boilerplate(hand_out)
     own: dict[str, frozenset[int]] = {}
     for sid, code in sorted(codes.items()):
-        hashes = frozenset(int(value) for value in _fingerprint(code, boilerplate).hashes)
+        hashes = _own_fingerprints(code, boilerplate)
         if len(hashes) >= MIN_FINGERPRINTS:
             own[sid] = hashes
     ids = sorted(own)
@@ -181,6 +182,23 @@ def similar_pairs(codes: dict[str, str], threshold: float, hand_out: list[str] |
         if min(shares) >= threshold:
             found.append(SimilarPair(ids[i], ids[j], min(shares), shares))
     return sorted(found, key=lambda pair: (-pair.similarity, pair.first, pair.second))
+
+
+@functools.lru_cache(maxsize=4096)
+def _own_fingerprints(code: str, boilerplate: frozenset[int]) -> frozenset[int]:
+    """``code``'s fingerprints without the ``boilerplate``'s, remembered: a batch takes them
+    while its shards grade (``fingerprint_ahead``), and the comparison after finds them done."""
+    return frozenset(int(value) for value in _fingerprint(code, boilerplate).hashes)
+
+
+def fingerprint_ahead(codes: Iterable[str]) -> None:
+    """Take (and remember) the fingerprints ``similar_pairs`` will need for ``codes`` against the
+    hand-out: some 1 ms a file, done while there is nothing else to do rather than after the
+    grading, when the class files wait for them. Not on two threads at once: the fingerprinting
+    swaps copydetect's functions for its own while it runs (``_copydetect_for_python``)."""
+    boilerplate = _boilerplate(None)
+    for code in codes:
+        _own_fingerprints(code, boilerplate)
 
 
 def _common_counts(sets: list[frozenset[int]], block: int = 256) -> dict[tuple[int, int], int]:

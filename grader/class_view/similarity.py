@@ -62,6 +62,17 @@ def class_similarity(out: Path, student_ids) -> dict:
     }
 
 
+def fingerprint_ahead(out: Path, student_ids) -> None:
+    """Take the fingerprints of these students' graded code now, for ``class_similarity`` to find
+    done (grader/class_view/code_comparison.py remembers them): the batch calls this while its
+    shards grade, on a thread of the coordinator's that has nothing else to do."""
+    codes = read_graded_codes(Path(out) / GRADED_CODE_FOLDER, student_ids)
+    if len(codes) >= 2:  # as class_similarity: one file makes no pair
+        from grader.class_view import code_comparison
+
+        code_comparison.fingerprint_ahead(codes.values())
+
+
 PAIRS_SHOWN = 20  # pairs the report opens side by side
 
 

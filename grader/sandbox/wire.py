@@ -106,6 +106,9 @@ def _flatten(value: object, blobs: list[bytes]) -> object:
     raise TypeError(f"a {type(value).__name__} is not plain data")
 
 
+_CONTAINERS = (dict, list)  # what json.loads makes that ``_Decoder.rebuild`` must look into
+
+
 class _Decoder:
     """Rebuilds one message's header, taking each tensor's bytes from the payload in order."""
 
@@ -116,30 +119,45 @@ class _Decoder:
         self.tensors = 0
 
     def rebuild(self, value: object, depth: int = 0) -> object:
-        if isinstance(value, (list, dict)) and depth >= self.bounds.depth:
-            raise BadMessage(f"its data is nested more than {self.bounds.depth} levels deep")
-        if isinstance(value, list):
-            return [self.rebuild(item, depth + 1) for item in value]
-        if isinstance(value, dict):
+        # (Called for every list and dict of every message, a tensor's header included: json.loads
+        # makes only dicts with str keys, lists, str, int, float, bool and None, so the types are
+        # tested with ``is``, and a plain value in a container is taken as it is, without a call.)
+        kind = type(value)
+        if kind is dict:
+            if depth >= self.bounds.depth:
+                raise BadMessage(f"its data is nested more than {self.bounds.depth} levels deep")
             if "__float__" in value:
                 return float(value["__float__"])
             if "__tensor__" in value:
                 return self.tensor(value)
-            return {str(key): self.rebuild(item, depth + 1) for key, item in value.items()}
+            depth += 1
+            return {key: item if type(item) not in _CONTAINERS else self.rebuild(item, depth) for key, item in value.items()}
+        if kind is list:
+            if depth >= self.bounds.depth:
+                raise BadMessage(f"its data is nested more than {self.bounds.depth} levels deep")
+            depth += 1
+            return [item if type(item) not in _CONTAINERS else self.rebuild(item, depth) for item in value]
         return value
 
     def tensor(self, header: dict) -> torch.Tensor:
         self.tensors += 1
-        if self.tensors > self.bounds.tensors:
-            raise BadMessage(f"it announces more than {self.bounds.tensors} tensors")
+        bounds = self.bounds
+        if self.tensors > bounds.tensors:
+            raise BadMessage(f"it announces more than {bounds.tensors} tensors")
         name, shape, size = header["__tensor__"], header.get("shape"), header.get("bytes")
         dtype = _DTYPES.get(name) if type(name) is str else None
         if dtype is None:
             raise BadMessage("a tensor of an unknown dtype")
-        if not (type(shape) is list and len(shape) <= self.bounds.rank
-                and all(type(dim) is int and 0 <= dim <= self.bounds.dimension for dim in shape)):
-            raise BadMessage(f"a tensor's shape is not a list of at most {self.bounds.rank} sizes")
-        expected = math.prod(shape) * dtype.itemsize
+        count, sizes_read = 1, type(shape) is list and len(shape) <= bounds.rank
+        if sizes_read:
+            for dim in shape:  # a loop, not all() over a generator: this runs for every tensor received
+                if type(dim) is not int or not 0 <= dim <= bounds.dimension:
+                    sizes_read = False
+                    break
+                count *= dim
+        if not sizes_read:
+            raise BadMessage(f"a tensor's shape is not a list of at most {bounds.rank} sizes")
+        expected = count * dtype.itemsize
         if type(size) is not int or size != expected:
             raise BadMessage(f"a {name} tensor of shape {shape} needs {expected} bytes, its header says {size!r}")
         if self.offset + size > len(self.payload):
