@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from grader.class_view import class_results
-from grader.sandbox import processes
+from grader.sandbox import processes, worker
 from grading import REPO_ROOT
 
 SOLUTION = REPO_ROOT / "solutions" / "multi_head_attention.py"
@@ -39,6 +39,8 @@ print("SEEN worker's command line:", _read(f"/proc/{_os.getppid()}/cmdline"))
 print("SEEN worker's environment:", _read(f"/proc/{_os.getppid()}/environ"))
 print("SEEN argv:", _sys.argv)
 print("SEEN modules:", sorted(name for name in _sys.modules if name.startswith(("grader", "solutions", "_pytest", "pytest"))))
+import gc as _gc
+print("SEEN collector's thresholds:", list(_gc.get_threshold()))
 '''
 
 
@@ -61,7 +63,9 @@ def test_the_worker_is_forked_warm_and_shows_the_student_nothing_of_the_shards_w
     out, printed = graded_in_the_process_sandbox(tmp_path)
     seen = {line.split(":", 1)[0]: line.split(":", 1)[1] for line in printed.splitlines() if line.startswith("SEEN ")}
     assert set(seen) == {"SEEN environ", "SEEN own initial environment", "SEEN worker's command line",
-                         "SEEN worker's environment", "SEEN argv", "SEEN modules"}, printed
+                         "SEEN worker's environment", "SEEN argv", "SEEN modules", "SEEN collector's thresholds"}, printed
+    # The child collects young objects every 10,000 allocations, not Python's 700 (grader/sandbox/worker.py).
+    assert json.loads(seen["SEEN collector's thresholds"])[0] == worker.YOUNG_COLLECTION_THRESHOLD == 10_000, printed
     # The worker is the shard's fork, made before the shard read its arguments: it names nothing.
     argv = json.loads(seen["SEEN argv"].strip().replace("'", '"'))
     assert argv[0].endswith("shard.py") and argv[1:] == [processes.WARM_WORKER_FLAG], printed
