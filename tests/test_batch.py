@@ -20,7 +20,7 @@ import pytest
 
 import catalogue
 from grader.class_view import class_results, similarity
-from grader.batch import shard
+from grader.batch import run, shard
 from grader.sandbox import processes
 from grader.seam import registry
 from grading import BATCH_EVENT_CAP_SECONDS, INTERRUPTIBLE_CLASS_SIZE, QUICK_CALL_LIMIT, REPO_ROOT, SLOW_CALL_LIMIT
@@ -210,6 +210,20 @@ def test_isolated_and_in_process_grading_give_the_same_scores(tmp_path):
         a = {t["name"]: t["outcome"] for t in in_process.results[impl.name]["tests"]}
         b = {t["name"]: t["outcome"] for t in isolated.results[impl.name]["tests"]}
         assert a == b, f"{impl.name}: in-process and isolated outcomes differ"
+
+
+def test_the_batchs_shards_without_pytests_unused_plugins_grade_as_the_desk_does(graded_class, tmp_path):
+    """The shards block pytest's plugins grading does not use (run.SHARD_UNUSED_PLUGINS); the desk
+    (``pytest grader``) keeps them all: the same checks, with the same outcomes, for each file both grade."""
+    submissions, out, _ = graded_class
+    assert "no:skipping" in run.SHARD_UNUSED_PLUGINS and "no:unittest" in run.SHARD_UNUSED_PLUGINS
+    seed = (out / "grading-seed.txt").read_text().strip()
+    desk = grade([submissions / "alice.py", submissions / "carol.py"], tmp_path, "--grading-seed", seed, "--isolate")
+    for student in ("alice", "carol"):
+        batch = json.loads((out / "results" / f"{student}.json").read_text())["tests"]
+        outcomes = lambda tests: sorted((test["name"].split("[", 1)[0], test["outcome"]) for test in tests)  # noqa: E731
+        assert outcomes(batch) == outcomes(desk.results[student]["tests"]), student
+        assert len(batch) > 40 and any(test["outcome"] == "failed" for test in batch) is (student == "carol")
 
 
 @pytest.mark.parametrize("sandbox", [pytest.param("bwrap", marks=needs_bwrap), "process"])

@@ -894,7 +894,7 @@ def _grade_in_shards(
             # Nor per-test capture of output, logs and warnings: the grader prints nothing, and
             # what the student's code prints is captured in the worker.
             "-p", "pytest_timeout", "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:logging",
-            "-p", "no:warnings", "--capture=no", "--isolate", "--sandbox", options.sandbox,
+            "-p", "no:warnings", *SHARD_UNUSED_PLUGINS, "--capture=no", "--isolate", "--sandbox", options.sandbox,
             "--results-dir", str(out), "--grading-seed", str(seed), "--call-timeout", str(options.call_timeout),
             *(["--submission-budget", str(options.submission_budget)] if options.submission_budget else []),
             *(["--diagnosis-budget", str(options.diagnosis_budget)] if options.diagnosis_budget else []),
@@ -939,6 +939,20 @@ def _results_in(out: Path, result_names: dict[str, str], done: set[str]) -> list
     except OSError:  # no result yet: the folder is made with the first
         return []
     return [sid for name in names if (sid := result_names.get(name)) is not None and sid not in done]
+
+
+# pytest's own plugins (_pytest/config/__init__.py, ``default_plugins``) that grading never uses, blocked
+# in the shards: the grader's checks are functions (no unittest classes, doctests, skip or xfail marks,
+# no debugger, no junit file, no per-step plans), and each of these has hooks pytest calls for every
+# check (skipping's three, unraisableexception's and threadexception's wrappers around each step,
+# faulthandler's, subtests') or every object collected (unittest's, doctest's), some 2 ms a student.
+# The checks are the same: tests/test_batch.py grades a class both ways.
+SHARD_UNUSED_PLUGINS = tuple(
+    option for plugin in (
+        "debugging", "unittest", "skipping", "legacypath", "pastebin", "junitxml", "doctest", "setuponly",
+        "setupplan", "stepwise", "unraisableexception", "threadexception", "faulthandler", "subtests",
+    ) for option in ("-p", f"no:{plugin}")
+)
 
 
 def _manifest_entry(entry: intake.Entry) -> dict:
