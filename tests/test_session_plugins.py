@@ -182,6 +182,46 @@ def test_a_fixture_functions_argument_names_are_read_once_per_session_not_for_ev
     assert fixtures.getfuncargnames is counted, "pytest's getfuncargnames was not put back after the session"
 
 
+def test_each_checks_location_is_pytests_own_found_once_per_test_function(pytester, monkeypatch):
+    """Every check's ``location`` (path, line, name) is what pytest itself finds, and pytest's
+    ``reportinfo`` runs once per test function, not once per check (two submissions, 5 functions
+    and one parametrized twice: 12 checks, 6 functions)."""
+    calls = []
+    reportinfo = pytest.Function.reportinfo
+
+    def counted(item):
+        calls.append(item.nodeid)
+        return reportinfo(item)
+
+    monkeypatch.setattr(pytest.Function, "reportinfo", counted)
+    seen = {}
+
+    class Recorder:
+        def pytest_runtest_logstart(self, nodeid, location):
+            seen[nodeid] = location
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_collection_finish(self, session):
+            seen["pytest's own"] = {item.nodeid: type(item).location.func(item) for item in session.items}
+
+    fixture = "import pytest\n@pytest.fixture(scope='session')\ndef submission(request):\n    return request.param\n"
+    checks = "".join(f"def test_{number}(submission): pass\n" for number in range(4))
+    checks += "@pytest.mark.parametrize('size', [1, 2])\ndef test_sized(submission, size): pass\n"
+    pytester.makepyfile(test_shapes=fixture + checks)
+    (pytester.path / "alice.py").write_text("")
+    (pytester.path / "bob.py").write_text("")
+    result = pytester.runpytest_inprocess(
+        *plugins("targets", "overheads"), *QUIET, f"--submission={pytester.path / 'alice.py'}",
+        f"--submission={pytester.path / 'bob.py'}", plugins=[Recorder()],
+    )
+    result.assert_outcomes(passed=12)
+    own = seen.pop("pytest's own")
+    assert seen == own and len(own) == 12, (seen, own)
+    assert {location[2] for location in own.values()} >= {"test_0[alice]", "test_sized[bob-2]"}, own
+    during_the_run = len(calls) - len(own)  # the Recorder asked pytest's own once per check
+    assert during_the_run == 5, f"reportinfo ran {during_the_run} times for 12 checks of 5 functions"
+
+
 def test_a_notebook_is_graded_as_its_code_cells_staged_as_one_file(pytester):
     cells = [
         {"cell_type": "markdown", "metadata": {}, "source": "# My work"},
