@@ -78,7 +78,7 @@ def student(pytester):
 
 
 def test_the_checks_run_once_per_submission_one_after_the_other_in_the_lessons_order(pytester):
-    fixture = "import pytest\n@pytest.fixture(scope='session')\ndef submission(request):\n    return request.param\n"
+    fixture = SUBMISSION_FIXTURE
     pytester.makepyfile(  # collected in the order of their names, graded in the lesson's
         test_probabilities=fixture + "def test_two(submission): pass\n", test_shapes=fixture + "def test_one(submission): pass\n",
     )
@@ -106,7 +106,7 @@ def test_pytests_own_reordering_by_fixture_scope_is_left_out_of_a_grading_sessio
         return list(items)
 
     monkeypatch.setattr(fixtures, "reorder_items", counted)
-    fixture = "import pytest\n@pytest.fixture(scope='session')\ndef submission(request):\n    return request.param\n"
+    fixture = SUBMISSION_FIXTURE
     pytester.makepyfile(test_shapes=fixture + "def test_one(submission): pass\ndef test_two(submission): pass\n")
     (pytester.path / "alice.py").write_text("")
     (pytester.path / "bob.py").write_text("")
@@ -118,6 +118,21 @@ def test_pytests_own_reordering_by_fixture_scope_is_left_out_of_a_grading_sessio
     assert ids == ["test_one[alice]", "test_two[alice]", "test_one[bob]", "test_two[bob]"], result.outlines
     assert reorderings == [], "pytest reordered the grader's checks by fixture scope"
     assert fixtures.reorder_items is counted, "pytest's reorder_items was not put back after the session"
+
+
+SUBMISSION_FIXTURE = "import pytest\n@pytest.fixture(scope='session')\ndef submission(request):\n    return request.param\n"
+
+
+def graded_twice(pytester, checks: str, *, plugins_too=(), fixtures: str = ""):
+    """``checks`` (a test file's text, after the session's ``submission`` fixture and ``fixtures``)
+    run in-process for two empty submissions, alice and bob, with the targets and overheads plugins."""
+    pytester.makepyfile(test_shapes=SUBMISSION_FIXTURE + fixtures + checks)
+    (pytester.path / "alice.py").write_text("")
+    (pytester.path / "bob.py").write_text("")
+    return pytester.runpytest_inprocess(
+        *plugins("targets", "overheads"), *QUIET, f"--submission={pytester.path / 'alice.py'}",
+        f"--submission={pytester.path / 'bob.py'}", plugins=list(plugins_too),
+    )
 
 
 def test_the_hooks_of_a_test_file_are_looked_up_once_per_session_not_at_every_call(pytester, monkeypatch):
@@ -140,15 +155,8 @@ def test_the_hooks_of_a_test_file_are_looked_up_once_per_session_not_at_every_ca
             session.config.stash[running_key] = True
 
     monkeypatch.setattr(pytest.Session, "gethookproxy", counted)
-    fixture = "import pytest\n@pytest.fixture(scope='session')\ndef submission(request):\n    return request.param\n"
     checks = "".join(f"def test_{number}(submission): pass\n" for number in range(5))
-    pytester.makepyfile(test_shapes=fixture + checks)
-    (pytester.path / "alice.py").write_text("")
-    (pytester.path / "bob.py").write_text("")
-    result = pytester.runpytest_inprocess(
-        *plugins("targets", "overheads"), *QUIET, f"--submission={pytester.path / 'alice.py'}",
-        f"--submission={pytester.path / 'bob.py'}", plugins=[Running()],
-    )
+    result = graded_twice(pytester, checks, plugins_too=[Running()])
     result.assert_outcomes(passed=10)
     assert len(lookups_while_running) == len(set(lookups_while_running)), f"10 checks looked their hooks up {len(lookups_while_running)} times"
 
@@ -167,16 +175,9 @@ def test_a_fixture_functions_argument_names_are_read_once_per_session_not_for_ev
         return getfuncargnames(function, **keywords)
 
     monkeypatch.setattr(fixtures, "getfuncargnames", counted)
-    fixture = ("import pytest\n@pytest.fixture(scope='session')\ndef submission(request):\n    return request.param\n"
-               "@pytest.fixture\ndef seed(request):\n    return request.node.name\n")
+    seed = "@pytest.fixture\ndef seed(request):\n    return request.node.name\n"
     checks = "".join(f"@pytest.mark.parametrize('size', [1, 2])\ndef test_{number}(submission, seed, size): pass\n" for number in range(5))
-    pytester.makepyfile(test_shapes=fixture + checks)
-    (pytester.path / "alice.py").write_text("")
-    (pytester.path / "bob.py").write_text("")
-    result = pytester.runpytest_inprocess(
-        *plugins("targets", "overheads"), *QUIET, f"--submission={pytester.path / 'alice.py'}",
-        f"--submission={pytester.path / 'bob.py'}",
-    )
+    result = graded_twice(pytester, checks, fixtures=seed)
     result.assert_outcomes(passed=20)
     assert len(read) == len(set(read)), f"20 checks read argument names {len(read)} times, of {len(set(read))} functions"
     assert fixtures.getfuncargnames is counted, "pytest's getfuncargnames was not put back after the session"
@@ -204,16 +205,9 @@ def test_each_checks_location_is_pytests_own_found_once_per_test_function(pytest
         def pytest_collection_finish(self, session):
             seen["pytest's own"] = {item.nodeid: type(item).location.func(item) for item in session.items}
 
-    fixture = "import pytest\n@pytest.fixture(scope='session')\ndef submission(request):\n    return request.param\n"
     checks = "".join(f"def test_{number}(submission): pass\n" for number in range(4))
     checks += "@pytest.mark.parametrize('size', [1, 2])\ndef test_sized(submission, size): pass\n"
-    pytester.makepyfile(test_shapes=fixture + checks)
-    (pytester.path / "alice.py").write_text("")
-    (pytester.path / "bob.py").write_text("")
-    result = pytester.runpytest_inprocess(
-        *plugins("targets", "overheads"), *QUIET, f"--submission={pytester.path / 'alice.py'}",
-        f"--submission={pytester.path / 'bob.py'}", plugins=[Recorder()],
-    )
+    result = graded_twice(pytester, checks, plugins_too=[Recorder()])
     result.assert_outcomes(passed=12)
     own = seen.pop("pytest's own")
     assert seen == own and len(own) == 12, (seen, own)
