@@ -7,6 +7,7 @@ code when printed).
 
 from __future__ import annotations
 
+import functools
 import linecache
 import traceback
 from dataclasses import asdict, dataclass
@@ -88,13 +89,22 @@ def _function_at(source: Path, line_number: int) -> str:
     return found
 
 
+@functools.lru_cache(maxsize=1024)
+def _resolved(filename: str) -> Path:
+    """A frame's file as its real path (a look at each folder of it on the way: some 20 us). A
+    traceback through torch passes a dozen files, and a mistaken submission raises from the same
+    frames call after call: each file is looked up once."""
+    return Path(filename).resolve()
+
+
 def _innermost_student_frame(error: BaseException, source: Path) -> tuple[str, str]:
     """Where in the student's file it raised, and in which function (qualified: the exercise
     has several forwards)."""
+    home = _resolved(str(source))
     frames = [
         (frame, line_number)
         for frame, line_number in traceback.walk_tb(error.__traceback__)
-        if Path(frame.f_code.co_filename).resolve() == source.resolve()
+        if _resolved(frame.f_code.co_filename) == home
     ]
     if isinstance(error, SyntaxError) and error.lineno:
         line = (error.text or linecache.getline(str(source), error.lineno)).strip()
