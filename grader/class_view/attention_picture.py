@@ -49,7 +49,8 @@ def png(picture: dict) -> bytes:
     white = bytes(WHITE)
     margin, gap = white * MARGIN, white * GAP
     unchanged = b"\x02" + bytes(3 * width)  # "Up": the row above, again
-    rows = [b"\x00" + white * width] + [unchanged] * (MARGIN - 1)  # each PNG row starts with its filter type
+    margin_rows = [b"\x00" + white * width] + [unchanged] * (MARGIN - 1)  # each PNG row starts with its filter type
+    rows = list(margin_rows)
     for query in range(seq):
         cells = [
             (WHITE if blank(picture, name, query, key) else shade(picture[name][query][key]), bool(picture["differs"][query][key]))
@@ -64,7 +65,7 @@ def png(picture: dict) -> bytes:
             above = line
             segments = [_cell_row(colour, framed, line) for colour, framed in cells]
             rows.append(b"\x00" + margin + b"".join(segments[:seq]) + gap + b"".join(segments[seq:]) + margin)
-    rows += [b"\x00" + white * width] + [unchanged] * (MARGIN - 1)
+    rows += margin_rows
     return encode_png(width, height, b"".join(rows))
 
 

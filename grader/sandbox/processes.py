@@ -41,7 +41,7 @@ import sysconfig
 import tempfile
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from grader.sandbox import folders, landlock
@@ -153,12 +153,12 @@ class WorkerProcess:
             # The cgroup caps this worker's processes alone. RLIMIT_NPROC would count every process
             # of the user the children become ("nobody") on the whole machine: another run's fork
             # bomb beside this one would leave this run's students no fork at all.
-            limits = Limits(**{**asdict(limits), "processes": None})
+            limits = replace(limits, processes=None)
         if sandbox == "bwrap":
-            limits = Limits(**{**asdict(limits), "pid_namespace": True})
+            limits = replace(limits, pid_namespace=True)
         else:
             if landlock.abi_version() >= 1:
-                limits = Limits(**{**asdict(limits), "landlock_readable": landlock_readable(self.module_folder)})
+                limits = replace(limits, landlock_readable=landlock_readable(self.module_folder))
             # The worker's scratch space lives in its own folder, removed with it: nothing
             # a student wrote stays behind in the machine's /tmp after the batch.
             (self.module_folder / "tmp").mkdir(mode=0o711)
