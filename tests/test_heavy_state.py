@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import stat
 import subprocess
 import sys
 import time
@@ -30,7 +29,7 @@ from grading import REPO_ROOT, grade, grade_in_parts, what_a_reader_sees
 
 from grader import student_clock, timeouts
 from grader.reading import loading, state_kept
-from grader.sandbox import processes
+from grader.sandbox import libraries, processes
 
 OWNER = "students_file"
 
@@ -242,14 +241,6 @@ class Busy:
             process.wait()
 
 
-def _readable_by_nobody(path: Path) -> bool:
-    """Whether an unprivileged user can read ``path`` (every folder above it searchable by others)."""
-    for folder in [path, *path.parents]:
-        if not folder.stat().st_mode & stat.S_IXOTH:
-            return False
-    return True
-
-
 SANDBOXES = ("bwrap", "process") if processes.bwrap_available() else ("process",)  # CI has bubblewrap (.ci/run)
 
 
@@ -271,7 +262,7 @@ def test_valid_work_beside_heavy_state_scores_full_marks_at_a_desk_and_in_each_s
     # The plain-process sandbox started as root runs the student's code as nobody, who can import
     # only what the worker imported before it forked when the interpreter lives where nobody can
     # read it (under /root, say: grader/sandbox/worker.py, warm_up). Not this issue's to change.
-    interpreter_hidden = os.getuid() == 0 and not _readable_by_nobody(Path(os.__file__).parent)
+    interpreter_hidden = not libraries.children_import_alike()
     for sandbox, finished in batches.items():
         results = json.loads((tmp_path / sandbox / "results.json").read_text())["submissions"]
         scores = {name: results[name]["score"] for name in names}

@@ -58,6 +58,7 @@ WORKER_MODULES = (
     "reading/__init__.py", "reading/loading.py", "reading/parser_limits.py", "reading/state_kept.py",
     "seam/__init__.py", "seam/contract_errors.py", "seam/declaration.py", "seam/registry.py",
     "sandbox/__init__.py", "sandbox/worker.py", "sandbox/wire.py", "sandbox/landlock.py", "sandbox/folders.py",
+    "sandbox/libraries.py",
     *registry.worker_modules(),
 )
 SANDBOX_GRADER_ROOT = "/opt/mha-worker"

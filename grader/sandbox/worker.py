@@ -32,7 +32,7 @@ import time
 import traceback
 from pathlib import Path
 
-from grader.sandbox import folders, wire
+from grader.sandbox import folders, libraries, wire
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -122,6 +122,10 @@ def serve_the_grader(control: socket.socket, limits: dict) -> None:
             if command == b"S" and len(fds) == 3:
                 spawn = wire.receive(control, bounds=wire.FROM_GRADER)
                 run_child_to_completion(control, fds, spawn, limits, spare)
+                # Between two children, off every student's clock: what this one's file used that
+                # costs a child more than its grading (matplotlib, an optimiser), made ready here
+                # once for the later ones (grader/sandbox/libraries.py).
+                libraries.warm_for_later_children(str(spawn.get("source") or ""))
                 # Forked now, with the last child's leftovers gone: the next submission's child is
                 # ready while the grader writes this one's result (a fork of a process that holds
                 # torch copies its page tables: some 10 ms, off the next submission's way).
