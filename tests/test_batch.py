@@ -161,6 +161,43 @@ def test_a_rerun_with_nothing_to_grade_writes_the_same_gradebook_and_results(gra
     assert first.pop("graded_at") and second.pop("graded_at") and first == second
 
 
+ENDS_EARLY = """
+import pytest
+
+
+@pytest.fixture(scope="session")
+def worker():
+    pytest.exit("the grader could not start its worker: it said WHY", returncode=3)
+
+
+def test_one(worker):
+    pass
+"""
+BREAKS = """
+def pytest_collection_modifyitems(items):
+    raise RuntimeError("a bug of the grader's own")
+"""
+
+
+@pytest.mark.parametrize("test_file", [ENDS_EARLY, BREAKS], ids=["exit", "internal error"])
+def test_a_shards_session_that_ends_early_says_why_in_the_shards_log(tmp_path, test_file):
+    # The shards run pytest without its terminal plugin: without the shard's own plugin, the
+    # reason went nowhere and the batch's log pointed at a shard log that did not have it.
+    (tmp_path / ("test_ends.py" if test_file is ENDS_EARLY else "conftest.py")).write_text(test_file)
+    if test_file is BREAKS:
+        (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n")
+    script = ("import sys, pytest; from grader.batch import shard; sys.exit(pytest.main([sys.argv[1], '-p', 'no:terminal', "
+              "'-p', 'no:cacheprovider'], plugins=[shard.SaysWhyASessionEnded()]))")
+    finished = subprocess.run([sys.executable, "-c", script, str(tmp_path)], cwd=REPO_ROOT, capture_output=True, text=True,
+                              timeout=300, stdin=subprocess.DEVNULL)
+    assert finished.returncode == 3, finished.stdout + finished.stderr
+    said = {ENDS_EARLY: "grading session ended: the grader could not start its worker: it said WHY",
+            BREAKS: "grading session ended with an error of the grader's own:"}[test_file]
+    assert said in finished.stdout, finished.stdout + finished.stderr
+    if test_file is BREAKS:
+        assert "RuntimeError: a bug of the grader's own" in finished.stdout
+
+
 def test_a_missing_submissions_folder_is_an_error_of_the_grader(tmp_path):
     finished = run_batch(tmp_path / "nowhere", tmp_path / "out")
     assert finished.returncode != 0

@@ -922,7 +922,7 @@ def _grade_in_shards(
     failed_shards = [process.returncode for process in shard_processes if process.returncode not in (0, 1)]
     missing = [entry for entry in entries if entry.student_id not in done]
     for entry in missing:
-        log.error("no result for %s: its grading shard ended with an error (see above)", entry.student_id)
+        log.error("no result for %s: its grading shard ended with an error (see logs/shard-N.log)", entry.student_id)
     if failed_shards:
         log.error("grading shards exited with %s (see logs/shard-N.log)", failed_shards)
     return EXIT_GRADER_FAILED if missing else EXIT_OK

@@ -129,7 +129,7 @@ def main(argv: list[str]) -> int:
             part = manifest.with_name(f"{manifest.stem}-from-{start}.json")
             part.write_text(json.dumps(entries), encoding="utf-8")
             session_status = pytest.main(
-                [str(GRADER_DIR), *options, "--manifest", str(part)], plugins=[shared]
+                [str(GRADER_DIR), *options, "--manifest", str(part)], plugins=[shared, SaysWhyASessionEnded()]
             )
             if session_status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
                 return int(session_status)
@@ -152,6 +152,26 @@ def main(argv: list[str]) -> int:
             flush=True,
         )
     return int(status)
+
+
+class SaysWhyASessionEnded:
+    """A session that ends early (the worker could not start: ``pytest.exit`` in
+    grader/session/handles.py; an error of the grader's own) says why in this shard's log, which is
+    where the batch sends the instructor (grader/batch/run.py). The shards run pytest without its
+    terminal plugin, whose reporter would otherwise have printed it: pytest hands the ``Exit`` to
+    ``pytest_keyboard_interrupt`` and anything else to ``pytest_internalerror`` (_pytest/main.py,
+    ``wrap_session``)."""
+
+    __name__ = "grader-says-why-a-session-ended"
+
+    def pytest_keyboard_interrupt(self, excinfo) -> None:
+        import pytest  # imported by then: the shard imports it after starting its worker
+
+        if isinstance(excinfo.value, pytest.exit.Exception):
+            print(f"grading session ended: {excinfo.value.msg}", flush=True)
+
+    def pytest_internalerror(self, excrepr) -> None:
+        print(f"grading session ended with an error of the grader's own:\n{excrepr}", flush=True)
 
 
 def start_with_a_warm_worker() -> int:
