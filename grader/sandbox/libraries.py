@@ -113,7 +113,10 @@ def children_import_alike() -> bool:
         return True
     import torch  # where the packages are: torch is one of them
 
-    return all(_readable_by_anyone(folder) for folder in (Path(os.__file__).resolve().parent, Path(torch.__file__).resolve().parent.parent))
+    try:
+        return all(_readable_by_anyone(folder) for folder in (Path(os.__file__).resolve().parent, Path(torch.__file__).resolve().parent.parent))
+    except OSError:  # a folder that cannot be looked at: nor can a child
+        return False
 
 
 def _readable_by_anyone(folder: Path) -> bool:
