@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import landlock, processes
+from grader.sandbox import landlock, libraries, processes
 from grading import REPO_ROOT
 
 needs_landlock = pytest.mark.skipif(landlock.abi_version() < 4, reason="Landlock with network rules (ABI 4+) is not available here")
@@ -81,7 +81,16 @@ def test_nothing_readable_holds_the_repository():
 
 
 def test_the_process_sandbox_says_when_landlock_is_missing(monkeypatch):
+    monkeypatch.setattr(libraries, "children_import_alike", lambda: True)
     monkeypatch.setattr(landlock, "abi_version", lambda: 0)
     assert "Landlock is not available" in processes.resolve_sandbox("process")[1]
     monkeypatch.setattr(landlock, "abi_version", lambda: 7)
     assert processes.resolve_sandbox("process") == ("process", "")  # asked for, and walled: nothing to say
+
+
+def test_the_process_sandbox_says_when_its_children_cannot_read_the_interpreter(monkeypatch):
+    # Started as root with Python under /root, say: a child as nobody imports only what the worker imported.
+    monkeypatch.setattr(landlock, "abi_version", lambda: 7)
+    monkeypatch.setattr(libraries, "children_import_alike", lambda: False)
+    sandbox, note = processes.resolve_sandbox("process")
+    assert sandbox == "process" and "cannot read this Python's files" in note and "matplotlib" in note, note

@@ -44,7 +44,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from grader.sandbox import folders, landlock
+from grader.sandbox import folders, landlock, libraries
 from grader.seam import registry
 
 logger = logging.getLogger("grader.sandbox")
@@ -122,6 +122,14 @@ def resolve_sandbox(requested: str) -> tuple[str, str]:
         notes.append(
             "Landlock is not available either (kernel without it, or a container refusing it): "
             "student code can read whatever the user nobody can, and use the network"
+        )
+    if not libraries.children_import_alike():
+        # Said, not mended: a file that imports matplotlib then scores as if it were broken.
+        notes.append(
+            "student code runs as the user nobody, who cannot read this Python's files (a folder only root may "
+            "enter): a submission can import only what the worker imported (torch, numpy, the standard modules "
+            "it lists), and one that imports another library (matplotlib, say) fails to import; run the grader "
+            "as an ordinary user, with bubblewrap, or with a Python anyone can read"
         )
     return "process", "; ".join(notes)
 
